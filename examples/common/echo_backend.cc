@@ -1,0 +1,125 @@
+#include "examples/common/echo_backend.h"
+
+#include <grpcpp/alarm.h>
+#include <grpcpp/generic/async_generic_service.h>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+
+namespace mesh::examples {
+
+// One unary exchange over the generic bidi reactor: read one message, wait
+// the configured delay on a grpc::Alarm (no thread blocks), then answer.
+class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
+ public:
+  explicit Reactor(EchoBackend* owner) : owner_(owner) {
+    owner_->received_.fetch_add(1);
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return Answer(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
+    absl::Duration delay;
+    grpc::StatusCode code;
+    {
+      absl::MutexLock lock(&owner_->mu_);
+      delay = owner_->delay_;
+      if (owner_->jitter_ > absl::ZeroDuration()) {
+        thread_local absl::InsecureBitGen gen;
+        delay += owner_->jitter_ * absl::Uniform(gen, 0.0, 1.0);
+      }
+      code = owner_->status_;
+    }
+    if (code != grpc::StatusCode::OK) {
+      return Answer(grpc::Status(code, "backend configured to fail"));
+    }
+    if (delay <= absl::ZeroDuration()) return Answer(grpc::Status::OK);
+    alarm_.Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
+      Answer(fired ? grpc::Status::OK
+                   : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+    });
+  }
+
+  void OnCancel() override { alarm_.Cancel(); }
+  void OnDone() override {
+    owner_->answered_.fetch_add(1);
+    delete this;
+  }
+
+ private:
+  void Answer(const grpc::Status& status) {
+    if (answered_.exchange(true)) return;
+    if (status.ok()) {
+      StartWriteAndFinish(&request_, grpc::WriteOptions(), status);
+    } else {
+      Finish(status);
+    }
+  }
+
+  EchoBackend* const owner_;
+  grpc::ByteBuffer request_;
+  grpc::Alarm alarm_;
+  std::atomic<bool> answered_{false};
+};
+
+class EchoBackend::Service final : public grpc::CallbackGenericService {
+ public:
+  explicit Service(EchoBackend* owner) : owner_(owner) {}
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext*) override {
+    return new Reactor(owner_);
+  }
+
+ private:
+  EchoBackend* const owner_;
+};
+
+absl::StatusOr<std::unique_ptr<EchoBackend>> EchoBackend::Start(int port) {
+  std::unique_ptr<EchoBackend> backend(new EchoBackend());
+  backend->service_ = std::make_unique<Service>(backend.get());
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat("127.0.0.1:", port),
+                           grpc::InsecureServerCredentials(), &backend->port_);
+  builder.RegisterCallbackGenericService(backend->service_.get());
+  backend->server_ = builder.BuildAndStart();
+  if (backend->server_ == nullptr || backend->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("echo backend could not listen on 127.0.0.1:", port));
+  }
+  return backend;
+}
+
+EchoBackend::~EchoBackend() { Kill(); }
+
+std::string EchoBackend::address() const {
+  return absl::StrCat("127.0.0.1:", port_);
+}
+
+void EchoBackend::set_delay(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  delay_ = delay;
+}
+
+absl::Duration EchoBackend::delay() const {
+  absl::MutexLock lock(&mu_);
+  return delay_;
+}
+
+void EchoBackend::set_status(grpc::StatusCode code) {
+  absl::MutexLock lock(&mu_);
+  status_ = code;
+}
+
+void EchoBackend::set_jitter(absl::Duration jitter) {
+  absl::MutexLock lock(&mu_);
+  jitter_ = jitter;
+}
+
+void EchoBackend::Kill() {
+  if (killed_.exchange(true) || server_ == nullptr) return;
+  // A deadline in the past cancels calls in flight at once.
+  server_->Shutdown(std::chrono::system_clock::now());
+  server_->Wait();
+}
+
+}  // namespace mesh::examples

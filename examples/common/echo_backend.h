@@ -1,0 +1,72 @@
+// EchoBackend: a real gRPC server on loopback that answers every unary method
+// by echoing the request bytes, after an adjustable delay and with an
+// adjustable status. The quickstart, the integration tests and the benchmarks
+// use it as "a backend that can be made slow, failing, or killed".
+//
+//   auto backend = mesh::examples::EchoBackend::Start();
+//   (*backend)->set_delay(absl::Milliseconds(20));
+//   std::string address = (*backend)->address();  // "127.0.0.1:PORT"
+//
+// Thread-safe.
+#ifndef MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
+#define MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace mesh::examples {
+
+class EchoBackend {
+ public:
+  // Listens on 127.0.0.1 at an ephemeral port (or `port` if non-zero).
+  static absl::StatusOr<std::unique_ptr<EchoBackend>> Start(int port = 0);
+  ~EchoBackend();
+
+  std::string address() const;
+  int port() const { return port_; }
+
+  // Each call waits this long before answering (default 0).
+  void set_delay(absl::Duration delay);
+  absl::Duration delay() const;
+  // Each call answers with this status instead of echoing (default OK).
+  void set_status(grpc::StatusCode code);
+  // Adds up to this much uniformly random extra delay per call (default 0).
+  void set_jitter(absl::Duration jitter);
+
+  // Calls received (started), and calls answered.
+  int64_t calls_received() const { return received_.load(); }
+  int64_t calls_answered() const { return answered_.load(); }
+  // Calls started and not yet answered.
+  int64_t in_flight() const { return received_.load() - answered_.load(); }
+
+  // Stops listening and fails calls in flight, as a killed process would.
+  // Idempotent.
+  void Kill();
+
+ private:
+  class Service;
+  class Reactor;
+  EchoBackend() = default;
+
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  mutable absl::Mutex mu_;
+  absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  absl::Duration jitter_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  grpc::StatusCode status_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;
+  std::atomic<int64_t> received_{0};
+  std::atomic<int64_t> answered_{0};
+  std::atomic<bool> killed_{false};
+};
+
+}  // namespace mesh::examples
+
+#endif  // MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_

@@ -1,0 +1,2 @@
+#include "mesh/mesh.h"
+int main() { return 0; }

@@ -1,0 +1,98 @@
+// Channel: calls to one logical destination through the mesh.
+//
+// Each call picks an endpoint with the channel's balancer and sends the
+// request with the mesh's transport. Statuses are gRPC's: UNAVAILABLE when the
+// destination has no endpoints (the message names the target),
+// DEADLINE_EXCEEDED when the call's deadline passes, the server's otherwise.
+//
+//   std::unique_ptr<mesh::Channel> books = *mesh->NewChannel("books:7001");
+//   mesh::CallOptions opts;
+//   opts.timeout = absl::Milliseconds(200);
+//   absl::Status s = books->Call("/books.Library/GetBook", req, &resp, opts);
+//
+// Thread-safe. A Channel may outlive its Mesh; its calls then fail
+// UNAVAILABLE.
+#ifndef MESH_CHANNEL_H_
+#define MESH_CHANNEL_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "mesh/balancer.h"
+#include "mesh/transport.h"
+
+namespace google::protobuf {
+class MessageLite;
+}
+
+namespace mesh {
+
+namespace internal {
+class ChannelCore;
+}
+
+// Per-call settings.
+struct CallOptions {
+  // Time allowed for the call; the channel's default_timeout if infinite.
+  absl::Duration timeout = absl::InfiniteDuration();
+  // Request metadata; names lower case ([0-9a-z_.-]), "-bin" for binary.
+  Metadata metadata;
+};
+
+// The outcome of a raw call.
+struct CallResult {
+  absl::Status status;
+  std::string body;     // the serialized response message when status is OK
+  Metadata headers;     // the server's initial metadata
+  Metadata trailers;    // the server's trailing metadata
+  std::string endpoint; // the address that served it; empty if none picked
+};
+
+class Channel {
+ public:
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // The destination this channel calls, as given to NewChannel.
+  const std::string& target() const;
+
+  // Blocking raw call of `method` ("/pkg.Service/Method") with the serialized
+  // request. INVALID_ARGUMENT for a malformed method or metadata.
+  CallResult CallRaw(absl::string_view method, std::string request,
+                     const CallOptions& options = {});
+  // Asynchronous raw call: `done` runs exactly once, on a mesh or gRPC
+  // thread (or inline if the call fails before sending), and must not block.
+  void CallRawAsync(absl::string_view method, std::string request,
+                    const CallOptions& options,
+                    absl::AnyInvocable<void(CallResult)> done);
+
+  // Blocking typed call. On OK `response` holds the parsed reply; a reply
+  // that does not parse is INTERNAL.
+  absl::Status Call(absl::string_view method,
+                    const google::protobuf::MessageLite& request,
+                    google::protobuf::MessageLite* response,
+                    const CallOptions& options = {});
+  // Asynchronous typed call; `response` must live until `done` runs.
+  void CallAsync(absl::string_view method,
+                 const google::protobuf::MessageLite& request,
+                 google::protobuf::MessageLite* response,
+                 const CallOptions& options,
+                 absl::AnyInvocable<void(absl::Status)> done);
+
+  // The balancer's view of the destination's endpoints.
+  std::vector<EndpointStats> EndpointStatsSnapshot() const;
+
+ private:
+  friend class Mesh;
+  explicit Channel(std::shared_ptr<internal::ChannelCore> core);
+  std::shared_ptr<internal::ChannelCore> core_;
+};
+
+}  // namespace mesh
+
+#endif  // MESH_CHANNEL_H_

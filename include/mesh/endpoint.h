@@ -1,0 +1,84 @@
+// Endpoint and the discovery update vocabulary.
+//
+// An Endpoint is one address that serves a destination. Discovery sources
+// describe changes to a destination's endpoint set with four updates, the same
+// vocabulary Linkerd's Destination API and tower's discovery use:
+//
+//   Reset{endpoints}      the whole set (xDS, DNS and reconnects deliver this)
+//   Add{endpoints}        insert or replace by address
+//   Remove{addresses}     evict by address (unknown addresses are ignored)
+//   NoEndpoints{exists}   the set is empty; exists=false: no such destination
+//
+// Example:
+//   mesh::Endpoint e;
+//   e.address = "127.0.0.1:8080";
+//   e.weight = 2;
+//   observer->OnEndpointUpdate(mesh::EndpointUpdate::Add({e}));
+//
+// Plain value types: thread-compatible.
+#ifndef MESH_ENDPOINT_H_
+#define MESH_ENDPOINT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace mesh {
+
+// What the control plane says the endpoint speaks.
+enum class ProtocolHint { kUnknown, kHttp2, kOpaque };
+
+struct Endpoint {
+  // "a.b.c.d:port" or "[v6]:port". Host names are not endpoints: resolve them
+  // with a discovery source first.
+  std::string address;
+  // Relative share of picks among endpoints of equal cost; 1 or more.
+  uint32_t weight = 1;
+  // Metric and tap labels (e.g. pod, zone).
+  std::map<std::string, std::string> labels;
+  // Expected TLS identity of the server; empty for none.
+  std::string tls_identity;
+  ProtocolHint protocol_hint = ProtocolHint::kUnknown;
+  // If set, sent as :authority instead of the channel's target.
+  std::string authority_override;
+
+  friend bool operator==(const Endpoint& a, const Endpoint& b);
+};
+
+// OK, or INVALID_ARGUMENT naming the bad field (address syntax, port outside
+// 1..65535, weight 0).
+absl::Status ValidateEndpoint(const Endpoint& endpoint);
+
+struct EndpointUpdate {
+  enum class Kind { kReset, kAdd, kRemove, kNoEndpoints };
+
+  static EndpointUpdate Reset(std::vector<Endpoint> endpoints);
+  static EndpointUpdate Add(std::vector<Endpoint> endpoints);
+  static EndpointUpdate Remove(std::vector<std::string> addresses);
+  static EndpointUpdate NoEndpoints(bool exists);
+
+  Kind kind = Kind::kReset;
+  std::vector<Endpoint> endpoints;     // kReset, kAdd
+  std::vector<std::string> addresses;  // kRemove
+  bool exists = true;                  // kNoEndpoints
+};
+
+// What a discovery source emits into. Calls for one subscription are
+// serialized by the source; they may come from any thread.
+class EndpointObserver {
+ public:
+  virtual ~EndpointObserver() = default;
+  // A change to the set. The receiver validates it; an invalid update is
+  // rejected whole and the last good set keeps serving.
+  virtual void OnEndpointUpdate(const EndpointUpdate& update) = 0;
+  // The source could not get an answer (stream error, bad message). The
+  // receiver keeps its last good set; `status` says what went wrong.
+  virtual void OnDiscoveryError(const absl::Status& status) { (void)status; }
+};
+
+}  // namespace mesh
+
+#endif  // MESH_ENDPOINT_H_

@@ -1,0 +1,89 @@
+// Transport: the HTTP/2 client that carries one request to one endpoint.
+//
+// The mesh picks the endpoint; the transport only sends. The default is gRPC
+// (NewGrpcTransport); an application plugs in its own HTTP/2 client by
+// implementing this interface and setting MeshOptions::transport_factory.
+//
+//   TransportRequest req;
+//   req.path = "/books.Library/GetBook";
+//   req.body = serialized_request;
+//   transport->Send(endpoint, std::move(req), [](TransportResponse r) {...});
+//
+// Implementations must be thread-safe.
+#ifndef MESH_TRANSPORT_H_
+#define MESH_TRANSPORT_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "mesh/endpoint.h"
+
+namespace mesh {
+
+// Header (metadata) name/value pairs, in order; names are lower case.
+using Metadata = std::vector<std::pair<std::string, std::string>>;
+
+struct TransportRequest {
+  std::string method = "POST";
+  std::string scheme = "http";
+  std::string authority;
+  std::string path;  // "/pkg.Service/Method" for gRPC
+  Metadata headers;
+  std::string body;  // for gRPC: the serialized message, no framing
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+struct TransportResponse {
+  // gRPC status (OK, the server's status, DEADLINE_EXCEEDED, UNAVAILABLE for
+  // an endpoint that could not be reached, CANCELLED on shutdown).
+  absl::Status status;
+  // HTTP :status when the transport knows it; 0 when it does not.
+  int http_status = 0;
+  Metadata headers;
+  std::string body;
+  Metadata trailers;
+};
+
+class Transport {
+ public:
+  using Callback = absl::AnyInvocable<void(TransportResponse)>;
+
+  virtual ~Transport() = default;
+
+  // Sends `request` to `endpoint`; `done` runs exactly once, on any thread
+  // (possibly inside Send), and must not block.
+  virtual void Send(const Endpoint& endpoint, TransportRequest request,
+                    Callback done) = 0;
+
+  // The addresses that are live now: connections to any other address may be
+  // closed. Called after each endpoint update.
+  virtual void RetainOnly(const std::vector<std::string>& addresses) {
+    (void)addresses;
+  }
+
+  // Fails every call in flight (CANCELLED), waits until their callbacks have
+  // run, and fails later Sends at once (UNAVAILABLE). Idempotent.
+  virtual void Shutdown() {}
+};
+
+struct GrpcTransportOptions {
+  // Extra channel arguments for every per-endpoint grpc::Channel, e.g.
+  // {"grpc.keepalive_time_ms", 10000}. Integer arguments only.
+  std::vector<std::pair<std::string, int>> channel_args;
+};
+
+// The default transport: one long-lived grpc::Channel (pick_first, its own
+// subchannel) per endpoint address, created on first use, reused, and closed
+// when the address leaves (RetainOnly). Calls go through gRPC's generic
+// callback API, so no thread waits per call.
+std::unique_ptr<Transport> NewGrpcTransport(
+    const GrpcTransportOptions& options = {});
+
+}  // namespace mesh
+
+#endif  // MESH_TRANSPORT_H_

@@ -1,0 +1,89 @@
+#include "src/balance/balancer_base.h"
+
+#include <utility>
+
+#include "absl/random/random.h"
+
+namespace mesh::internal {
+namespace {
+
+std::vector<uint32_t> WeightsOf(
+    const std::vector<std::shared_ptr<EndpointLoad>>& loads) {
+  std::vector<uint32_t> weights;
+  weights.reserve(loads.size());
+  for (const auto& l : loads) weights.push_back(l->endpoint.weight);
+  return weights;
+}
+
+}  // namespace
+
+BalancerBase::Snapshot::Snapshot(std::vector<std::shared_ptr<EndpointLoad>> l)
+    : loads(std::move(l)), sampler(WeightsOf(loads)) {}
+
+BalancerBase::BalancerBase(const BalancerOptions& options, const Clock* clock,
+                           absl::BitGenRef* rng)
+    : options_(options),
+      clock_(clock != nullptr ? clock : Clock::Real()),
+      rng_(rng),
+      snapshot_(std::make_unique<Snapshot>(
+          std::vector<std::shared_ptr<EndpointLoad>>{})) {}
+
+void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
+  absl::MutexLock lock(&mu_);
+  int64_t now = clock_->NowNanos();
+  absl::flat_hash_map<std::string, std::shared_ptr<EndpointLoad>> next_map;
+  next_map.reserve(endpoints.size());
+  std::vector<std::shared_ptr<EndpointLoad>> loads;
+  loads.reserve(endpoints.size());
+  for (const Endpoint& e : endpoints) {
+    std::shared_ptr<EndpointLoad> load;
+    auto it = by_address_.find(e.address);
+    if (it != by_address_.end() && it->second->endpoint == e) {
+      load = it->second;
+    } else {
+      load = std::make_shared<EndpointLoad>(e, options_, now);
+      if (it != by_address_.end()) load->InheritFrom(*it->second);
+    }
+    loads.push_back(load);
+    next_map.emplace(e.address, std::move(load));
+  }
+  by_address_ = std::move(next_map);
+  snapshot_.Publish(std::make_unique<Snapshot>(std::move(loads)));
+}
+
+std::vector<EndpointStats> BalancerBase::Stats() const {
+  auto snap = snapshot_.Read();
+  int64_t now = clock_->NowNanos();
+  std::vector<EndpointStats> out;
+  out.reserve(snap->loads.size());
+  for (const auto& l : snap->loads) {
+    EndpointStats s;
+    s.address = l->endpoint.address;
+    s.weight = l->endpoint.weight;
+    s.pending = l->pending.load();
+    s.rtt_estimate_ms = l->ewma.Estimate(now) / 1e6;
+    s.picks = l->picks.load();
+    s.failures = l->failures.load();
+    s.ejected = l->Ejected(now);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::BitGenRef BalancerBase::Gen() const {
+  if (rng_ != nullptr) return *rng_;
+  thread_local absl::InsecureBitGen gen;
+  return gen;
+}
+
+CallHandle BalancerBase::Take(const std::shared_ptr<EndpointLoad>& load) const {
+  load->pending.fetch_add(1, std::memory_order_relaxed);
+  load->picks.fetch_add(1, std::memory_order_relaxed);
+  return CallHandleAccess::Make(load, clock_);
+}
+
+absl::Status BalancerBase::NoEndpointsError() {
+  return absl::UnavailableError("no endpoints");
+}
+
+}  // namespace mesh::internal

@@ -1,0 +1,25 @@
+// P2cBalancer: power of two choices over Peak-EWMA cost (Mitzenmacher 2001;
+// Finagle and Linkerd2's balancers). Weighted: candidates are drawn in
+// proportion to endpoint weight, and ties go to the first draw, so among
+// endpoints of equal cost a weight-2 endpoint gets twice the picks.
+//
+// Thread-safe (see mesh/balancer.h).
+#ifndef MESH_SRC_BALANCE_P2C_BALANCER_H_
+#define MESH_SRC_BALANCE_P2C_BALANCER_H_
+
+#include "src/balance/balancer_base.h"
+
+namespace mesh::internal {
+
+class P2cBalancer final : public BalancerBase {
+ public:
+  using BalancerBase::BalancerBase;
+  absl::StatusOr<CallHandle> Pick() override;
+
+  // Cost of an endpoint at `now_ns`: rtt_estimate × (pending + 1).
+  static double Cost(const EndpointLoad& load, int64_t now_ns);
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_BALANCE_P2C_BALANCER_H_

@@ -1,0 +1,55 @@
+// Peak-EWMA round-trip-time estimate, as in Finagle and Linkerd2's proxy.
+//
+// A sample above the estimate replaces it at once (the peak); a sample below
+// it moves the estimate toward it with weight w = exp(-Δt/decay), where Δt is
+// the time since the last sample: est = est·w + sample·(1-w). Between samples
+// the estimate decays toward zero with the same time constant, so an endpoint
+// that was slow long ago is tried again. A new endpoint starts at default_rtt.
+//
+//   PeakEwma ewma(30'000'000, 10'000'000'000, clock->NowNanos());
+//   ewma.Observe(rtt_ns, clock->NowNanos());
+//   double cost = ewma.Estimate(clock->NowNanos()) * (pending + 1);
+//
+// Thread-safe. Observe() serializes writers on a small mutex; Estimate()
+// never blocks (a seqlock read; under a concurrent write it may return the
+// value from just before or just after that write).
+#ifndef MESH_SRC_BALANCE_PEAK_EWMA_H_
+#define MESH_SRC_BALANCE_PEAK_EWMA_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/synchronization/mutex.h"
+
+namespace mesh::internal {
+
+class PeakEwma {
+ public:
+  PeakEwma(int64_t default_rtt_ns, int64_t decay_ns, int64_t now_ns);
+
+  // Records one RTT sample taken at `now_ns`.
+  void Observe(int64_t rtt_ns, int64_t now_ns);
+
+  // The estimate in nanoseconds, decayed from the last sample to `now_ns`.
+  double Estimate(int64_t now_ns) const;
+
+  // Copies another estimate's state (used when an endpoint's attributes
+  // change but its history should carry over).
+  void CopyFrom(const PeakEwma& other);
+
+ private:
+  void Store(double estimate_ns, int64_t stamp_ns);
+
+  const double decay_ns_;
+  absl::Mutex writer_mu_;
+  std::atomic<uint32_t> seq_{0};
+  std::atomic<double> estimate_ns_;
+  std::atomic<int64_t> stamp_ns_;
+};
+
+// exp(-elapsed/decay) for elapsed >= 0; 1 for elapsed <= 0.
+double DecayWeight(int64_t elapsed_ns, double decay_ns);
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_BALANCE_PEAK_EWMA_H_

@@ -1,0 +1,78 @@
+#include "mesh/channel.h"
+
+#include <utility>
+
+#include <google/protobuf/message_lite.h>
+
+#include "absl/synchronization/notification.h"
+#include "src/channel/channel_core.h"
+
+namespace mesh {
+
+Channel::Channel(std::shared_ptr<internal::ChannelCore> core)
+    : core_(std::move(core)) {}
+
+Channel::~Channel() = default;
+
+const std::string& Channel::target() const { return core_->target(); }
+
+void Channel::CallRawAsync(absl::string_view method, std::string request,
+                           const CallOptions& options,
+                           absl::AnyInvocable<void(CallResult)> done) {
+  core_->CallRawAsync(method, std::move(request), options, std::move(done));
+}
+
+CallResult Channel::CallRaw(absl::string_view method, std::string request,
+                            const CallOptions& options) {
+  CallResult result;
+  absl::Notification finished;
+  core_->CallRawAsync(method, std::move(request), options,
+                      [&](CallResult r) {
+                        result = std::move(r);
+                        finished.Notify();
+                      });
+  finished.WaitForNotification();
+  return result;
+}
+
+void Channel::CallAsync(absl::string_view method,
+                        const google::protobuf::MessageLite& request,
+                        google::protobuf::MessageLite* response,
+                        const CallOptions& options,
+                        absl::AnyInvocable<void(absl::Status)> done) {
+  std::string bytes;
+  if (!request.SerializeToString(&bytes)) {
+    done(absl::InvalidArgumentError(
+        "request " + request.GetTypeName() + " does not serialize"));
+    return;
+  }
+  core_->CallRawAsync(
+      method, std::move(bytes), options,
+      [response, done = std::move(done)](CallResult r) mutable {
+        if (r.status.ok() && !response->ParseFromString(r.body)) {
+          r.status = absl::InternalError("response does not parse as " +
+                                         response->GetTypeName());
+        }
+        done(std::move(r.status));
+      });
+}
+
+absl::Status Channel::Call(absl::string_view method,
+                           const google::protobuf::MessageLite& request,
+                           google::protobuf::MessageLite* response,
+                           const CallOptions& options) {
+  absl::Status status;
+  absl::Notification finished;
+  CallAsync(method, request, response, options, [&](absl::Status s) {
+    status = std::move(s);
+    finished.Notify();
+  });
+  finished.WaitForNotification();
+  return status;
+}
+
+std::vector<EndpointStats> Channel::EndpointStatsSnapshot() const {
+  return core_->Stats();
+}
+
+}  // namespace mesh

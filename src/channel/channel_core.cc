@@ -1,0 +1,124 @@
+#include "src/channel/channel_core.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace mesh::internal {
+namespace {
+
+bool IsMetadataNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
+}
+
+void Fail(absl::AnyInvocable<void(CallResult)>& done, absl::Status status) {
+  CallResult result;
+  result.status = std::move(status);
+  done(std::move(result));
+}
+
+}  // namespace
+
+absl::Status ValidateMethod(absl::string_view method) {
+  size_t second = method.size() > 1 ? method.find('/', 1) : 0;
+  if (method.empty() || method[0] != '/' || second == absl::string_view::npos ||
+      second <= 1 || second + 1 >= method.size() ||
+      method.find('/', second + 1) != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "method '", method, "' must look like /package.Service/Method"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateMetadata(const Metadata& metadata) {
+  for (const auto& [name, value] : metadata) {
+    bool ok = !name.empty() && name[0] != ':';
+    for (char c : name) ok = ok && IsMetadataNameChar(c);
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metadata name '", name, "' must be lower case [0-9a-z_.-]"));
+    }
+    bool binary = name.size() > 4 && name.compare(name.size() - 4, 4, "-bin") == 0;
+    if (!binary) {
+      for (char c : value) {
+        if (c < 0x20 || c > 0x7e) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "metadata '", name,
+              "' has a non-printable value; binary names end in -bin"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+CallOutcome OutcomeOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+      return CallOutcome::kEndpointFailure;
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kCancelled:
+      return CallOutcome::kCancelled;
+    default:
+      return CallOutcome::kSuccess;
+  }
+}
+
+ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
+                         std::shared_ptr<MeshCore> mesh,
+                         std::shared_ptr<Destination> destination,
+                         std::unique_ptr<Balancer> balancer)
+    : target_(std::move(target)),
+      options_(options),
+      mesh_(std::move(mesh)),
+      destination_(std::move(destination)),
+      balancer_(std::move(balancer)) {
+  destination_->Attach(balancer_.get());
+}
+
+ChannelCore::~ChannelCore() { destination_->Detach(balancer_.get()); }
+
+void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
+                               const CallOptions& options,
+                               absl::AnyInvocable<void(CallResult)> done) {
+  if (absl::Status s = ValidateMethod(method); !s.ok()) {
+    return Fail(done, std::move(s));
+  }
+  if (absl::Status s = ValidateMetadata(options.metadata); !s.ok()) {
+    return Fail(done, std::move(s));
+  }
+  if (mesh_->shut_down()) {
+    return Fail(done, absl::UnavailableError(absl::StrCat(
+                          "mesh is shut down; call to '", target_, "'")));
+  }
+  absl::StatusOr<CallHandle> picked = balancer_->Pick();
+  if (!picked.ok()) return Fail(done, destination_->NoEndpointsStatus());
+
+  absl::Duration timeout = options.timeout != absl::InfiniteDuration()
+                               ? options.timeout
+                               : options_.default_timeout;
+  TransportRequest req;
+  req.authority = target_;
+  req.path = std::string(method);
+  req.headers = options.metadata;
+  req.body = std::move(request);
+  if (timeout != absl::InfiniteDuration()) req.deadline = absl::Now() + timeout;
+
+  const Endpoint& endpoint = picked->endpoint();
+  destination_->transport().Send(
+      endpoint, std::move(req),
+      [self = shared_from_this(), handle = *std::move(picked),
+       done = std::move(done)](TransportResponse response) mutable {
+        CallResult result;
+        result.endpoint = handle.endpoint().address;
+        handle.Complete(OutcomeOf(response.status));
+        result.status = std::move(response.status);
+        result.body = std::move(response.body);
+        result.headers = std::move(response.headers);
+        result.trailers = std::move(response.trailers);
+        done(std::move(result));
+      });
+}
+
+}  // namespace mesh::internal

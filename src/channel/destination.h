@@ -1,0 +1,64 @@
+// Destination is what a Mesh keeps per target: the discovery subscription,
+// the endpoint set it maintains, the transport, and the balancers of the
+// channels that call the target. Channels share it; it ends (unsubscribes,
+// shuts its transport down) when the last channel lets go or the Mesh shuts
+// down.
+//
+// Thread-safe.
+#ifndef MESH_SRC_CHANNEL_DESTINATION_H_
+#define MESH_SRC_CHANNEL_DESTINATION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "mesh/balancer.h"
+#include "mesh/discovery.h"
+#include "mesh/transport.h"
+#include "src/model/endpoint_set.h"
+
+namespace mesh::internal {
+
+class Destination final : public EndpointObserver {
+ public:
+  Destination(std::string target, std::unique_ptr<Transport> transport);
+  ~Destination() override;
+
+  // Subscribes to `source`. Call once, right after construction.
+  void Start(DiscoverySource& source);
+  // Stops discovery and shuts the transport down (in-flight calls end
+  // CANCELLED). Idempotent.
+  void Shutdown();
+
+  // A balancer that follows this destination's endpoints; it gets the
+  // current set at once. REQUIRES: Detach before the balancer dies.
+  void Attach(Balancer* balancer);
+  void Detach(Balancer* balancer);
+
+  // UNAVAILABLE explaining why there is no endpoint to pick (not answered
+  // yet, does not exist, empty), naming the target.
+  absl::Status NoEndpointsStatus() const;
+
+  const std::string& target() const { return target_; }
+  Transport& transport() { return *transport_; }
+
+  void OnEndpointUpdate(const EndpointUpdate& update) override;
+  void OnDiscoveryError(const absl::Status& status) override;
+
+ private:
+  const std::string target_;
+  const std::unique_ptr<Transport> transport_;
+  mutable absl::Mutex mu_;
+  EndpointSet set_ ABSL_GUARDED_BY(mu_);
+  std::vector<Endpoint> current_ ABSL_GUARDED_BY(mu_);
+  std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex subscription_mu_;
+  std::unique_ptr<DiscoverySubscription> subscription_
+      ABSL_GUARDED_BY(subscription_mu_);
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CHANNEL_DESTINATION_H_

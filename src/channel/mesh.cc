@@ -1,0 +1,48 @@
+#include "mesh/mesh.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/channel/channel_core.h"
+#include "src/channel/mesh_core.h"
+#include "src/model/address.h"
+
+namespace mesh {
+
+absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
+  if (options.discovery == nullptr) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.discovery is required (e.g. StaticDiscovery::Create())");
+  }
+  return std::unique_ptr<Mesh>(
+      new Mesh(std::make_shared<internal::MeshCore>(std::move(options))));
+}
+
+Mesh::Mesh(std::shared_ptr<internal::MeshCore> core) : core_(std::move(core)) {}
+
+Mesh::~Mesh() { core_->Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
+    const std::string& target, const ChannelOptions& options) {
+  if (absl::Status s = internal::ValidateDestination(target); !s.ok()) {
+    return s;
+  }
+  if (options.default_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ChannelOptions.default_timeout must be > 0");
+  }
+  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+      Balancer::Create(options.balancer);
+  if (!balancer.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ChannelOptions.balancer: ", balancer.status().message()));
+  }
+  absl::StatusOr<std::shared_ptr<internal::Destination>> dest =
+      core_->GetDestination(target);
+  if (!dest.ok()) return dest.status();
+  auto core = std::make_shared<internal::ChannelCore>(
+      target, options, core_, *std::move(dest), *std::move(balancer));
+  return std::unique_ptr<Channel>(new Channel(std::move(core)));
+}
+
+}  // namespace mesh

@@ -1,0 +1,182 @@
+#include "src/transport/grpc_transport.h"
+
+#include <utility>
+
+#include <grpcpp/generic/generic_stub.h>
+
+#include "absl/strings/str_cat.h"
+#include "src/model/address.h"
+
+namespace mesh::internal {
+namespace {
+
+std::string ToString(const grpc::string_ref& s) {
+  return std::string(s.data(), s.size());
+}
+
+Metadata ToMetadata(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& m) {
+  Metadata out;
+  out.reserve(m.size());
+  for (const auto& [k, v] : m) out.emplace_back(ToString(k), ToString(v));
+  return out;
+}
+
+std::string Flatten(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (!buffer.Dump(&slices).ok()) return out;
+  out.reserve(buffer.Length());
+  for (const grpc::Slice& s : slices) {
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+struct GrpcTransport::Call {
+  grpc::ClientContext context;
+  grpc::ByteBuffer request;
+  grpc::ByteBuffer response;
+  Callback done;
+  std::shared_ptr<grpc::Channel> channel;
+};
+
+GrpcTransport::GrpcTransport(const GrpcTransportOptions& options) {
+  // Each endpoint gets its own connection, closed with its channel, rather
+  // than one shared through gRPC's global subchannel pool.
+  args_.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args_.SetLoadBalancingPolicyName("pick_first");
+  for (const auto& [key, value] : options.channel_args) {
+    args_.SetInt(key, value);
+  }
+}
+
+GrpcTransport::~GrpcTransport() { Shutdown(); }
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
+    const std::string& address) {
+  auto it = channels_.find(address);
+  if (it != channels_.end()) return it->second;
+  absl::StatusOr<SocketAddress> parsed = ParseSocketAddress(address);
+  if (!parsed.ok()) return parsed.status();
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      GrpcTargetFor(*parsed), grpc::InsecureChannelCredentials(), args_);
+  // An address that is no longer live (a pick from just before an update)
+  // gets a channel for this call only.
+  if (!retained_known_ || retained_.contains(address)) {
+    channels_.emplace(address, channel);
+  }
+  return channel;
+}
+
+void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
+                         Callback done) {
+  auto call = std::make_shared<Call>();
+  absl::Status error;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutdown_) {
+      error = absl::UnavailableError("transport is shut down");
+    } else {
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+          ChannelFor(endpoint.address);
+      if (channel.ok()) {
+        call->channel = *std::move(channel);
+        in_flight_.emplace(call.get(), call);
+      } else {
+        error = channel.status();
+      }
+    }
+  }
+  if (!error.ok()) {
+    TransportResponse response;
+    response.status = std::move(error);
+    done(std::move(response));
+    return;
+  }
+  call->done = std::move(done);
+  if (request.deadline != absl::InfiniteFuture()) {
+    call->context.set_deadline(absl::ToChronoTime(request.deadline));
+  }
+  const std::string& authority = endpoint.authority_override.empty()
+                                     ? request.authority
+                                     : endpoint.authority_override;
+  if (!authority.empty()) call->context.set_authority(authority);
+  for (const auto& [key, value] : request.headers) {
+    call->context.AddMetadata(key, value);
+  }
+  grpc::Slice slice(request.body);
+  call->request = grpc::ByteBuffer(&slice, 1);
+  grpc::GenericStub stub(call->channel);
+  stub.UnaryCall(&call->context, request.path, grpc::StubOptions(),
+                 &call->request, &call->response,
+                 [this, call](grpc::Status status) { Finish(call, status); });
+}
+
+void GrpcTransport::Finish(const std::shared_ptr<Call>& call,
+                           const grpc::Status& status) {
+  TransportResponse response;
+  response.status =
+      absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                   status.error_message());
+  response.headers = ToMetadata(call->context.GetServerInitialMetadata());
+  response.trailers = ToMetadata(call->context.GetServerTrailingMetadata());
+  if (status.ok()) response.body = Flatten(call->response);
+  // The callback may drop the last reference to whatever owns this transport,
+  // so it is destroyed last, after the call has left in_flight_ and the lock
+  // is released; nothing touches `this` after that.
+  Callback done = std::move(call->done);
+  done(std::move(response));
+  {
+    absl::MutexLock lock(&mu_);
+    in_flight_.erase(call.get());
+  }
+}
+
+void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
+  absl::MutexLock lock(&mu_);
+  retained_known_ = true;
+  retained_ = absl::flat_hash_set<std::string>(addresses.begin(),
+                                               addresses.end());
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    if (!retained_.contains(it->first)) {
+      channels_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void GrpcTransport::Shutdown() {
+  std::vector<std::shared_ptr<Call>> calls;
+  {
+    absl::MutexLock lock(&mu_);
+    shutdown_ = true;
+    for (const auto& [ptr, call] : in_flight_) calls.push_back(call);
+  }
+  for (const auto& call : calls) call->context.TryCancel();
+  calls.clear();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](decltype(in_flight_)* m) { return m->empty(); }, &in_flight_));
+  channels_.clear();
+}
+
+size_t GrpcTransport::ChannelCount() const {
+  absl::MutexLock lock(&mu_);
+  return channels_.size();
+}
+
+bool GrpcTransport::HasChannel(const std::string& address) const {
+  absl::MutexLock lock(&mu_);
+  return channels_.contains(address);
+}
+
+}  // namespace mesh::internal
+
+std::unique_ptr<mesh::Transport> mesh::NewGrpcTransport(
+    const GrpcTransportOptions& options) {
+  return std::make_unique<internal::GrpcTransport>(options);
+}

@@ -1,0 +1,60 @@
+// GrpcTransport: the default Transport (see mesh/transport.h).
+//
+// Thread-safe. Every call in flight is registered so that Shutdown() can
+// cancel it and wait for its callback.
+#ifndef MESH_SRC_TRANSPORT_GRPC_TRANSPORT_H_
+#define MESH_SRC_TRANSPORT_GRPC_TRANSPORT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "mesh/transport.h"
+
+namespace mesh::internal {
+
+class GrpcTransport final : public Transport {
+ public:
+  explicit GrpcTransport(const GrpcTransportOptions& options);
+  ~GrpcTransport() override;
+
+  void Send(const Endpoint& endpoint, TransportRequest request,
+            Callback done) override;
+  void RetainOnly(const std::vector<std::string>& addresses) override;
+  void Shutdown() override;
+
+  // Number of cached per-endpoint channels (for tests and Describe).
+  size_t ChannelCount() const;
+  // True if a channel to `address` is cached.
+  bool HasChannel(const std::string& address) const;
+
+ private:
+  struct Call;
+
+  // The channel for `address`, cached when the address is live. Returns null
+  // with a status if the address does not parse or the transport is shut down.
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFor(
+      const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Finish(const std::shared_ptr<Call>& call, const grpc::Status& status);
+
+  grpc::ChannelArguments args_;
+  mutable absl::Mutex mu_;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  // Until the first RetainOnly, every address counts as live.
+  bool retained_known_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_set<std::string> retained_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>> channels_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Call*, std::shared_ptr<Call>> in_flight_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TRANSPORT_GRPC_TRANSPORT_H_
