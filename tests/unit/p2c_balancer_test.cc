@@ -1,0 +1,286 @@
+#include <atomic>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/random/bit_gen_ref.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mesh/balancer.h"
+#include "tests/support/fake_clock.h"
+
+namespace mesh {
+namespace {
+
+using ::mesh::testing::FakeClock;
+
+Endpoint Ep(const std::string& address, uint32_t weight = 1) {
+  Endpoint e;
+  e.address = address;
+  e.weight = weight;
+  return e;
+}
+
+class P2cTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Balancer> Make(BalancerOptions options = {}) {
+    absl::StatusOr<std::unique_ptr<Balancer>> b =
+        Balancer::Create(options, &clock_, &rng_ref_);
+    EXPECT_TRUE(b.ok()) << b.status();
+    return *std::move(b);
+  }
+
+  // Makes `address` look slow: one call to it that took `rtt`.
+  void GiveSample(Balancer& b, const std::string& address, absl::Duration rtt) {
+    for (int i = 0; i < 1000; ++i) {
+      absl::StatusOr<CallHandle> h = b.Pick();
+      ASSERT_TRUE(h.ok());
+      if (h->endpoint().address != address) continue;
+      clock_.Advance(rtt);
+      h->Complete(CallOutcome::kSuccess);
+      return;
+    }
+    FAIL() << "never picked " << address;
+  }
+
+  static const EndpointStats& StatsOf(const std::vector<EndpointStats>& all,
+                                      const std::string& address) {
+    for (const auto& s : all) {
+      if (s.address == address) return s;
+    }
+    static EndpointStats none;
+    ADD_FAILURE() << "no stats for " << address;
+    return none;
+  }
+
+  FakeClock clock_;
+  std::mt19937_64 rng_{1234};
+  absl::BitGenRef rng_ref_{rng_};
+};
+
+TEST_F(P2cTest, NoEndpointsFailsUnavailable) {
+  auto b = Make();
+  absl::StatusOr<CallHandle> h = b->Pick();
+  EXPECT_EQ(h.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(P2cTest, OneEndpointIsAlwaysPicked) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80")});
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<CallHandle> h = b->Pick();
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ(h->endpoint().address, "10.0.0.1:80");
+  }
+}
+
+TEST_F(P2cTest, InvalidOptionsNameTheField) {
+  BalancerOptions o;
+  o.default_rtt = absl::ZeroDuration();
+  EXPECT_THAT(std::string(Balancer::Create(o).status().message()),
+              ::testing::HasSubstr("default_rtt"));
+  o = {};
+  o.decay = -absl::Seconds(1);
+  EXPECT_THAT(std::string(Balancer::Create(o).status().message()),
+              ::testing::HasSubstr("decay"));
+}
+
+TEST_F(P2cTest, LowerCostWinsAndPendingRaisesCost) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
+  GiveSample(*b, "10.0.0.1:80", absl::Milliseconds(100));
+  // 10.0.0.2 costs 30 ms × (pending + 1); 10.0.0.1 costs 100 ms × 1. With the
+  // clock stopped, estimates stay put, so the order of picks is exact.
+  std::vector<CallHandle> held;
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<CallHandle> h = b->Pick();
+    ASSERT_TRUE(h.ok());
+    order.push_back(h->endpoint().address);
+    held.push_back(*std::move(h));
+  }
+  EXPECT_THAT(order, ::testing::ElementsAre("10.0.0.2:80", "10.0.0.2:80",
+                                            "10.0.0.2:80", "10.0.0.1:80"));
+  auto stats = b->Stats();
+  EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 3);
+  EXPECT_EQ(StatsOf(stats, "10.0.0.1:80").pending, 1);
+  held.clear();  // handles settle pending when they go
+  stats = b->Stats();
+  EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 0);
+  EXPECT_EQ(StatsOf(stats, "10.0.0.1:80").pending, 0);
+}
+
+TEST_F(P2cTest, WeightTwoGetsTwiceThePicksAtEqualCost) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80", 2), Ep("10.0.0.2:80", 1)});
+  std::map<std::string, int> picks;
+  const int kPicks = 30000;
+  for (int i = 0; i < kPicks; ++i) {
+    absl::StatusOr<CallHandle> h = b->Pick();
+    ASSERT_TRUE(h.ok());
+    ++picks[h->endpoint().address];
+  }
+  double p = 2.0 / 3.0;
+  double sd = std::sqrt(kPicks * p * (1 - p));
+  EXPECT_NEAR(picks["10.0.0.1:80"], kPicks * p, 6 * sd);
+}
+
+TEST_F(P2cTest, WeightsAmongManyEndpoints) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80", 1), Ep("10.0.0.2:80", 2),
+                   Ep("10.0.0.3:80", 3), Ep("10.0.0.4:80", 4)});
+  std::map<std::string, int> picks;
+  const int kPicks = 40000;
+  for (int i = 0; i < kPicks; ++i) ++picks[b->Pick()->endpoint().address];
+  for (int w = 1; w <= 4; ++w) {
+    double p = w / 10.0;
+    double sd = std::sqrt(kPicks * p * (1 - p));
+    EXPECT_NEAR(picks["10.0.0." + std::to_string(w) + ":80"], kPicks * p,
+                6 * sd)
+        << "weight " << w;
+  }
+}
+
+TEST_F(P2cTest, StatisticsSurviveResetAndAttributeChanges) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
+  GiveSample(*b, "10.0.0.1:80", absl::Milliseconds(100));
+  absl::StatusOr<CallHandle> held = b->Pick();
+  ASSERT_TRUE(held.ok());
+  std::string held_address = held->endpoint().address;
+
+  // A Reset that keeps both, adds one, and changes 10.0.0.1's weight.
+  b->SetEndpoints({Ep("10.0.0.1:80", 3), Ep("10.0.0.2:80"), Ep("10.0.0.3:80")});
+  auto stats = b->Stats();
+  ASSERT_EQ(stats.size(), 3u);
+  EXPECT_NEAR(StatsOf(stats, "10.0.0.1:80").rtt_estimate_ms, 100.0, 1e-6);
+  EXPECT_EQ(StatsOf(stats, "10.0.0.1:80").weight, 3u);
+  EXPECT_NEAR(StatsOf(stats, "10.0.0.3:80").rtt_estimate_ms, 30.0, 1e-6);
+  if (held_address == "10.0.0.2:80") {
+    EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 1);
+  }
+  held->Complete(CallOutcome::kSuccess);
+  stats = b->Stats();
+  EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 0);
+}
+
+TEST_F(P2cTest, RemovedEndpointIsNeverPickedAgain) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80"), Ep("10.0.0.3:80")});
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.3:80")});
+  for (int i = 0; i < 500; ++i) {
+    EXPECT_NE(b->Pick()->endpoint().address, "10.0.0.2:80");
+  }
+}
+
+TEST_F(P2cTest, FailingEndpointIsEjectedThenTriedAgain) {
+  BalancerOptions o;
+  o.ejection_base = absl::Seconds(1);
+  auto b = Make(o);
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
+  for (int i = 0; i < 1000; ++i) {
+    absl::StatusOr<CallHandle> h = b->Pick();
+    if (h->endpoint().address == "10.0.0.1:80") {
+      h->Complete(CallOutcome::kEndpointFailure);
+      break;
+    }
+  }
+  EXPECT_TRUE(StatsOf(b->Stats(), "10.0.0.1:80").ejected);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(b->Pick()->endpoint().address, "10.0.0.2:80");
+  }
+  clock_.Advance(absl::Milliseconds(1001));
+  EXPECT_FALSE(StatsOf(b->Stats(), "10.0.0.1:80").ejected);
+  int back = 0;
+  for (int i = 0; i < 200; ++i) {
+    back += b->Pick()->endpoint().address == "10.0.0.1:80";
+  }
+  EXPECT_GT(back, 0);
+}
+
+TEST_F(P2cTest, ConsecutiveFailuresBackOffLongerButPicksNeverFail) {
+  BalancerOptions o;
+  o.ejection_base = absl::Seconds(1);
+  o.ejection_max = absl::Seconds(3);
+  auto b = Make(o);
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
+  // Fail everything three times over: both endpoints end up ejected.
+  for (int i = 0; i < 6; ++i) b->Pick()->Complete(CallOutcome::kEndpointFailure);
+  auto stats = b->Stats();
+  EXPECT_TRUE(stats[0].ejected);
+  EXPECT_TRUE(stats[1].ejected);
+  EXPECT_TRUE(b->Pick().ok());  // never all ejected into a failure
+  clock_.Advance(absl::Seconds(2));
+  // The backoff doubled past 1 s for whichever failed twice or more.
+  stats = b->Stats();
+  EXPECT_TRUE(stats[0].ejected || stats[1].ejected);
+  clock_.Advance(absl::Seconds(2));  // 4 s > ejection_max
+  stats = b->Stats();
+  EXPECT_FALSE(stats[0].ejected);
+  EXPECT_FALSE(stats[1].ejected);
+}
+
+TEST(P2cConcurrencyTest, UpdatesWhilePicking) {
+  absl::StatusOr<std::unique_ptr<Balancer>> made = Balancer::Create({});
+  ASSERT_TRUE(made.ok());
+  Balancer& b = **made;
+  std::vector<Endpoint> set_a, set_b;
+  for (int i = 1; i <= 20; ++i) set_a.push_back(Ep("10.0.1." + std::to_string(i) + ":80"));
+  for (int i = 1; i <= 20; ++i) set_b.push_back(Ep("10.0.2." + std::to_string(i) + ":80", 1 + i % 3));
+  b.SetEndpoints(set_a);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> bad{0}, picks{0};
+  std::vector<std::thread> pickers;
+  for (int t = 0; t < 2; ++t) {
+    pickers.emplace_back([&] {
+      std::vector<CallHandle> held;
+      while (!stop.load()) {
+        absl::StatusOr<CallHandle> h = b.Pick();
+        if (!h.ok()) {
+          bad.fetch_add(1);
+          continue;
+        }
+        const std::string& a = h->endpoint().address;
+        if (a.rfind("10.0.1.", 0) != 0 && a.rfind("10.0.2.", 0) != 0) bad.fetch_add(1);
+        held.push_back(*std::move(h));
+        if (held.size() > 8) held.erase(held.begin());
+        picks.fetch_add(1);
+      }
+    });
+  }
+  for (int i = 0; i < 2000; ++i) b.SetEndpoints(i % 2 ? set_a : set_b);
+  stop.store(true);
+  for (auto& t : pickers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(picks.load(), 0);
+  for (const auto& s : b.Stats()) EXPECT_EQ(s.pending, 0) << s.address;
+}
+
+TEST(RoundRobinTest, VisitsEachEndpointInTurnAndSkipsEjected) {
+  FakeClock clock;
+  BalancerOptions o;
+  o.kind = BalancerKind::kRoundRobin;
+  absl::StatusOr<std::unique_ptr<Balancer>> made = Balancer::Create(o, &clock);
+  ASSERT_TRUE(made.ok());
+  Balancer& b = **made;
+  EXPECT_EQ(b.Pick().status().code(), absl::StatusCode::kUnavailable);
+  b.SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80"), Ep("10.0.0.3:80")});
+  std::map<std::string, int> picks;
+  for (int i = 0; i < 300; ++i) ++picks[b.Pick()->endpoint().address];
+  EXPECT_EQ(picks["10.0.0.1:80"], 100);
+  EXPECT_EQ(picks["10.0.0.2:80"], 100);
+  EXPECT_EQ(picks["10.0.0.3:80"], 100);
+
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<CallHandle> h = b.Pick();
+    if (h->endpoint().address == "10.0.0.2:80") h->Complete(CallOutcome::kEndpointFailure);
+  }
+  picks.clear();
+  for (int i = 0; i < 300; ++i) ++picks[b.Pick()->endpoint().address];
+  EXPECT_EQ(picks["10.0.0.2:80"], 0);
+  EXPECT_EQ(picks["10.0.0.1:80"] + picks["10.0.0.3:80"], 300);
+}
+
+}  // namespace
+}  // namespace mesh

@@ -1,0 +1,65 @@
+#include "src/balance/weighted_sampler.h"
+
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace mesh::internal {
+namespace {
+
+TEST(DrawDistinctPairTest, AlwaysDistinctAndUniformOverOrderedPairs) {
+  std::mt19937_64 gen(42);
+  for (size_t n : {2u, 3u, 7u}) {
+    std::vector<int> counts(n * n, 0);
+    const int kDraws = 20000;
+    for (int i = 0; i < kDraws; ++i) {
+      auto [a, b] = DrawDistinctPair(n, gen);
+      ASSERT_LT(a, n);
+      ASSERT_LT(b, n);
+      ASSERT_NE(a, b);
+      ++counts[a * n + b];
+    }
+    double expected = static_cast<double>(kDraws) / (n * (n - 1));
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = 0; b < n; ++b) {
+        if (a == b) continue;
+        // 6 standard deviations of a binomial count.
+        double sd = std::sqrt(expected * (1 - 1.0 / (n * (n - 1))));
+        EXPECT_NEAR(counts[a * n + b], expected, 6 * sd) << n << " " << a << b;
+      }
+    }
+  }
+}
+
+TEST(WeightedSamplerTest, EqualWeightsAreUniform) {
+  WeightedSampler s({3, 3, 3});
+  EXPECT_TRUE(s.uniform());
+}
+
+TEST(WeightedSamplerTest, SamplesInProportionToWeights) {
+  std::vector<uint32_t> weights = {1, 2, 3, 4};
+  WeightedSampler s(weights);
+  ASSERT_FALSE(s.uniform());
+  std::mt19937_64 gen(7);
+  std::vector<int> counts(4, 0);
+  const int kDraws = 100000;
+  for (int i = 0; i < kDraws; ++i) ++counts[s.Sample(gen)];
+  for (size_t i = 0; i < weights.size(); ++i) {
+    double p = weights[i] / 10.0;
+    double sd = std::sqrt(kDraws * p * (1 - p));
+    EXPECT_NEAR(counts[i], kDraws * p, 6 * sd) << "index " << i;
+  }
+}
+
+TEST(WeightedSamplerTest, DistinctPairsFromWeightedDraws) {
+  WeightedSampler s({1, 100});
+  std::mt19937_64 gen(3);
+  for (int i = 0; i < 1000; ++i) {
+    auto [a, b] = s.SampleDistinctPair(gen);
+    ASSERT_NE(a, b);
+  }
+}
+
+}  // namespace
+}  // namespace mesh::internal
