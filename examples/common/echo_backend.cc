@@ -12,8 +12,17 @@ namespace mesh::examples {
 // the configured delay on a grpc::Alarm (no thread blocks), then answer.
 class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
  public:
-  explicit Reactor(EchoBackend* owner) : owner_(owner) {
+  Reactor(EchoBackend* owner, grpc::GenericCallbackServerContext* context)
+      : owner_(owner) {
     owner_->received_.fetch_add(1);
+    // Request metadata named "echo-*" comes back as response metadata, so
+    // tests can see what reached the server.
+    for (const auto& [key, value] : context->client_metadata()) {
+      if (key.starts_with("echo-")) {
+        context->AddInitialMetadata(std::string(key.data(), key.size()),
+                                    std::string(value.data(), value.size()));
+      }
+    }
     StartRead(&request_);
   }
 
@@ -66,8 +75,8 @@ class EchoBackend::Service final : public grpc::CallbackGenericService {
  public:
   explicit Service(EchoBackend* owner) : owner_(owner) {}
   grpc::ServerGenericBidiReactor* CreateReactor(
-      grpc::GenericCallbackServerContext*) override {
-    return new Reactor(owner_);
+      grpc::GenericCallbackServerContext* context) override {
+    return new Reactor(owner_, context);
   }
 
  private:

@@ -1,7 +1,8 @@
 // EchoBackend: a real gRPC server on loopback that answers every unary method
 // by echoing the request bytes, after an adjustable delay and with an
 // adjustable status. The quickstart, the integration tests and the benchmarks
-// use it as "a backend that can be made slow, failing, or killed".
+// use it as "a backend that can be made slow, failing, or killed". Request
+// metadata named "echo-*" is sent back as response (initial) metadata.
 //
 //   auto backend = mesh::examples::EchoBackend::Start();
 //   (*backend)->set_delay(absl::Milliseconds(20));

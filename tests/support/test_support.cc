@@ -1,0 +1,73 @@
+#include "tests/support/test_support.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+
+namespace mesh::testing {
+
+std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n) {
+  std::vector<std::unique_ptr<examples::EchoBackend>> out;
+  for (int i = 0; i < n; ++i) {
+    auto backend = examples::EchoBackend::Start();
+    if (!backend.ok()) {
+      std::fprintf(stderr, "cannot start backend: %s\n",
+                   backend.status().ToString().c_str());
+      std::abort();
+    }
+    out.push_back(*std::move(backend));
+  }
+  return out;
+}
+
+std::vector<Endpoint> EndpointsOf(
+    const std::vector<std::unique_ptr<examples::EchoBackend>>& backends) {
+  std::vector<Endpoint> out;
+  for (const auto& b : backends) {
+    Endpoint e;
+    e.address = b->address();
+    out.push_back(e);
+  }
+  return out;
+}
+
+bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  absl::Notification never;
+  while (!condition()) {
+    if (absl::Now() >= deadline) return condition();
+    never.WaitForNotificationWithTimeout(absl::Milliseconds(1));
+  }
+  return true;
+}
+
+namespace {
+
+class CountedSubscription final : public DiscoverySubscription {
+ public:
+  CountedSubscription(std::unique_ptr<DiscoverySubscription> inner,
+                      std::shared_ptr<std::atomic<int>> live)
+      : inner_(std::move(inner)), live_(std::move(live)) {}
+  ~CountedSubscription() override {
+    inner_.reset();
+    live_->fetch_sub(1);
+  }
+
+ private:
+  std::unique_ptr<DiscoverySubscription> inner_;
+  std::shared_ptr<std::atomic<int>> live_;
+};
+
+}  // namespace
+
+std::unique_ptr<DiscoverySubscription> CountingDiscovery::Subscribe(
+    const std::string& target, EndpointObserver* observer) {
+  subscribes_.fetch_add(1);
+  live_->fetch_add(1);
+  return std::make_unique<CountedSubscription>(
+      inner_->Subscribe(target, observer), live_);
+}
+
+}  // namespace mesh::testing

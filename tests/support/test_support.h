@@ -1,0 +1,53 @@
+// Shared helpers for the integration tests: a fleet of real EchoBackends on
+// loopback, a bounded wait-for-condition, and a discovery source that counts
+// its subscriptions.
+//
+// Thread-compatible unless noted.
+#ifndef MESH_TESTS_SUPPORT_TEST_SUPPORT_H_
+#define MESH_TESTS_SUPPORT_TEST_SUPPORT_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "examples/common/echo_backend.h"
+#include "mesh/discovery.h"
+#include "mesh/endpoint.h"
+
+namespace mesh::testing {
+
+// Starts `n` EchoBackends on 127.0.0.1; aborts the test binary if one
+// cannot listen (the machine is broken, not the code under test).
+std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n);
+
+// One Endpoint per backend, weight 1.
+std::vector<Endpoint> EndpointsOf(
+    const std::vector<std::unique_ptr<examples::EchoBackend>>& backends);
+
+// Polls `condition` every millisecond until it holds or `timeout` passes;
+// returns its last value. For conditions with no event to wait on.
+bool WaitFor(const std::function<bool()>& condition,
+             absl::Duration timeout = absl::Seconds(10));
+
+// Forwards to another source and counts live subscriptions. Thread-safe.
+class CountingDiscovery final : public DiscoverySource {
+ public:
+  explicit CountingDiscovery(std::shared_ptr<DiscoverySource> inner)
+      : inner_(std::move(inner)) {}
+  std::unique_ptr<DiscoverySubscription> Subscribe(
+      const std::string& target, EndpointObserver* observer) override;
+  int subscribes() const { return subscribes_.load(); }
+  int live() const { return live_->load(); }
+
+ private:
+  std::shared_ptr<DiscoverySource> inner_;
+  std::atomic<int> subscribes_{0};
+  std::shared_ptr<std::atomic<int>> live_ = std::make_shared<std::atomic<int>>(0);
+};
+
+}  // namespace mesh::testing
+
+#endif  // MESH_TESTS_SUPPORT_TEST_SUPPORT_H_
