@@ -1,0 +1,235 @@
+// Load through a mesh::Channel while backends die, slow down or leave.
+#include <map>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mesh/mesh.h"
+#include "src/transport/grpc_transport.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+constexpr char kTarget[] = "echo.test:7000";
+constexpr char kMethod[] = "/test.Echo/Say";
+
+// Keeps `concurrency` async calls in flight until `total` have been started,
+// then waits (bounded) for all of them. Records each result in start order.
+class Load {
+ public:
+  struct Outcome {
+    absl::StatusCode code;
+    std::string endpoint;
+  };
+
+  Load(Channel& channel, int total, int concurrency)
+      : channel_(channel), total_(total), concurrency_(concurrency) {
+    results_.resize(total);
+  }
+
+  // Runs `between(i)` on this thread before starting call i.
+  void Run(const std::function<void(int)>& between = nullptr) {
+    for (int i = 0; i < total_; ++i) {
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](Load* l) { return l->in_flight_ < l->concurrency_; }, this));
+        ++in_flight_;
+      }
+      if (between) between(i);
+      channel_.CallRawAsync(kMethod, "x", {}, [this, i](CallResult r) {
+        absl::MutexLock lock(&mu_);
+        results_[i] = {r.status.code(), r.endpoint};
+        --in_flight_;
+        ++completed_;
+      });
+    }
+    absl::MutexLock lock(&mu_);
+    bool all = mu_.AwaitWithTimeout(
+        absl::Condition(+[](Load* l) { return l->completed_ == l->total_; }, this),
+        absl::Seconds(30));
+    EXPECT_TRUE(all) << "calls hung: " << completed_ << " of " << total_;
+  }
+
+  int completed() {
+    absl::MutexLock lock(&mu_);
+    return completed_;
+  }
+  const std::vector<Outcome>& results() const { return results_; }
+
+ private:
+  Channel& channel_;
+  const int total_;
+  const int concurrency_;
+  absl::Mutex mu_;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int completed_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Outcome> results_;
+};
+
+struct Fixture {
+  Fixture() {
+    discovery = StaticDiscovery::Create();
+    MeshOptions options;
+    options.discovery = discovery;
+    options.transport_factory = [this]() -> std::unique_ptr<Transport> {
+      auto t = std::make_unique<internal::GrpcTransport>(GrpcTransportOptions{});
+      transport = t.get();
+      return t;
+    };
+    mesh = *Mesh::Create(options);
+  }
+  std::shared_ptr<StaticDiscovery> discovery;
+  internal::GrpcTransport* transport = nullptr;
+  std::unique_ptr<Mesh> mesh;
+};
+
+TEST(FailoverTest, KilledBackendMidRunCallsKeepSucceedingOnTheOthers) {
+  Fixture f;
+  auto backends = testing::StartBackends(3);
+  for (auto& b : backends) b->set_delay(absl::Milliseconds(2));
+  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  const std::string dead = backends[0]->address();
+
+  const int kTotal = 900, kKillAt = 300, kConcurrency = 8;
+  Load load(*channel, kTotal, kConcurrency);
+  load.Run([&](int i) {
+    if (i == kKillAt) backends[0]->Kill();
+  });
+
+  int failed_before = 0, failed_after = 0, ok_after = 0;
+  for (int i = 0; i < kTotal; ++i) {
+    const auto& r = load.results()[i];
+    if (r.code == absl::StatusCode::kOk) {
+      if (i >= kKillAt) ++ok_after;
+      continue;
+    }
+    // In-flight calls on the dead backend end with a status, never hang.
+    EXPECT_THAT(r.code, ::testing::AnyOf(absl::StatusCode::kUnavailable,
+                                         absl::StatusCode::kCancelled))
+        << "call " << i;
+    EXPECT_EQ(r.endpoint, dead) << "call " << i << " failed elsewhere";
+    // Up to kConcurrency calls started before the kill were still in flight.
+    (i < kKillAt - kConcurrency ? failed_before : failed_after)++;
+  }
+  EXPECT_EQ(failed_before, 0);
+  // Ejection keeps the dead endpoint out after its first failures: only a
+  // small share of the calls after the kill fail.
+  EXPECT_LE(failed_after, (kTotal - kKillAt) / 10) << "failed after kill";
+  EXPECT_GE(ok_after, (kTotal - kKillAt) * 9 / 10);
+  // The last third never touched the dead backend successfully.
+  for (int i = kTotal - 100; i < kTotal; ++i) {
+    if (load.results()[i].code == absl::StatusCode::kOk) {
+      EXPECT_NE(load.results()[i].endpoint, dead);
+    }
+  }
+}
+
+TEST(FailoverTest, SlowBackendGetsClearlyLessTrafficUnderConcurrency) {
+  Fixture f;
+  auto backends = testing::StartBackends(2);
+  backends[0]->set_delay(absl::Milliseconds(1));
+  backends[1]->set_delay(absl::Milliseconds(40));
+  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ChannelOptions options;
+  options.balancer.default_rtt = absl::Milliseconds(5);
+  auto channel = *f.mesh->NewChannel(kTarget, options);
+
+  Load load(*channel, 600, 8);
+  load.Run();
+  int64_t fast = backends[0]->calls_received();
+  int64_t slow = backends[1]->calls_received();
+  EXPECT_EQ(fast + slow, 600);
+  // Round robin would give each 300; P2C Peak-EWMA should starve the slow one.
+  EXPECT_LT(slow * 5, fast) << "fast " << fast << " slow " << slow;
+}
+
+TEST(FailoverTest, RoundRobinBaselineSplitsEvenlyRegardlessOfSpeed) {
+  Fixture f;
+  auto backends = testing::StartBackends(2);
+  backends[1]->set_delay(absl::Milliseconds(10));
+  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ChannelOptions options;
+  options.balancer.kind = BalancerKind::kRoundRobin;
+  auto channel = *f.mesh->NewChannel(kTarget, options);
+  Load load(*channel, 200, 4);
+  load.Run();
+  EXPECT_EQ(backends[0]->calls_received(), 100);
+  EXPECT_EQ(backends[1]->calls_received(), 100);
+}
+
+TEST(FailoverTest, RemoveDuringLoadDropsItsSubchannel) {
+  Fixture f;
+  auto backends = testing::StartBackends(3);
+  for (auto& b : backends) b->set_delay(absl::Milliseconds(1));
+  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ASSERT_NE(f.transport, nullptr);
+  const std::string leaving = backends[2]->address();
+
+  const int kTotal = 600, kRemoveAt = 200;
+  int64_t received_at_remove = -1;
+  Load load(*channel, kTotal, 8);
+  load.Run([&](int i) {
+    if (i == kRemoveAt) {
+      EXPECT_TRUE(f.transport->HasChannel(leaving));
+      ASSERT_TRUE(f.discovery->Update(kTarget, EndpointUpdate::Remove({leaving})).ok());
+      EXPECT_FALSE(f.transport->HasChannel(leaving));
+      EXPECT_EQ(f.transport->ChannelCount(), 2u);
+      received_at_remove = backends[2]->calls_received();
+    }
+  });
+  for (const auto& r : load.results()) EXPECT_EQ(r.code, absl::StatusCode::kOk);
+  for (int i = kRemoveAt; i < kTotal; ++i) {
+    EXPECT_NE(load.results()[i].endpoint, leaving) << "call " << i;
+  }
+  // At most the calls already picked before the swap reached it afterwards.
+  EXPECT_LE(backends[2]->calls_received(), received_at_remove + 8);
+  EXPECT_FALSE(f.transport->HasChannel(leaving));
+}
+
+TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
+  auto backends = testing::StartBackends(2);
+  for (auto& b : backends) b->set_delay(absl::Seconds(30));
+  auto discovery = StaticDiscovery::Create();
+  ASSERT_TRUE(discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  MeshOptions options;
+  options.discovery = discovery;
+  auto mesh = *Mesh::Create(options);
+  auto channel = *mesh->NewChannel(kTarget);
+
+  const int kCalls = 20;
+  absl::Mutex mu;
+  std::vector<absl::Status> statuses;
+  for (int i = 0; i < kCalls; ++i) {
+    channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
+      absl::MutexLock lock(&mu);
+      statuses.push_back(r.status);
+    });
+  }
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return backends[0]->calls_received() + backends[1]->calls_received() == kCalls;
+  }));
+  absl::Time start = absl::Now();
+  mesh.reset();
+  // Every call's callback has run by the time the destructor returns.
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_EQ(statuses.size(), static_cast<size_t>(kCalls));
+    for (const auto& s : statuses) {
+      EXPECT_THAT(s.code(), ::testing::AnyOf(absl::StatusCode::kCancelled,
+                                             absl::StatusCode::kUnavailable));
+    }
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));  // not the 30 s delay
+  // The channel outlives the mesh and fails clearly.
+  CallResult after = channel->CallRaw(kMethod, "x");
+  EXPECT_EQ(after.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(after.status.message()), ::testing::HasSubstr("shut down"));
+}
+
+}  // namespace
+}  // namespace mesh
