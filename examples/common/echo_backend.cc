@@ -27,7 +27,8 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) return Answer(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
+    if (!ok)
+      return Answer(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
     absl::Duration delay;
     grpc::StatusCode code;
     {

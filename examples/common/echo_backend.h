@@ -12,11 +12,11 @@
 #ifndef MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
 #define MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"

@@ -31,7 +31,7 @@ namespace mesh {
 namespace internal {
 struct EndpointLoad;
 struct CallHandleAccess;
-}
+}  // namespace internal
 
 enum class BalancerKind {
   kP2cPeakEwma,  // the default: routes around slow and failing endpoints
@@ -92,7 +92,7 @@ struct EndpointStats {
   int64_t pending = 0;
   double rtt_estimate_ms = 0;  // decayed to now
   uint64_t picks = 0;
-  uint64_t failures = 0;       // endpoint failures seen
+  uint64_t failures = 0;  // endpoint failures seen
   bool ejected = false;
 };
 

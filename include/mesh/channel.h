@@ -46,10 +46,10 @@ struct CallOptions {
 // The outcome of a raw call.
 struct CallResult {
   absl::Status status;
-  std::string body;     // the serialized response message when status is OK
-  Metadata headers;     // the server's initial metadata
-  Metadata trailers;    // the server's trailing metadata
-  std::string endpoint; // the address that served it; empty if none picked
+  std::string body;      // the serialized response message when status is OK
+  Metadata headers;      // the server's initial metadata
+  Metadata trailers;     // the server's trailing metadata
+  std::string endpoint;  // the address that served it; empty if none picked
 };
 
 class Channel {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,12 @@ namespace mesh {
 enum class ProtocolHint { kUnknown, kHttp2, kOpaque };
 
 struct Endpoint {
+  Endpoint() = default;
+  // Implicit, so that `{{"10.0.0.1:80"}, {"10.0.0.2:80", 2}}` is a list of
+  // endpoints.
+  Endpoint(std::string address, uint32_t weight = 1)  // NOLINT
+      : address(std::move(address)), weight(weight) {}
+
   // "a.b.c.d:port" or "[v6]:port". Host names are not endpoints: resolve them
   // with a discovery source first.
   std::string address;

@@ -8,8 +8,8 @@
 //   discovery->SetEndpoints("books:7001", {{"127.0.0.1:7001"}});
 //   mesh::MeshOptions options;
 //   options.discovery = discovery;
-//   absl::StatusOr<std::unique_ptr<mesh::Mesh>> m = mesh::Mesh::Create(options);
-//   auto channel = (*m)->NewChannel("books:7001");
+//   absl::StatusOr<std::unique_ptr<mesh::Mesh>> m =
+//   mesh::Mesh::Create(options); auto channel = (*m)->NewChannel("books:7001");
 //
 // Thread-safe. Destroying a Mesh cancels the calls in flight (each completes
 // with a status, CANCELLED or UNAVAILABLE) and returns once their callbacks

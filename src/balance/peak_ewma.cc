@@ -43,9 +43,10 @@ double PeakEwma::Estimate(int64_t now_ns) const {
   // the last values read, each of which was a real estimate or stamp.
   for (int attempt = 0; attempt < 4; ++attempt) {
     uint32_t before = seq_.load(std::memory_order_acquire);
-    est = estimate_ns_.load(std::memory_order_relaxed);
-    stamp = stamp_ns_.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    // Acquire loads keep the second read of seq_ after them (no fence:
+    // TSan does not model fences).
+    est = estimate_ns_.load(std::memory_order_acquire);
+    stamp = stamp_ns_.load(std::memory_order_acquire);
     if ((before & 1) == 0 && seq_.load(std::memory_order_relaxed) == before) {
       break;
     }

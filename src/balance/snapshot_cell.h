@@ -37,7 +37,8 @@ class SnapshotCell {
     Reader(const Reader&) = delete;
     Reader& operator=(const Reader&) = delete;
     ~Reader() {
-      if (counter_ != nullptr) counter_->fetch_sub(1, std::memory_order_release);
+      if (counter_ != nullptr)
+        counter_->fetch_sub(1, std::memory_order_release);
     }
     const T* get() const { return value_; }
     const T* operator->() const { return value_; }

@@ -15,9 +15,8 @@ std::pair<size_t, size_t> DrawDistinctPair(size_t n, absl::BitGenRef gen) {
 
 WeightedSampler::WeightedSampler(const std::vector<uint32_t>& weights)
     : n_(weights.size()) {
-  if (n_ == 0 ||
-      std::all_of(weights.begin(), weights.end(),
-                  [&](uint32_t w) { return w == weights[0]; })) {
+  if (n_ == 0 || std::all_of(weights.begin(), weights.end(),
+                             [&](uint32_t w) { return w == weights[0]; })) {
     return;
   }
   // Vose's alias method (Vose 1991, "A linear algorithm for generating random
@@ -51,8 +50,7 @@ WeightedSampler::WeightedSampler(const std::vector<uint32_t>& weights)
 size_t WeightedSampler::Sample(absl::BitGenRef gen) const {
   size_t i = absl::Uniform<size_t>(gen, 0, n_);
   if (alias_.empty()) return i;
-  return absl::Uniform<double>(gen, 0.0, 1.0) < probability_[i] ? i
-                                                                 : alias_[i];
+  return absl::Uniform<double>(gen, 0.0, 1.0) < probability_[i] ? i : alias_[i];
 }
 
 std::pair<size_t, size_t> WeightedSampler::SampleDistinctPair(

@@ -1,8 +1,8 @@
 #include "mesh/channel.h"
 
-#include <utility>
-
 #include <google/protobuf/message_lite.h>
+
+#include <utility>
 
 #include "absl/synchronization/notification.h"
 #include "src/channel/channel_core.h"
@@ -26,11 +26,10 @@ CallResult Channel::CallRaw(absl::string_view method, std::string request,
                             const CallOptions& options) {
   CallResult result;
   absl::Notification finished;
-  core_->CallRawAsync(method, std::move(request), options,
-                      [&](CallResult r) {
-                        result = std::move(r);
-                        finished.Notify();
-                      });
+  core_->CallRawAsync(method, std::move(request), options, [&](CallResult r) {
+    result = std::move(r);
+    finished.Notify();
+  });
   finished.WaitForNotification();
   return result;
 }
@@ -42,8 +41,8 @@ void Channel::CallAsync(absl::string_view method,
                         absl::AnyInvocable<void(absl::Status)> done) {
   std::string bytes;
   if (!request.SerializeToString(&bytes)) {
-    done(absl::InvalidArgumentError(
-        "request " + request.GetTypeName() + " does not serialize"));
+    done(absl::InvalidArgumentError("request " + request.GetTypeName() +
+                                    " does not serialize"));
     return;
   }
   core_->CallRawAsync(

@@ -39,7 +39,8 @@ absl::Status ValidateMetadata(const Metadata& metadata) {
       return absl::InvalidArgumentError(absl::StrCat(
           "metadata name '", name, "' must be lower case [0-9a-z_.-]"));
     }
-    bool binary = name.size() > 4 && name.compare(name.size() - 4, 4, "-bin") == 0;
+    bool binary =
+        name.size() > 4 && name.compare(name.size() - 4, 4, "-bin") == 0;
     if (!binary) {
       for (char c : value) {
         if (c < 0x20 || c > 0x7e) {

@@ -1,9 +1,9 @@
 #include "src/channel/destination.h"
 
+#include <grpc/support/log.h>
+
 #include <algorithm>
 #include <utility>
-
-#include <grpc/support/log.h>
 
 #include "absl/strings/str_cat.h"
 
@@ -46,10 +46,10 @@ void Destination::Detach(Balancer* balancer) {
 absl::Status Destination::NoEndpointsStatus() const {
   absl::MutexLock lock(&mu_);
   if (!set_.has_update()) {
-    std::string why = last_error_.ok()
-                          ? std::string("discovery has not answered yet")
-                          : absl::StrCat("discovery failed: ",
-                                         last_error_.message());
+    std::string why =
+        last_error_.ok()
+            ? std::string("discovery has not answered yet")
+            : absl::StrCat("discovery failed: ", last_error_.message());
     return absl::UnavailableError(
         absl::StrCat("no endpoints for target '", target_, "' (", why, ")"));
   }
@@ -68,7 +68,8 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
     absl::Status s = set_.Apply(update);
     if (!s.ok()) {
       last_error_ = s;
-      gpr_log(GPR_ERROR, "mesh: rejected update for '%s', keeping %zu endpoints: %s",
+      gpr_log(GPR_ERROR,
+              "mesh: rejected update for '%s', keeping %zu endpoints: %s",
               target_.c_str(), set_.size(), std::string(s.message()).c_str());
       return;
     }

@@ -34,8 +34,8 @@ absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
   absl::StatusOr<std::unique_ptr<Balancer>> balancer =
       Balancer::Create(options.balancer);
   if (!balancer.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ChannelOptions.balancer: ", balancer.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ChannelOptions.balancer: ", balancer.status().message()));
   }
   absl::StatusOr<std::shared_ptr<internal::Destination>> dest =
       core_->GetDestination(target);

@@ -62,7 +62,8 @@ absl::StatusOr<SocketAddress> ParseSocketAddress(absl::string_view address) {
 }
 
 std::string GrpcTargetFor(const SocketAddress& address) {
-  if (address.ipv6) return absl::StrCat("ipv6:[", address.ip, "]:", address.port);
+  if (address.ipv6)
+    return absl::StrCat("ipv6:[", address.ip, "]:", address.port);
   return absl::StrCat("ipv4:", address.ip, ":", address.port);
 }
 
@@ -72,8 +73,8 @@ absl::Status ValidateDestination(absl::string_view destination) {
   }
   size_t colon = destination.rfind(':');
   if (colon == absl::string_view::npos || colon == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "target '", destination, "' must be name:port"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("target '", destination, "' must be name:port"));
   }
   absl::StatusOr<uint16_t> port =
       ParsePort(destination.substr(colon + 1), destination);

@@ -14,8 +14,8 @@ absl::Status ValidateAll(const std::vector<Endpoint>& endpoints) {
     absl::Status s = ValidateEndpoint(e);
     if (!s.ok()) return s;
     if (!seen.insert(e.address).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("address '", e.address, "' appears twice in one update"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "address '", e.address, "' appears twice in one update"));
     }
   }
   return absl::OkStatus();

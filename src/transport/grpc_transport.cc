@@ -1,8 +1,8 @@
 #include "src/transport/grpc_transport.h"
 
-#include <utility>
-
 #include <grpcpp/generic/generic_stub.h>
+
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "src/model/address.h"
@@ -138,8 +138,8 @@ void GrpcTransport::Finish(const std::shared_ptr<Call>& call,
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   absl::MutexLock lock(&mu_);
   retained_known_ = true;
-  retained_ = absl::flat_hash_set<std::string>(addresses.begin(),
-                                               addresses.end());
+  retained_ =
+      absl::flat_hash_set<std::string>(addresses.begin(), addresses.end());
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (!retained_.contains(it->first)) {
       channels_.erase(it++);

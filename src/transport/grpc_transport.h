@@ -5,11 +5,11 @@
 #ifndef MESH_SRC_TRANSPORT_GRPC_TRANSPORT_H_
 #define MESH_SRC_TRANSPORT_GRPC_TRANSPORT_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"

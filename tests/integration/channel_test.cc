@@ -12,9 +12,9 @@
 namespace mesh {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Pair;
-using ::testing::Contains;
 
 constexpr char kTarget[] = "echo.test:7000";
 constexpr char kMethod[] = "/test.Echo/Say";
@@ -42,7 +42,8 @@ class ChannelTest : public ::testing::Test {
 
 TEST_F(ChannelTest, CallsSucceedAcrossThreeBackends) {
   auto backends = testing::StartBackends(3);
-  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = NewChannel();
   std::map<std::string, int> served;
   for (int i = 0; i < 90; ++i) {
@@ -60,7 +61,8 @@ TEST_F(ChannelTest, CallsSucceedAcrossThreeBackends) {
 
 TEST_F(ChannelTest, TypedCallsAndMetadataReachTheServer) {
   auto backends = testing::StartBackends(1);
-  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = NewChannel();
   google::protobuf::StringValue request, response;
   request.set_value("hello mesh");
@@ -76,10 +78,11 @@ TEST_F(ChannelTest, TypedCallsAndMetadataReachTheServer) {
   absl::BlockingCounter done(1);
   absl::Status async_status = absl::UnknownError("not run");
   google::protobuf::StringValue async_response;
-  channel->CallAsync(kMethod, request, &async_response, {}, [&](absl::Status s) {
-    async_status = s;
-    done.DecrementCount();
-  });
+  channel->CallAsync(kMethod, request, &async_response, {},
+                     [&](absl::Status s) {
+                       async_status = s;
+                       done.DecrementCount();
+                     });
   done.Wait();
   EXPECT_TRUE(async_status.ok()) << async_status;
   EXPECT_EQ(async_response.value(), "hello mesh");
@@ -88,7 +91,8 @@ TEST_F(ChannelTest, TypedCallsAndMetadataReachTheServer) {
 TEST_F(ChannelTest, ServerStatusIsPassedThrough) {
   auto backends = testing::StartBackends(1);
   backends[0]->set_status(grpc::StatusCode::NOT_FOUND);
-  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   CallResult r = NewChannel()->CallRaw(kMethod, "x");
   EXPECT_EQ(r.status.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(r.status.message()), HasSubstr("configured to fail"));
@@ -97,7 +101,8 @@ TEST_F(ChannelTest, ServerStatusIsPassedThrough) {
 TEST_F(ChannelTest, DeadlineExceededOnSlowBackend) {
   auto backends = testing::StartBackends(1);
   backends[0]->set_delay(absl::Seconds(5));
-  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = NewChannel();
   CallOptions opts;
   opts.timeout = absl::Milliseconds(50);
@@ -118,17 +123,20 @@ TEST_F(ChannelTest, NoEndpointsFailsFastNamingTheTarget) {
   EXPECT_THAT(std::string(before.status.message()), HasSubstr("not answered"));
 
   auto backends = testing::StartBackends(1);
-  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   ASSERT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
 
-  ASSERT_TRUE(discovery_->Update(kTarget, EndpointUpdate::NoEndpoints(true)).ok());
+  ASSERT_TRUE(
+      discovery_->Update(kTarget, EndpointUpdate::NoEndpoints(true)).ok());
   CallResult empty = channel->CallRaw(kMethod, "x");
   EXPECT_EQ(empty.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(empty.status.message()),
               HasSubstr(std::string("no endpoints for target '") + kTarget));
   EXPECT_EQ(empty.endpoint, "");
 
-  ASSERT_TRUE(discovery_->Update(kTarget, EndpointUpdate::NoEndpoints(false)).ok());
+  ASSERT_TRUE(
+      discovery_->Update(kTarget, EndpointUpdate::NoEndpoints(false)).ok());
   EXPECT_THAT(std::string(channel->CallRaw(kMethod, "x").status.message()),
               HasSubstr("does not exist"));
   EXPECT_EQ(backends[0]->calls_received(), 1);
@@ -141,8 +149,9 @@ TEST_F(ChannelTest, BadInputGetsClearErrors) {
   }
   ChannelOptions bad_balancer;
   bad_balancer.balancer.decay = absl::ZeroDuration();
-  EXPECT_THAT(std::string(mesh_->NewChannel(kTarget, bad_balancer).status().message()),
-              HasSubstr("decay"));
+  EXPECT_THAT(
+      std::string(mesh_->NewChannel(kTarget, bad_balancer).status().message()),
+      HasSubstr("decay"));
 
   auto backends = testing::StartBackends(1);
   std::vector<Endpoint> good = testing::EndpointsOf(backends);
@@ -154,8 +163,10 @@ TEST_F(ChannelTest, BadInputGetsClearErrors) {
   zero.weight = 0;
   EXPECT_THAT(std::string(discovery_->SetEndpoints(kTarget, {zero}).message()),
               HasSubstr("weight 0"));
-  EXPECT_THAT(std::string(discovery_->SetEndpoints(kTarget, {good[0], good[0]}).message()),
-              HasSubstr("twice"));
+  EXPECT_THAT(
+      std::string(
+          discovery_->SetEndpoints(kTarget, {good[0], good[0]}).message()),
+      HasSubstr("twice"));
   Endpoint port;
   port.address = "127.0.0.1:70000";
   EXPECT_EQ(discovery_->SetEndpoints(kTarget, {port}).code(),
@@ -165,14 +176,16 @@ TEST_F(ChannelTest, BadInputGetsClearErrors) {
   // None of that disturbed the last good set.
   EXPECT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
 
-  EXPECT_THAT(std::string(channel->CallRaw("test.Echo/Say", "x").status.message()),
-              HasSubstr("/package.Service/Method"));
+  EXPECT_THAT(
+      std::string(channel->CallRaw("test.Echo/Say", "x").status.message()),
+      HasSubstr("/package.Service/Method"));
   EXPECT_EQ(channel->CallRaw("/nomethod", "x").status.code(),
             absl::StatusCode::kInvalidArgument);
   CallOptions upper;
   upper.metadata = {{"X-Upper", "v"}};
-  EXPECT_THAT(std::string(channel->CallRaw(kMethod, "x", upper).status.message()),
-              HasSubstr("X-Upper"));
+  EXPECT_THAT(
+      std::string(channel->CallRaw(kMethod, "x", upper).status.message()),
+      HasSubstr("X-Upper"));
   EXPECT_EQ(backends[0]->calls_received(), 1);
 }
 
@@ -183,7 +196,8 @@ TEST(MeshTest, CreateNeedsDiscovery) {
 }
 
 TEST(MeshTest, ChannelsForOneTargetShareDiscovery) {
-  auto counting = std::make_shared<testing::CountingDiscovery>(StaticDiscovery::Create());
+  auto counting =
+      std::make_shared<testing::CountingDiscovery>(StaticDiscovery::Create());
   MeshOptions options;
   options.discovery = counting;
   auto mesh = *Mesh::Create(options);

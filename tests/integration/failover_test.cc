@@ -48,7 +48,8 @@ class Load {
     }
     absl::MutexLock lock(&mu_);
     bool all = mu_.AwaitWithTimeout(
-        absl::Condition(+[](Load* l) { return l->completed_ == l->total_; }, this),
+        absl::Condition(
+            +[](Load* l) { return l->completed_ == l->total_; }, this),
         absl::Seconds(30));
     EXPECT_TRUE(all) << "calls hung: " << completed_ << " of " << total_;
   }
@@ -75,7 +76,8 @@ struct Fixture {
     MeshOptions options;
     options.discovery = discovery;
     options.transport_factory = [this]() -> std::unique_ptr<Transport> {
-      auto t = std::make_unique<internal::GrpcTransport>(GrpcTransportOptions{});
+      auto t =
+          std::make_unique<internal::GrpcTransport>(GrpcTransportOptions{});
       transport = t.get();
       return t;
     };
@@ -90,7 +92,8 @@ TEST(FailoverTest, KilledBackendMidRunCallsKeepSucceedingOnTheOthers) {
   Fixture f;
   auto backends = testing::StartBackends(3);
   for (auto& b : backends) b->set_delay(absl::Milliseconds(2));
-  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = *f.mesh->NewChannel(kTarget);
   const std::string dead = backends[0]->address();
 
@@ -133,7 +136,8 @@ TEST(FailoverTest, SlowBackendGetsClearlyLessTrafficUnderConcurrency) {
   auto backends = testing::StartBackends(2);
   backends[0]->set_delay(absl::Milliseconds(1));
   backends[1]->set_delay(absl::Milliseconds(40));
-  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   ChannelOptions options;
   options.balancer.default_rtt = absl::Milliseconds(5);
   auto channel = *f.mesh->NewChannel(kTarget, options);
@@ -151,7 +155,8 @@ TEST(FailoverTest, RoundRobinBaselineSplitsEvenlyRegardlessOfSpeed) {
   Fixture f;
   auto backends = testing::StartBackends(2);
   backends[1]->set_delay(absl::Milliseconds(10));
-  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   ChannelOptions options;
   options.balancer.kind = BalancerKind::kRoundRobin;
   auto channel = *f.mesh->NewChannel(kTarget, options);
@@ -165,7 +170,8 @@ TEST(FailoverTest, RemoveDuringLoadDropsItsSubchannel) {
   Fixture f;
   auto backends = testing::StartBackends(3);
   for (auto& b : backends) b->set_delay(absl::Milliseconds(1));
-  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = *f.mesh->NewChannel(kTarget);
   ASSERT_NE(f.transport, nullptr);
   const std::string leaving = backends[2]->address();
@@ -176,7 +182,8 @@ TEST(FailoverTest, RemoveDuringLoadDropsItsSubchannel) {
   load.Run([&](int i) {
     if (i == kRemoveAt) {
       EXPECT_TRUE(f.transport->HasChannel(leaving));
-      ASSERT_TRUE(f.discovery->Update(kTarget, EndpointUpdate::Remove({leaving})).ok());
+      ASSERT_TRUE(
+          f.discovery->Update(kTarget, EndpointUpdate::Remove({leaving})).ok());
       EXPECT_FALSE(f.transport->HasChannel(leaving));
       EXPECT_EQ(f.transport->ChannelCount(), 2u);
       received_at_remove = backends[2]->calls_received();
@@ -195,7 +202,8 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   auto backends = testing::StartBackends(2);
   for (auto& b : backends) b->set_delay(absl::Seconds(30));
   auto discovery = StaticDiscovery::Create();
-  ASSERT_TRUE(discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   MeshOptions options;
   options.discovery = discovery;
   auto mesh = *Mesh::Create(options);
@@ -211,7 +219,8 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
     });
   }
   ASSERT_TRUE(testing::WaitFor([&] {
-    return backends[0]->calls_received() + backends[1]->calls_received() == kCalls;
+    return backends[0]->calls_received() + backends[1]->calls_received() ==
+           kCalls;
   }));
   absl::Time start = absl::Now();
   mesh.reset();
@@ -228,7 +237,8 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   // The channel outlives the mesh and fails clearly.
   CallResult after = channel->CallRaw(kMethod, "x");
   EXPECT_EQ(after.status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(after.status.message()), ::testing::HasSubstr("shut down"));
+  EXPECT_THAT(std::string(after.status.message()),
+              ::testing::HasSubstr("shut down"));
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ namespace mesh::testing {
 class FakeClock final : public Clock {
  public:
   int64_t NowNanos() const override { return now_.load(); }
-  void Advance(absl::Duration d) { now_.fetch_add(absl::ToInt64Nanoseconds(d)); }
+  void Advance(absl::Duration d) {
+    now_.fetch_add(absl::ToInt64Nanoseconds(d));
+  }
 
  private:
   std::atomic<int64_t> now_{1'000'000'000};

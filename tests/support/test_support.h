@@ -45,7 +45,8 @@ class CountingDiscovery final : public DiscoverySource {
  private:
   std::shared_ptr<DiscoverySource> inner_;
   std::atomic<int> subscribes_{0};
-  std::shared_ptr<std::atomic<int>> live_ = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::atomic<int>> live_ =
+      std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace mesh::testing

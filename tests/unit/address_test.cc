@@ -21,13 +21,14 @@ TEST(AddressTest, ParsesIpv4AndIpv6) {
 
 TEST(AddressTest, RejectsBadAddressesWithMessages) {
   for (const char* bad : {"", "10.0.0.1", "10.0.0.1:0", "10.0.0.1:70000",
-                          "10.0.0.1:-1", "10.0.0.1:http", "books:80",
-                          "[::1:80", "[::1]80", "300.0.0.1:80", "[zz]:80"}) {
+                          "10.0.0.1:-1", "10.0.0.1:http", "books:80", "[::1:80",
+                          "[::1]80", "300.0.0.1:80", "[zz]:80"}) {
     absl::StatusOr<SocketAddress> a = ParseSocketAddress(bad);
     EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_NE(ParseSocketAddress("10.0.0.1:70000").status().message().find("1..65535"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseSocketAddress("10.0.0.1:70000").status().message().find("1..65535"),
+      std::string::npos);
 }
 
 TEST(AddressTest, ValidatesDestinations) {

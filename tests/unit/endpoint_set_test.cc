@@ -25,14 +25,17 @@ std::vector<std::string> Addresses(const EndpointSet& set) {
 TEST(EndpointSetTest, AddUpsertsRemoveEvictsResetReplaces) {
   EndpointSet set;
   EXPECT_FALSE(set.has_update());
-  ASSERT_TRUE(set.Apply(EndpointUpdate::Add({Ep("10.0.0.2:80"), Ep("10.0.0.1:80")})).ok());
+  ASSERT_TRUE(
+      set.Apply(EndpointUpdate::Add({Ep("10.0.0.2:80"), Ep("10.0.0.1:80")}))
+          .ok());
   EXPECT_THAT(Addresses(set), ElementsAre("10.0.0.1:80", "10.0.0.2:80"));
 
   ASSERT_TRUE(set.Apply(EndpointUpdate::Add({Ep("10.0.0.1:80", 5)})).ok());
   EXPECT_EQ(set.Endpoints()[0].weight, 5u);  // upsert replaced attributes
   EXPECT_EQ(set.size(), 2u);
 
-  ASSERT_TRUE(set.Apply(EndpointUpdate::Remove({"10.0.0.2:80", "10.9.9.9:1"})).ok());
+  ASSERT_TRUE(
+      set.Apply(EndpointUpdate::Remove({"10.0.0.2:80", "10.9.9.9:1"})).ok());
   EXPECT_THAT(Addresses(set), ElementsAre("10.0.0.1:80"));
 
   ASSERT_TRUE(set.Apply(EndpointUpdate::Reset({Ep("10.0.0.3:80")})).ok());
@@ -69,11 +72,13 @@ TEST(EndpointSetTest, InvalidUpdateIsRejectedWholeAndKeepsLastGoodSet) {
   EndpointSet set;
   ASSERT_TRUE(set.Apply(EndpointUpdate::Add({Ep("10.0.0.1:80")})).ok());
 
-  absl::Status zero = set.Apply(EndpointUpdate::Reset({Ep("10.0.0.2:80"), Ep("10.0.0.3:80", 0)}));
+  absl::Status zero = set.Apply(
+      EndpointUpdate::Reset({Ep("10.0.0.2:80"), Ep("10.0.0.3:80", 0)}));
   EXPECT_EQ(zero.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(zero.message()), HasSubstr("weight 0"));
 
-  absl::Status dup = set.Apply(EndpointUpdate::Add({Ep("10.0.0.2:80"), Ep("10.0.0.2:80")}));
+  absl::Status dup =
+      set.Apply(EndpointUpdate::Add({Ep("10.0.0.2:80"), Ep("10.0.0.2:80")}));
   EXPECT_EQ(dup.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(dup.message()), HasSubstr("twice"));
 

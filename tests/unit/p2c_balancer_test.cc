@@ -206,7 +206,8 @@ TEST_F(P2cTest, ConsecutiveFailuresBackOffLongerButPicksNeverFail) {
   auto b = Make(o);
   b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
   // Fail everything three times over: both endpoints end up ejected.
-  for (int i = 0; i < 6; ++i) b->Pick()->Complete(CallOutcome::kEndpointFailure);
+  for (int i = 0; i < 6; ++i)
+    b->Pick()->Complete(CallOutcome::kEndpointFailure);
   auto stats = b->Stats();
   EXPECT_TRUE(stats[0].ejected);
   EXPECT_TRUE(stats[1].ejected);
@@ -226,8 +227,10 @@ TEST(P2cConcurrencyTest, UpdatesWhilePicking) {
   ASSERT_TRUE(made.ok());
   Balancer& b = **made;
   std::vector<Endpoint> set_a, set_b;
-  for (int i = 1; i <= 20; ++i) set_a.push_back(Ep("10.0.1." + std::to_string(i) + ":80"));
-  for (int i = 1; i <= 20; ++i) set_b.push_back(Ep("10.0.2." + std::to_string(i) + ":80", 1 + i % 3));
+  for (int i = 1; i <= 20; ++i)
+    set_a.push_back(Ep("10.0.1." + std::to_string(i) + ":80"));
+  for (int i = 1; i <= 20; ++i)
+    set_b.push_back(Ep("10.0.2." + std::to_string(i) + ":80", 1 + i % 3));
   b.SetEndpoints(set_a);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> bad{0}, picks{0};
@@ -242,7 +245,8 @@ TEST(P2cConcurrencyTest, UpdatesWhilePicking) {
           continue;
         }
         const std::string& a = h->endpoint().address;
-        if (a.rfind("10.0.1.", 0) != 0 && a.rfind("10.0.2.", 0) != 0) bad.fetch_add(1);
+        if (a.rfind("10.0.1.", 0) != 0 && a.rfind("10.0.2.", 0) != 0)
+          bad.fetch_add(1);
         held.push_back(*std::move(h));
         if (held.size() > 8) held.erase(held.begin());
         picks.fetch_add(1);
@@ -274,7 +278,8 @@ TEST(RoundRobinTest, VisitsEachEndpointInTurnAndSkipsEjected) {
 
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<CallHandle> h = b.Pick();
-    if (h->endpoint().address == "10.0.0.2:80") h->Complete(CallOutcome::kEndpointFailure);
+    if (h->endpoint().address == "10.0.0.2:80")
+      h->Complete(CallOutcome::kEndpointFailure);
   }
   picks.clear();
   for (int i = 0; i < 300; ++i) ++picks[b.Pick()->endpoint().address];

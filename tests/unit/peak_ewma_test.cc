@@ -27,8 +27,8 @@ TEST(PeakEwmaTest, SampleBelowEstimateMovesTowardItByElapsedTime) {
   ewma.Observe(100 * kMs, kT0);
   ewma.Observe(10 * kMs, kT0 + 1 * kSec);
   double w = std::exp(-0.1);  // Δt = 1 s, decay = 10 s
-  EXPECT_NEAR(ewma.Estimate(kT0 + 1 * kSec), 100.0 * kMs * w + 10.0 * kMs * (1 - w),
-              1.0);
+  EXPECT_NEAR(ewma.Estimate(kT0 + 1 * kSec),
+              100.0 * kMs * w + 10.0 * kMs * (1 - w), 1.0);
 }
 
 TEST(PeakEwmaTest, LowSampleWithNoElapsedTimeLeavesEstimate) {
@@ -40,7 +40,8 @@ TEST(PeakEwmaTest, LowSampleWithNoElapsedTimeLeavesEstimate) {
 TEST(PeakEwmaTest, DecaysTowardZeroWithoutSamples) {
   PeakEwma ewma(30 * kMs, 10 * kSec, kT0);
   ewma.Observe(200 * kMs, kT0);
-  EXPECT_NEAR(ewma.Estimate(kT0 + 10 * kSec), 200.0 * kMs * std::exp(-1.0), 1.0);
+  EXPECT_NEAR(ewma.Estimate(kT0 + 10 * kSec), 200.0 * kMs * std::exp(-1.0),
+              1.0);
   EXPECT_LT(ewma.Estimate(kT0 + 100 * kSec), 0.01 * kMs);
   // Time going backwards (a stale reading) never inflates the estimate.
   EXPECT_DOUBLE_EQ(ewma.Estimate(kT0 - kSec), 200.0 * kMs);

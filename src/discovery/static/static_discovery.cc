@@ -51,9 +51,9 @@ absl::Status StaticDiscovery::Update(const std::string& target,
   State::Target& t = state_->targets[target];
   absl::Status applied = t.set.Apply(update);
   if (!applied.ok()) {
-    return absl::Status(applied.code(), absl::StrCat("static discovery for '",
-                                                     target, "': ",
-                                                     applied.message()));
+    return absl::Status(applied.code(),
+                        absl::StrCat("static discovery for '", target,
+                                     "': ", applied.message()));
   }
   for (EndpointObserver* o : t.observers) o->OnEndpointUpdate(update);
   return absl::OkStatus();
