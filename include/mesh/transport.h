@@ -56,7 +56,8 @@ class Transport {
   virtual ~Transport() = default;
 
   // Sends `request` to `endpoint`; `done` runs exactly once, on any thread
-  // (possibly inside Send), and must not block.
+  // (possibly inside Send), and must not block. `endpoint` is valid only until
+  // `done` has been called: copy what is needed after that.
   virtual void Send(const Endpoint& endpoint, TransportRequest request,
                     Callback done) = 0;
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/random/distributions.h"
 #include "absl/random/random.h"
 
 namespace mesh::internal {
@@ -48,7 +49,12 @@ void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
     next_map.emplace(e.address, std::move(load));
   }
   by_address_ = std::move(next_map);
-  snapshot_.Publish(std::make_unique<Snapshot>(std::move(loads)));
+  auto snapshot = std::make_unique<Snapshot>(std::move(loads));
+  // Round robin starts each snapshot at a random place, so that channels (and
+  // processes) do not all begin on the same endpoint after every update.
+  snapshot->next.store(absl::Uniform<uint64_t>(Gen()),
+                       std::memory_order_relaxed);
+  snapshot_.Publish(std::move(snapshot));
 }
 
 std::vector<EndpointStats> BalancerBase::Stats() const {
