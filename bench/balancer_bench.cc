@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,8 +20,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
 #include "mesh/balancer.h"
+#include "mesh/clock.h"
 #include "mesh/endpoint.h"
 #include "src/model/endpoint_set.h"
 
@@ -146,6 +149,14 @@ void BM_PickUnderChurn(benchmark::State& state) {
 }
 BENCHMARK(BM_PickUnderChurn)->Threads(1)->UseRealTime();
 
+// One read of the clock the balancer uses (Clock::Real(), steady_clock): a
+// pick + release reads it three times (pick, handle start, Complete).
+void BM_ClockRead(benchmark::State& state) {
+  const Clock* clock = Clock::Real();
+  for (auto _ : state) benchmark::DoNotOptimize(clock->NowNanos());
+}
+BENCHMARK(BM_ClockRead);
+
 // The control path of one 10k-endpoint Reset: EndpointSet::Apply, the sorted
 // Endpoints() copy, and Balancer::SetEndpoints (load-record reuse by address,
 // alias table, snapshot publish), as Destination does it. Iterations alternate
@@ -184,4 +195,27 @@ BENCHMARK(BM_ResetApply10k)
 }  // namespace
 }  // namespace mesh
 
-BENCHMARK_MAIN();
+// Google Benchmark's main, plus one flag of ours, removed before Initialize:
+//
+//   --mesh_deadlock_detection=off
+//
+// absl::Mutex checks lock order on every Lock() unless Abseil was built with
+// NDEBUG; distribution packages (Debian's libabsl-dev) are built without it.
+// PeakEwma::Observe locks a Mutex on every Complete(), so this flag measures
+// what a release build of Abseil would cost.
+int main(int argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--mesh_deadlock_detection=off") == 0) {
+      absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

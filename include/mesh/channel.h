@@ -16,6 +16,7 @@
 #define MESH_CHANNEL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mesh/balancer.h"
+#include "mesh/service_config.h"
 #include "mesh/transport.h"
 
 namespace google::protobuf {
@@ -87,6 +89,16 @@ class Channel {
 
   // The balancer's view of the destination's endpoints.
   std::vector<EndpointStats> EndpointStatsSnapshot() const;
+
+  // Waits up to `timeout` for the destination to have endpoints: OK, or the
+  // UNAVAILABLE a call would get now (not answered yet, does not exist, not
+  // a mesh service). Returns early when discovery's answer is final.
+  absl::Status WaitForEndpoints(absl::Duration timeout) const;
+
+  // The destination's service config (routes, retry budget, split) as last
+  // received from discovery; nullopt before one arrives or if the source
+  // has none.
+  std::optional<ServiceConfig> service_config() const;
 
  private:
   friend class Mesh;

@@ -17,7 +17,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "mesh/endpoint.h"
+#include "mesh/service_config.h"
 
 namespace mesh {
 
@@ -36,6 +39,15 @@ class DiscoverySource {
   // serialized; the first may come before Subscribe returns.
   virtual std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) = 0;
+  // Starts delivering service configs (routes, budget, split) for `target`.
+  // A source without configs returns null: the destination then has the
+  // default config (one catch-all route, no retries, no timeout).
+  virtual std::unique_ptr<DiscoverySubscription> SubscribeConfig(
+      const std::string& target, ServiceConfigObserver* observer) {
+    (void)target;
+    (void)observer;
+    return nullptr;
+  }
 };
 
 // Endpoints given in code. A target nobody has set has no endpoints yet (its
@@ -61,6 +73,27 @@ class StaticDiscovery final : public DiscoverySource {
   StaticDiscovery();
   std::shared_ptr<State> state_;
 };
+
+// Linkerd's Destination API (Get for endpoints, GetProfile for service
+// profiles), one pair of streams per target, shared by the target's channels.
+struct LinkerdDiscoveryOptions {
+  // gRPC target of the destination service: in a cluster
+  // "linkerd-dst-headless.linkerd.svc.cluster.local:8086", locally
+  // "127.0.0.1:8086" (examples/control-plane). Required.
+  std::string address;
+  // Sent as GetDestination.context_token (Linkerd's proxies send JSON such as
+  // {"ns":"default","nodeName":"node-1","pod":"web-0"}). Opaque to mesh.
+  std::string context_token;
+  // Reconnect backoff after a stream ends: jittered, doubling from
+  // backoff_min up to backoff_max, reset after a stream that delivered.
+  absl::Duration backoff_min = absl::Milliseconds(100);
+  absl::Duration backoff_max = absl::Seconds(60);
+};
+
+// INVALID_ARGUMENT naming the field for bad options. Connecting is lazy: a
+// control plane that is down is retried, not an error here.
+absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
+    const LinkerdDiscoveryOptions& options);
 
 }  // namespace mesh
 

@@ -32,6 +32,15 @@ BalancerBase::BalancerBase(const BalancerOptions& options, const Clock* clock,
 void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
   absl::MutexLock lock(&mu_);
   int64_t now = clock_->NowNanos();
+  // An endpoint that joins a set already in use starts at its peers' mean
+  // estimate rather than default_rtt: peers that have been answering fast
+  // have decayed far below default_rtt, and a newcomer at 30 ms would get
+  // no traffic until time decayed its default too (tens of seconds with
+  // decay = 10 s). Linkerd starts every endpoint at default_rtt.
+  double peers_ns = 0;
+  for (const auto& [address, load] : by_address_)
+    peers_ns += load->ewma.Estimate(now);
+  if (!by_address_.empty()) peers_ns /= static_cast<double>(by_address_.size());
   absl::flat_hash_map<std::string, std::shared_ptr<EndpointLoad>> next_map;
   next_map.reserve(endpoints.size());
   std::vector<std::shared_ptr<EndpointLoad>> loads;
@@ -43,7 +52,11 @@ void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
       load = it->second;
     } else {
       load = std::make_shared<EndpointLoad>(e, options_, now);
-      if (it != by_address_.end()) load->InheritFrom(*it->second);
+      if (it != by_address_.end()) {
+        load->InheritFrom(*it->second);
+      } else if (!by_address_.empty()) {
+        load->ewma.Seed(peers_ns, now);
+      }
     }
     loads.push_back(load);
     next_map.emplace(e.address, std::move(load));

@@ -61,3 +61,12 @@ void PeakEwma::CopyFrom(const PeakEwma& other) {
 }
 
 }  // namespace mesh::internal
+
+namespace mesh::internal {
+
+void PeakEwma::Seed(double estimate_ns, int64_t now_ns) {
+  absl::MutexLock lock(&writer_mu_);
+  Store(estimate_ns, now_ns);
+}
+
+}  // namespace mesh::internal

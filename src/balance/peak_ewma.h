@@ -37,6 +37,9 @@ class PeakEwma {
   // change but its history should carry over).
   void CopyFrom(const PeakEwma& other);
 
+  // Starts the estimate over at `estimate_ns` as of `now_ns`.
+  void Seed(double estimate_ns, int64_t now_ns);
+
  private:
   void Store(double estimate_ns, int64_t stamp_ns);
 

@@ -74,4 +74,12 @@ std::vector<EndpointStats> Channel::EndpointStatsSnapshot() const {
   return core_->Stats();
 }
 
+absl::Status Channel::WaitForEndpoints(absl::Duration timeout) const {
+  return core_->destination().WaitForEndpoints(timeout);
+}
+
+std::optional<ServiceConfig> Channel::service_config() const {
+  return core_->destination().service_config();
+}
+
 }  // namespace mesh

@@ -30,6 +30,7 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
   std::vector<EndpointStats> Stats() const { return balancer_->Stats(); }
+  Destination& destination() const { return *destination_; }
 
  private:
   const std::string target_;

@@ -17,17 +17,23 @@ Destination::~Destination() { Shutdown(); }
 
 void Destination::Start(DiscoverySource& source) {
   std::unique_ptr<DiscoverySubscription> sub = source.Subscribe(target_, this);
+  std::unique_ptr<DiscoverySubscription> config_sub =
+      source.SubscribeConfig(target_, this);
   absl::MutexLock lock(&subscription_mu_);
   subscription_ = std::move(sub);
+  config_subscription_ = std::move(config_sub);
 }
 
 void Destination::Shutdown() {
-  std::unique_ptr<DiscoverySubscription> sub;
+  std::unique_ptr<DiscoverySubscription> sub, config_sub;
   {
     absl::MutexLock lock(&subscription_mu_);
     sub = std::move(subscription_);
+    config_sub = std::move(config_subscription_);
   }
-  sub.reset();  // outside our locks: the source may be mid-delivery
+  // Outside our locks: the source may be mid-delivery.
+  sub.reset();
+  config_sub.reset();
   transport_->Shutdown();
 }
 
@@ -84,6 +90,38 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
 void Destination::OnDiscoveryError(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   last_error_ = status;
+}
+
+absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
+  {
+    absl::MutexLock lock(&mu_);
+    // Done when there are endpoints, or discovery said none for good: the
+    // target does not exist, or the source gave up (not a mesh service).
+    auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return set_.size() > 0 || (set_.has_update() && !set_.exists()) ||
+             absl::IsInvalidArgument(last_error_) ||
+             absl::IsFailedPrecondition(last_error_);
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
+    if (set_.size() > 0) return absl::OkStatus();
+  }
+  return NoEndpointsStatus();
+}
+
+std::optional<ServiceConfig> Destination::service_config() const {
+  absl::MutexLock lock(&mu_);
+  return config_;
+}
+
+void Destination::OnServiceConfig(const ServiceConfig& config) {
+  absl::MutexLock lock(&mu_);
+  config_ = config;
+  last_config_error_ = absl::OkStatus();
+}
+
+void Destination::OnServiceConfigError(const absl::Status& status) {
+  absl::MutexLock lock(&mu_);
+  last_config_error_ = status;
 }
 
 }  // namespace mesh::internal

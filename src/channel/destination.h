@@ -9,18 +9,21 @@
 #define MESH_SRC_CHANNEL_DESTINATION_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "mesh/balancer.h"
 #include "mesh/discovery.h"
+#include "mesh/service_config.h"
 #include "mesh/transport.h"
 #include "src/model/endpoint_set.h"
 
 namespace mesh::internal {
 
-class Destination final : public EndpointObserver {
+class Destination final : public EndpointObserver,
+                          public ServiceConfigObserver {
  public:
   Destination(std::string target, std::unique_ptr<Transport> transport);
   ~Destination() override;
@@ -40,11 +43,20 @@ class Destination final : public EndpointObserver {
   // yet, does not exist, empty), naming the target.
   absl::Status NoEndpointsStatus() const;
 
+  // Waits until the destination has endpoints (OK), or discovery said it has
+  // none for good or `timeout` passed (NoEndpointsStatus()).
+  absl::Status WaitForEndpoints(absl::Duration timeout) const;
+
+  // The last service config from discovery; nullopt until one arrives.
+  std::optional<ServiceConfig> service_config() const;
+
   const std::string& target() const { return target_; }
   Transport& transport() { return *transport_; }
 
   void OnEndpointUpdate(const EndpointUpdate& update) override;
   void OnDiscoveryError(const absl::Status& status) override;
+  void OnServiceConfig(const ServiceConfig& config) override;
+  void OnServiceConfigError(const absl::Status& status) override;
 
  private:
   const std::string target_;
@@ -54,8 +66,12 @@ class Destination final : public EndpointObserver {
   std::vector<Endpoint> current_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   absl::Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_
+      ABSL_GUARDED_BY(subscription_mu_);
+  std::unique_ptr<DiscoverySubscription> config_subscription_
       ABSL_GUARDED_BY(subscription_mu_);
 };
 

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <random>
 #include <thread>
@@ -156,13 +157,31 @@ TEST_F(P2cTest, StatisticsSurviveResetAndAttributeChanges) {
   ASSERT_EQ(stats.size(), 3u);
   EXPECT_NEAR(StatsOf(stats, "10.0.0.1:80").rtt_estimate_ms, 100.0, 1e-6);
   EXPECT_EQ(StatsOf(stats, "10.0.0.1:80").weight, 3u);
-  EXPECT_NEAR(StatsOf(stats, "10.0.0.3:80").rtt_estimate_ms, 30.0, 1e-6);
+  // The newcomer starts at its peers' mean: 100 ms and 30 ms decayed by the
+  // 100 ms the clock moved.
+  EXPECT_NEAR(StatsOf(stats, "10.0.0.3:80").rtt_estimate_ms,
+              (100.0 + 30.0 * std::exp(-0.1 / 10)) / 2, 1e-6);
   if (held_address == "10.0.0.2:80") {
     EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 1);
   }
   held->Complete(CallOutcome::kSuccess);
   stats = b->Stats();
   EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 0);
+}
+
+TEST_F(P2cTest, NewcomerStartsAtItsPeersMeanEstimate) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
+  GiveSample(*b, "10.0.0.1:80", absl::Milliseconds(60));
+  // 10.0.0.1 is at 60 ms, 10.0.0.2 at its default 30 ms decayed over the
+  // 60 ms the clock moved.
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80"), Ep("10.0.0.3:80")});
+  EXPECT_NEAR(StatsOf(b->Stats(), "10.0.0.3:80").rtt_estimate_ms,
+              (60.0 + 30.0 * std::exp(-0.06 / 10)) / 2, 1e-6);
+  // The very first set has no peers: default_rtt.
+  auto fresh = Make();
+  fresh->SetEndpoints({Ep("10.0.0.9:80")});
+  EXPECT_NEAR(fresh->Stats()[0].rtt_estimate_ms, 30.0, 1e-6);
 }
 
 TEST_F(P2cTest, RemovedEndpointIsNeverPickedAgain) {

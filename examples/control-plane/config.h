@@ -1,0 +1,81 @@
+// The local control plane's configuration: which endpoints and which service
+// profile each target has, read from a JSON file (docs/linkerd.md shows the
+// format). Errors name the line and the field.
+//
+//   absl::StatusOr<Config> c = ParseConfig(text);
+//   // "line 7: targets["books.local:7001"].endpoints[1].address: port ..."
+//
+// Thread-compatible.
+#ifndef MESH_EXAMPLES_CONTROL_PLANE_CONFIG_H_
+#define MESH_EXAMPLES_CONTROL_PLANE_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "linkerd/destination.pb.h"
+
+namespace mesh::controlplane {
+
+struct EndpointSpec {
+  std::string address;  // "a.b.c.d:port" or "[v6]:port"
+  uint32_t weight = 1;
+  std::map<std::string, std::string> labels;
+  std::string tls_identity;
+};
+
+struct RouteSpec {
+  std::string name;        // sent as metrics label route=<name>
+  std::string path_regex;  // sent as is: the client judges it
+  std::string method;      // empty: any
+  int64_t timeout_ms = 0;  // 0: none
+  bool retryable = false;
+  // HTTP status ranges classified as failures, e.g. [[500, 599]].
+  std::vector<std::pair<uint32_t, uint32_t>> failure_statuses;
+};
+
+struct BudgetSpec {
+  double retry_ratio = 0.2;
+  uint32_t min_retries_per_second = 10;
+  int64_t ttl_ms = 10000;
+};
+
+struct ProfileSpec {
+  std::vector<RouteSpec> routes;
+  std::optional<BudgetSpec> retry_budget;
+  std::vector<std::pair<std::string, uint32_t>>
+      dst_overrides;  // authority, weight
+};
+
+struct TargetSpec {
+  std::vector<EndpointSpec> endpoints;
+  std::optional<ProfileSpec> profile;
+};
+
+struct Config {
+  std::map<std::string, TargetSpec> targets;  // "name:port" → spec
+  // Answered with InvalidArgument, as Linkerd answers non-mesh hosts.
+  std::set<std::string> not_mesh;
+  // Streams for these stay open and silent (to test clients that wait).
+  std::set<std::string> silent;
+};
+
+// INVALID_ARGUMENT "line N: <field path>: <problem>".
+absl::StatusOr<Config> ParseConfig(absl::string_view text);
+
+// Wire forms.
+io::linkerd::proxy::destination::WeightedAddr ToWire(const EndpointSpec& e);
+// The profile for `target`: its own, or Linkerd's default (no routes; budget
+// 0.2, 10/s, 10 s; fully_qualified_name = the target's name).
+io::linkerd::proxy::destination::DestinationProfile ProfileFor(
+    const Config& config, const std::string& target);
+
+}  // namespace mesh::controlplane
+
+#endif  // MESH_EXAMPLES_CONTROL_PLANE_CONFIG_H_

@@ -1,0 +1,254 @@
+#include "examples/control-plane/control_plane.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "linkerd/destination.grpc.pb.h"
+
+namespace mesh::controlplane {
+namespace {
+
+namespace dst = ::io::linkerd::proxy::destination;
+
+// The endpoints a stream last sent, keyed by address, as serialized wire
+// messages so that any change of attributes counts.
+using SentSet = std::map<std::string, std::string>;
+
+// What the Get stream for one target shows at one config version.
+struct View {
+  enum class Kind { kUnknown, kEmpty, kEndpoints } kind = Kind::kUnknown;
+  std::map<std::string, dst::WeightedAddr> endpoints;
+};
+
+View ViewOf(const Config& config, const std::string& target) {
+  View v;
+  auto it = config.targets.find(target);
+  if (it == config.targets.end()) return v;
+  v.kind = it->second.endpoints.empty() ? View::Kind::kEmpty
+                                        : View::Kind::kEndpoints;
+  for (const EndpointSpec& e : it->second.endpoints)
+    v.endpoints[e.address] = ToWire(e);
+  return v;
+}
+
+}  // namespace
+
+class ControlPlane::Service final : public dst::Destination::Service {
+ public:
+  explicit Service(ControlPlane* owner) : owner_(owner) {}
+
+  grpc::Status Get(grpc::ServerContext* context,
+                   const dst::GetDestination* request,
+                   grpc::ServerWriter<dst::Update>* writer) override {
+    const std::string& target = request->path();
+    std::optional<View::Kind> last;  // nothing sent yet
+    SentSet sent;
+    return Serve(context, target, "Get", [&](const Config& config) -> bool {
+      View view = ViewOf(config, target);
+      if (view.kind != View::Kind::kEndpoints) {
+        if (last == view.kind) return true;
+        last = view.kind;
+        sent.clear();
+        dst::Update u;
+        u.mutable_no_endpoints()->set_exists(view.kind == View::Kind::kEmpty);
+        return writer->Write(u);
+      }
+      dst::Update removes;
+      for (const auto& [address, bytes] : sent) {
+        if (!view.endpoints.count(address)) {
+          dst::WeightedAddr gone;
+          gone.ParseFromString(bytes);
+          *removes.mutable_remove()->add_addrs() = gone.addr();
+        }
+      }
+      dst::Update adds;
+      SentSet now;
+      for (const auto& [address, wire] : view.endpoints) {
+        std::string bytes = wire.SerializeAsString();
+        auto it = sent.find(address);
+        if (last != View::Kind::kEndpoints || it == sent.end() ||
+            it->second != bytes) {
+          *adds.mutable_add()->add_addrs() = wire;
+        }
+        now.emplace(address, std::move(bytes));
+      }
+      bool had_endpoints = last == View::Kind::kEndpoints;
+      last = View::Kind::kEndpoints;
+      sent = std::move(now);
+      if (had_endpoints && removes.has_remove() && !writer->Write(removes))
+        return false;
+      if (adds.has_add() && !writer->Write(adds)) return false;
+      return true;
+    });
+  }
+
+  grpc::Status GetProfile(
+      grpc::ServerContext* context, const dst::GetDestination* request,
+      grpc::ServerWriter<dst::DestinationProfile>* writer) override {
+    const std::string& target = request->path();
+    std::string sent;
+    bool any = false;
+    return Serve(context, target, "GetProfile",
+                 [&](const Config& config) -> bool {
+                   dst::DestinationProfile profile = ProfileFor(config, target);
+                   std::string bytes = profile.SerializeAsString();
+                   if (any && bytes == sent) return true;
+                   any = true;
+                   sent = std::move(bytes);
+                   return writer->Write(profile);
+                 });
+  }
+
+ private:
+  // Runs `send` with the config at each new version until the client goes
+  // away, the server stops, or a write fails.
+  template <typename Send>
+  grpc::Status Serve(grpc::ServerContext* context, const std::string& target,
+                     const char* method, Send send) {
+    absl::MutexLock lock(&owner_->mu_);
+    ++owner_->calls_[{method, target}];
+    if (owner_->config_.not_mesh.count(target)) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat(target, " is not a mesh service"));
+    }
+    ++owner_->open_streams_;
+    int64_t seen = -1;
+    grpc::Status result = grpc::Status::OK;
+    while (true) {
+      // Wake for a new version or stopping; look at cancellation every
+      // 100 ms (gRPC's sync API has no cancellation callback).
+      struct Wake {
+        ControlPlane* cp;
+        const int64_t* seen;
+      } wake{owner_, &seen};
+      owner_->mu_.AwaitWithTimeout(
+          absl::Condition(
+              +[](Wake* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                return w->cp->stopping_ || w->cp->version_ != *w->seen;
+              },
+              &wake),
+          absl::Milliseconds(100));
+      if (owner_->stopping_) {
+        result = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                              "control plane stopping");
+        break;
+      }
+      if (context->IsCancelled()) break;
+      if (owner_->version_ == seen) continue;
+      seen = owner_->version_;
+      if (owner_->config_.silent.count(target)) continue;
+      Config config = owner_->config_;
+      owner_->mu_.Unlock();
+      bool ok = send(config);
+      owner_->mu_.Lock();
+      if (!ok) break;
+    }
+    --owner_->open_streams_;
+    return result;
+  }
+
+  ControlPlane* const owner_;
+};
+
+absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
+    const std::string& listen, Config config) {
+  std::unique_ptr<ControlPlane> cp(new ControlPlane());
+  cp->config_ = std::move(config);
+  cp->service_ = std::make_unique<Service>(cp.get());
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
+                           &cp->port_);
+  builder.RegisterService(cp->service_.get());
+  cp->server_ = builder.BuildAndStart();
+  if (cp->server_ == nullptr || cp->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("control plane cannot listen on ", listen));
+  }
+  return cp;
+}
+
+ControlPlane::~ControlPlane() { Kill(); }
+
+void ControlPlane::SetConfig(Config config) {
+  absl::MutexLock lock(&mu_);
+  config_ = std::move(config);
+  ++version_;
+}
+
+int64_t ControlPlane::calls(const std::string& method,
+                            const std::string& target) const {
+  absl::MutexLock lock(&mu_);
+  auto it = calls_.find({method, target});
+  return it == calls_.end() ? 0 : it->second;
+}
+
+int ControlPlane::open_streams() const {
+  absl::MutexLock lock(&mu_);
+  return open_streams_;
+}
+
+void ControlPlane::Kill() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+  }
+  if (watcher_.joinable()) watcher_.join();
+}
+
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+absl::Status ControlPlane::WatchFile(const std::string& path,
+                                     absl::Duration interval) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Config> config = ParseConfig(*text);
+  if (!config.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", config.status().message()));
+  }
+  SetConfig(*std::move(config));
+  watcher_ =
+      std::thread([this, path, interval, last = *std::move(text)]() mutable {
+        absl::MutexLock lock(&mu_);
+        while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+          mu_.Unlock();
+          absl::StatusOr<std::string> now = ReadFile(path);
+          if (now.ok() && *now != last) {
+            last = *now;
+            absl::StatusOr<Config> next = ParseConfig(last);
+            if (next.ok()) {
+              std::fprintf(stderr, "mesh-control-plane: %s changed; applied\n",
+                           path.c_str());
+              SetConfig(*std::move(next));
+            } else {
+              std::fprintf(
+                  stderr,
+                  "mesh-control-plane: %s: %s; keeping the last good config\n",
+                  path.c_str(), std::string(next.status().message()).c_str());
+            }
+          }
+          mu_.Lock();
+        }
+      });
+  return absl::OkStatus();
+}
+
+}  // namespace mesh::controlplane

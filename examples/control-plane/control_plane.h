@@ -1,0 +1,76 @@
+// ControlPlane: a real gRPC server for Linkerd's Destination API (Get and
+// GetProfile) that answers from a Config, and streams the differences — Add,
+// Remove, NoEndpoints, a new profile — to every open stream when the config
+// changes (SetConfig, or the watched file). It is `mesh-control-plane`, and
+// the tests embed it.
+//
+//   auto cp = ControlPlane::Start("127.0.0.1:0", config);
+//   (*cp)->SetConfig(next);           // open streams get the difference
+//   (*cp)->WatchFile("mesh.json");    // or follow a file
+//
+// Thread-safe.
+#ifndef MESH_EXAMPLES_CONTROL_PLANE_CONTROL_PLANE_H_
+#define MESH_EXAMPLES_CONTROL_PLANE_CONTROL_PLANE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "examples/control-plane/config.h"
+
+namespace mesh::controlplane {
+
+class ControlPlane {
+ public:
+  // Listens on `listen` ("127.0.0.1:0" picks a free port).
+  static absl::StatusOr<std::unique_ptr<ControlPlane>> Start(
+      const std::string& listen, Config config);
+  ~ControlPlane();
+
+  int port() const { return port_; }
+
+  // Replaces the config; every open stream sends what changed for its target.
+  void SetConfig(Config config);
+
+  // Reads `path` now (an error if it does not parse), then polls it every
+  // `interval` and applies each version that parses; a version that does not
+  // is reported on stderr ("path:line N: ...") and the last good config keeps
+  // serving.
+  absl::Status WatchFile(const std::string& path,
+                         absl::Duration interval = absl::Milliseconds(200));
+
+  // Calls received per method ("Get", "GetProfile") and target, and streams
+  // open now.
+  int64_t calls(const std::string& method, const std::string& target) const;
+  int open_streams() const;
+
+  // Stops serving at once: open streams end with an error. Idempotent.
+  void Kill();
+
+ private:
+  class Service;
+  ControlPlane() = default;
+
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+
+  mutable absl::Mutex mu_;
+  Config config_ ABSL_GUARDED_BY(mu_);
+  int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::pair<std::string, std::string>, int64_t> calls_
+      ABSL_GUARDED_BY(mu_);
+  std::thread watcher_;
+};
+
+}  // namespace mesh::controlplane
+
+#endif  // MESH_EXAMPLES_CONTROL_PLANE_CONTROL_PLANE_H_

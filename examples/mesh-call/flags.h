@@ -1,0 +1,60 @@
+// mesh-call's command line: the flags, their parsing and the --help text.
+// Parsing does no I/O: a --data @file is read later, by main.
+//
+//   absl::StatusOr<CallFlags> flags = ParseCallFlags(argc, argv);
+//   if (!flags.ok()) { print flags.status().message(); exit 2; }
+//
+// Thread-compatible (plain values and pure functions).
+#ifndef MESH_EXAMPLES_MESH_CALL_FLAGS_H_
+#define MESH_EXAMPLES_MESH_CALL_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "mesh/balancer.h"
+#include "mesh/transport.h"
+
+namespace mesh::examples {
+
+struct CallFlags {
+  // Discovery: exactly one of `linkerd` and `static_endpoints` is set.
+  std::string linkerd;                        // --linkerd ADDR
+  std::string context_token;                  // --context-token (Linkerd)
+  std::vector<std::string> static_endpoints;  // --static a:p,b:p
+
+  std::string target;     // --target name:port
+  std::string method;     // --method /pkg.Svc/Method
+  std::string data;       // --data HEX, decoded; empty message by default
+  std::string data_file;  // --data @FILE: the file's bytes are the request
+  Metadata headers;       // --header 'name: value', names lower-cased
+
+  // How many calls: `count`, or as many as fit in `duration` if it is set.
+  int64_t count = 1;
+  absl::Duration duration = absl::ZeroDuration();  // zero: use count
+  // Closed loop: calls kept in flight. With `rate`: a cap on calls in
+  // flight if given explicitly (concurrency_set), otherwise none.
+  int concurrency = 1;
+  bool concurrency_set = false;
+  double rate = 0;  // calls started per second; 0: closed loop
+
+  absl::Duration deadline = absl::InfiniteDuration();  // per call
+  BalancerKind balancer = BalancerKind::kP2cPeakEwma;
+  absl::Duration wait = absl::Seconds(5);  // for discovery's first answer
+  bool json = false;
+  bool help = false;  // --help: print Usage() and exit 0
+};
+
+// The flags, or INVALID_ARGUMENT with a message naming the bad flag.
+// argv[0] is skipped. Accepts "--flag=value" and "--flag value".
+absl::StatusOr<CallFlags> ParseCallFlags(int argc, const char* const* argv);
+
+// The --help text.
+std::string Usage(absl::string_view program);
+
+}  // namespace mesh::examples
+
+#endif  // MESH_EXAMPLES_MESH_CALL_FLAGS_H_

@@ -1,0 +1,350 @@
+// mesh-call: sends gRPC unary calls through a mesh::Channel and reports how
+// the mesh spread them, their latency and their statuses. Like grpcurl for a
+// single call, like ghz for load; the endpoints come from a discovery source
+// (Linkerd's Destination API, or a static list), not from DNS.
+//
+//   mesh-call --static 127.0.0.1:7001,127.0.0.1:7002 --target echo.local:7000
+//       --method /demo.Echo/Say --count 1000 --concurrency 8
+//   mesh-call --linkerd 127.0.0.1:8086 --target echo.local:7000
+//       --method /demo.Echo/Say --rate 200 --duration 10 --deadline 100 --json
+//
+// See --help (flags.cc) for the flags and the exit status.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "examples/mesh-call/flags.h"
+#include "examples/mesh-call/report.h"
+#include "mesh/mesh.h"
+
+namespace mesh::examples {
+namespace {
+
+// Drain limit without --deadline; with it, the deadline plus kDeadlineGrace
+// (a call's callback can run a little after its deadline).
+constexpr absl::Duration kDrainLimit = absl::Seconds(30);
+constexpr absl::Duration kDeadlineGrace = absl::Seconds(5);
+
+// The run's shared state: the in-flight count (with an optional cap), the
+// finished calls, and the interrupt count from signals. The load loop blocks
+// in it (Acquire, SleepUntil, WaitIdle); completion callbacks only take the
+// lock briefly (Finish), since they must not block.
+//
+// Thread-safe.
+class Run {
+ public:
+  // `limit`: most calls in flight; 0 for no cap.
+  explicit Run(int64_t limit) : limit_(limit) {}
+
+  // Takes an in-flight slot. False, taking none, when interrupted or when
+  // `end` passes first.
+  bool Acquire(absl::Time end) {
+    mu_.LockWhenWithDeadline(absl::Condition(this, &Run::CanStart), end);
+    bool ok = interrupts_ == 0 && absl::Now() < end && HasRoom();
+    if (ok) {
+      ++in_flight_;
+      ++started_;
+    }
+    mu_.Unlock();
+    return ok;
+  }
+
+  // Waits until `t` (the open loop's schedule). False if interrupted.
+  bool SleepUntil(absl::Time t) {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithDeadline(absl::Condition(this, &Run::Interrupted), t);
+    return interrupts_ == 0;
+  }
+
+  // Records a call that started (or was scheduled) at `start`.
+  void Finish(absl::Time start, const CallResult& result) {
+    CallRecord record;
+    record.latency_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    record.endpoint = result.endpoint;
+    record.code = result.status.code();
+    absl::MutexLock lock(&mu_);
+    --in_flight_;
+    if (closed_) return;
+    if (!result.status.ok()) {
+      out_.error_samples.try_emplace(record.code,
+                                     std::string(result.status.message()));
+    }
+    out_.records.push_back(std::move(record));
+  }
+
+  // Waits until no call is in flight, `deadline` passes, or a new interrupt
+  // comes. True if none is in flight.
+  bool WaitIdle(absl::Time deadline) {
+    absl::MutexLock lock(&mu_);
+    interrupts_at_drain_ = interrupts_;
+    mu_.AwaitWithDeadline(absl::Condition(this, &Run::DrainOver), deadline);
+    return in_flight_ == 0;
+  }
+
+  // Called from the signal thread.
+  void Interrupt() {
+    absl::MutexLock lock(&mu_);
+    ++interrupts_;
+  }
+  int interrupts() const {
+    absl::MutexLock lock(&mu_);
+    return interrupts_;
+  }
+
+  // Ends recording: later completions are counted as not finished.
+  RunResult Close() {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    out_.started = started_;
+    out_.interrupted = interrupts_ > 0;
+    return std::move(out_);
+  }
+
+  void Reserve(size_t n) {
+    absl::MutexLock lock(&mu_);
+    out_.records.reserve(n);
+  }
+
+ private:
+  bool HasRoom() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return limit_ == 0 || in_flight_ < limit_;
+  }
+  bool Interrupted() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return interrupts_ > 0;
+  }
+  bool CanStart() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return HasRoom() || interrupts_ > 0;
+  }
+  bool DrainOver() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return in_flight_ == 0 || interrupts_ > interrupts_at_drain_;
+  }
+
+  const int64_t limit_;
+  mutable absl::Mutex mu_;
+  int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t started_ ABSL_GUARDED_BY(mu_) = 0;
+  int interrupts_ ABSL_GUARDED_BY(mu_) = 0;
+  int interrupts_at_drain_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  RunResult out_ ABSL_GUARDED_BY(mu_);
+};
+
+// Turns SIGINT/SIGTERM into Run::Interrupt on a thread of its own (sigwait),
+// so the waits above see them. The third signal exits at once. The thread
+// is detached: it blocks in sigwait until the process exits.
+void HandleSignals(std::shared_ptr<Run> run) {
+  std::thread([run = std::move(run)] {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      run->Interrupt();
+      if (run->interrupts() >= 3) _exit(128 + sig);
+    }
+  }).detach();
+}
+
+// Starts one call; `start` is when it was due (the open loop's schedule).
+void StartCall(Channel& channel, const CallFlags& flags,
+               const CallOptions& options, absl::Time start,
+               const std::shared_ptr<Run>& run) {
+  channel.CallRawAsync(
+      flags.method, flags.data, options,
+      [run, start](CallResult result) { run->Finish(start, result); });
+}
+
+std::string DescribeMode(const CallFlags& f) {
+  std::string amount =
+      f.duration > absl::ZeroDuration()
+          ? absl::StrCat("for ", absl::FormatDuration(f.duration))
+          : absl::StrCat(f.count, f.count == 1 ? " call" : " calls");
+  std::string deadline =
+      f.deadline == absl::InfiniteDuration()
+          ? "no deadline"
+          : absl::StrCat("deadline ", absl::FormatDuration(f.deadline));
+  std::string balancer =
+      f.balancer == BalancerKind::kRoundRobin ? "round_robin" : "p2c";
+  if (f.rate > 0) {
+    std::string cap =
+        f.concurrency_set
+            ? absl::StrCat(", at most ", f.concurrency, " in flight")
+            : "";
+    return absl::StrFormat("open loop, %g calls/s%s, %s, %s, %s", f.rate, cap,
+                           amount, deadline, balancer);
+  }
+  return absl::StrFormat("closed loop, %d in flight, %s, %s, %s", f.concurrency,
+                         amount, deadline, balancer);
+}
+
+// Drives the load, waits for the calls in flight (bounded), and returns what
+// happened.
+RunResult Drive(Channel& channel, const CallFlags& flags,
+                const std::shared_ptr<Run>& run) {
+  CallOptions options;
+  options.timeout = flags.deadline;
+  options.metadata = flags.headers;
+  const bool timed = flags.duration > absl::ZeroDuration();
+  const int64_t count = timed ? INT64_MAX : flags.count;
+  if (!timed)
+    run->Reserve(static_cast<size_t>(std::min<int64_t>(count, 1 << 16)));
+
+  const absl::Time t0 = absl::Now();
+  const absl::Time end = timed ? t0 + flags.duration : absl::InfiniteFuture();
+  for (int64_t i = 0; i < count; ++i) {
+    absl::Time start = t0;
+    if (flags.rate > 0) {
+      // Each call is due at t0 + i/rate whatever the completions; a loop
+      // that falls behind starts the late calls at once.
+      start = t0 + absl::Seconds(static_cast<double>(i) / flags.rate);
+      if (start >= end || !run->SleepUntil(start)) break;
+    }
+    if (!run->Acquire(end)) break;
+    if (flags.rate <= 0) start = absl::Now();
+    StartCall(channel, flags, options, start, run);
+  }
+
+  absl::Duration limit = flags.deadline == absl::InfiniteDuration()
+                             ? kDrainLimit
+                             : flags.deadline + kDeadlineGrace;
+  run->WaitIdle(absl::Now() + limit);
+  RunResult result = run->Close();
+  result.wall_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+  return result;
+}
+
+int SetupFailed(absl::string_view what, const absl::Status& status,
+                int exit_code = 1) {
+  std::fprintf(stderr, "mesh-call: %s: %s\n", std::string(what).c_str(),
+               status.ToString().c_str());
+  return exit_code;
+}
+
+// Bad options (INVALID_ARGUMENT) come from the flags: exit 2, else 1.
+int ExitCodeFor(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) ? 2 : 1;
+}
+
+absl::Status ReadFile(const std::string& path, std::string* bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return absl::NotFoundError(std::strerror(errno));
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes->append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  int error = errno;
+  std::fclose(f);
+  if (failed) return absl::DataLossError(std::strerror(error));
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<CallFlags> parsed = ParseCallFlags(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "mesh-call: %s\n(see %s --help)\n",
+                 std::string(parsed.status().message()).c_str(), argv[0]);
+    return 2;
+  }
+  CallFlags& flags = *parsed;
+  if (flags.help) {
+    std::fputs(Usage(argv[0]).c_str(), stdout);
+    return 0;
+  }
+  if (!flags.data_file.empty()) {
+    if (absl::Status s = ReadFile(flags.data_file, &flags.data); !s.ok()) {
+      return SetupFailed(absl::StrCat("reading --data @", flags.data_file), s);
+    }
+  }
+
+  // Before any thread starts, so that every thread inherits the mask and
+  // only HandleSignals' sigwait sees these signals.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto run = std::make_shared<Run>(
+      flags.rate > 0 && !flags.concurrency_set ? 0 : flags.concurrency);
+  HandleSignals(run);
+
+  // The channel before the static endpoints, so that a bad --target is
+  // reported as such rather than by StaticDiscovery.
+  std::shared_ptr<DiscoverySource> discovery;
+  std::shared_ptr<StaticDiscovery> static_discovery;
+  if (!flags.linkerd.empty()) {
+    LinkerdDiscoveryOptions options;
+    options.address = flags.linkerd;
+    options.context_token = flags.context_token;
+    auto linkerd = NewLinkerdDiscovery(options);
+    if (!linkerd.ok()) {
+      return SetupFailed("--linkerd", linkerd.status(),
+                         ExitCodeFor(linkerd.status()));
+    }
+    discovery = *std::move(linkerd);
+  } else {
+    static_discovery = StaticDiscovery::Create();
+    discovery = static_discovery;
+  }
+  MeshOptions mesh_options;
+  mesh_options.discovery = discovery;
+  auto mesh = Mesh::Create(mesh_options);
+  if (!mesh.ok()) return SetupFailed("creating the mesh", mesh.status());
+  ChannelOptions channel_options;
+  channel_options.balancer.kind = flags.balancer;
+  auto channel = (*mesh)->NewChannel(flags.target, channel_options);
+  if (!channel.ok()) {
+    return SetupFailed("--target", channel.status(),
+                       ExitCodeFor(channel.status()));
+  }
+  if (static_discovery != nullptr) {
+    std::vector<Endpoint> endpoints(flags.static_endpoints.begin(),
+                                    flags.static_endpoints.end());
+    absl::Status s = static_discovery->SetEndpoints(flags.target, endpoints);
+    if (!s.ok()) return SetupFailed("--static", s, ExitCodeFor(s));
+  }
+  if (absl::Status s = (*channel)->WaitForEndpoints(flags.wait); !s.ok()) {
+    return SetupFailed(
+        absl::StrCat("waiting ", absl::FormatDuration(flags.wait),
+                     " for endpoints"),
+        s);
+  }
+
+  RunResult result = Drive(**channel, flags, run);
+  result.target = flags.target;
+  result.method = flags.method;
+  result.mode = DescribeMode(flags);
+  for (const EndpointStats& e : (*channel)->EndpointStatsSnapshot()) {
+    result.known_endpoints.push_back(e.address);
+  }
+  Summary summary = Summarize(result);
+  std::fputs((flags.json ? FormatJson(summary) : FormatTable(summary)).c_str(),
+             stdout);
+  std::fflush(stdout);
+  // Destroying the channel and the mesh cancels the calls still in flight;
+  // their callbacks find the Run closed.
+  return 0;
+}
+
+}  // namespace
+}  // namespace mesh::examples
+
+int main(int argc, char** argv) { return mesh::examples::Main(argc, argv); }

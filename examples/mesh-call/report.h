@@ -1,0 +1,84 @@
+// mesh-call's report: what the calls did, summarized (per-endpoint counts and
+// share, latency percentiles, statuses by gRPC code name) and printed as a
+// table or as one JSON object.
+//
+//   RunResult run = ...;  // filled by the load loop
+//   Summary s = Summarize(run);
+//   std::fputs((json ? FormatJson(s) : FormatTable(s)).c_str(), stdout);
+//
+// Thread-compatible (plain values and pure functions).
+#ifndef MESH_EXAMPLES_MESH_CALL_REPORT_H_
+#define MESH_EXAMPLES_MESH_CALL_REPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace mesh::examples {
+
+// One finished call.
+struct CallRecord {
+  std::string endpoint;  // empty if the call failed before a pick
+  absl::StatusCode code = absl::StatusCode::kOk;
+  double latency_ms = 0;  // from the call's (scheduled) start to its end
+};
+
+// What a run produced.
+struct RunResult {
+  std::string target;
+  std::string method;
+  std::string mode;  // how the load was driven, for the reader
+  std::vector<CallRecord> records;
+  int64_t started = 0;  // started; those without a record did not finish
+  double wall_seconds = 0;
+  bool interrupted = false;  // stopped early by a signal
+  // The first message seen for each non-OK code.
+  std::map<absl::StatusCode, std::string> error_samples;
+  // Endpoints the balancer knew at the end (they may have had no calls).
+  std::vector<std::string> known_endpoints;
+};
+
+struct LatencySummary {
+  double p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;  // milliseconds
+};
+
+struct EndpointSummary {
+  std::string address;  // empty: calls that got no endpoint
+  int64_t calls = 0;
+  double share = 0;           // of the finished calls, 0..1
+  LatencySummary latency_ms;  // zeros without calls (null in JSON)
+};
+
+struct Summary {
+  std::string target, method, mode;
+  int64_t calls = 0;         // started
+  int64_t finished = 0;      // with a status
+  int64_t not_finished = 0;  // still unanswered when the run gave up
+  double wall_seconds = 0;
+  double calls_per_second = 0;  // finished / wall_seconds
+  bool interrupted = false;
+  LatencySummary latency_ms;                   // over all finished calls
+  std::vector<EndpointSummary> endpoints;      // sorted by address
+  std::map<absl::StatusCode, int64_t> status;  // non-zero counts
+  std::map<absl::StatusCode, std::string> error_samples;
+};
+
+Summary Summarize(const RunResult& run);
+
+// Nearest-rank percentile (0 < p <= 100) of sorted `v`; 0 if empty.
+double Percentile(const std::vector<double>& sorted, double p);
+
+std::string FormatTable(const Summary& s);
+std::string FormatJson(const Summary& s);  // one line, ends in '\n'
+
+// `text` as a JSON string literal, quotes included. Bytes that are not valid
+// UTF-8 become U+FFFD.
+std::string JsonString(absl::string_view text);
+
+}  // namespace mesh::examples
+
+#endif  // MESH_EXAMPLES_MESH_CALL_REPORT_H_

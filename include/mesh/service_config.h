@@ -1,0 +1,136 @@
+// ServiceConfig: what a control plane (Linkerd service profiles, xDS routes)
+// or code says about calls to one destination — its routes in order, each
+// with a request match, response classes, retryability, timeout and metric
+// labels; the retry budget; a weighted traffic split; a direct endpoint.
+//
+// Plain values: the route engine compiles them into an immutable table.
+//
+//   mesh::Route get_book;
+//   get_book.name = "GetBook";
+//   get_book.condition = mesh::RequestMatch::Path("^/books.Library/GetBook$");
+//   get_book.timeout = absl::Milliseconds(300);
+//   get_book.is_retryable = true;
+//   mesh::ServiceConfig config;
+//   config.routes.push_back(get_book);
+//
+// Thread-compatible.
+#ifndef MESH_SERVICE_CONFIG_H_
+#define MESH_SERVICE_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "mesh/endpoint.h"
+
+namespace mesh {
+
+// A header condition (xDS and code; Linkerd profiles have none).
+struct HeaderMatch {
+  enum class Kind { kExact, kPrefix, kRegex, kPresent };
+  std::string name;  // lower case
+  Kind kind = Kind::kExact;
+  std::string value;  // unused for kPresent; an RE2 full match for kRegex
+};
+
+// A tree over the request head. `all []` is true, `any []` is false.
+struct RequestMatch {
+  enum class Kind { kAll, kAny, kNot, kPath, kMethod, kHeader };
+
+  static RequestMatch All(std::vector<RequestMatch> children);
+  static RequestMatch Any(std::vector<RequestMatch> children);
+  static RequestMatch Not(RequestMatch child);
+  // RE2 full match (anchored at both ends) on the path without its query.
+  static RequestMatch Path(std::string regex);
+  // "GET", "POST", … or any other method name; matched exactly.
+  static RequestMatch Method(std::string method);
+  static RequestMatch Header(HeaderMatch header);
+
+  Kind kind = Kind::kAll;
+  std::vector<RequestMatch> children;  // kAll, kAny; kNot has exactly one
+  std::string path_regex;              // kPath
+  std::string method;                  // kMethod
+  HeaderMatch header;                  // kHeader
+};
+
+// A tree over the response status. `all []` is true, `any []` is false.
+struct ResponseMatch {
+  enum class Kind { kAll, kAny, kNot, kStatus };
+
+  static ResponseMatch All(std::vector<ResponseMatch> children);
+  static ResponseMatch Any(std::vector<ResponseMatch> children);
+  static ResponseMatch Not(ResponseMatch child);
+  // HTTP status in [min, max]; both within 100..999.
+  static ResponseMatch Status(uint32_t min, uint32_t max);
+
+  Kind kind = Kind::kAll;
+  std::vector<ResponseMatch> children;
+  uint32_t min = 0;  // kStatus
+  uint32_t max = 0;  // kStatus
+};
+
+// The first class whose condition matches decides whether a response is a
+// failure; with none matching, the default classification applies (gRPC
+// status in {DataLoss, DeadlineExceeded, Internal, PermissionDenied,
+// Unavailable, Unknown}, or HTTP 5xx).
+struct ResponseClass {
+  ResponseMatch condition;
+  bool is_failure = false;
+};
+
+struct Route {
+  // The route's name in metrics ("route" label); empty: from metrics_labels.
+  std::string name;
+  RequestMatch condition;
+  std::vector<ResponseClass> response_classes;
+  std::map<std::string, std::string> metrics_labels;
+  bool is_retryable = false;
+  // Bounds the whole call including retries. Infinite: none.
+  absl::Duration timeout = absl::InfiniteDuration();
+};
+
+// Finagle/Linkerd retry budget: each request deposits 1, a retry withdraws
+// 1/retry_ratio, and min_retries_per_second × ttl is always available.
+struct RetryBudget {
+  double retry_ratio = 0.2;  // [0, 1000]
+  uint32_t min_retries_per_second = 10;
+  absl::Duration ttl = absl::Seconds(10);  // [1 s, 60 s]
+};
+
+// One backend of a traffic split: its own destination ("name:port").
+struct WeightedBackend {
+  std::string authority;
+  uint32_t weight = 0;  // relative; Linkerd's are ten-thousandths
+};
+
+struct ServiceConfig {
+  std::vector<Route> routes;  // in order; the first match wins
+  std::optional<RetryBudget> retry_budget;
+  // Traffic split; empty: the destination itself.
+  std::vector<WeightedBackend> backends;
+  std::string fully_qualified_name;
+  bool opaque_protocol = false;
+  // If set, calls go straight to this endpoint, without balancing.
+  std::optional<Endpoint> endpoint;
+};
+
+// What a discovery source emits service configs into. Calls for one
+// subscription are serialized.
+class ServiceConfigObserver {
+ public:
+  virtual ~ServiceConfigObserver() = default;
+  // A whole new config (it replaces the previous one).
+  virtual void OnServiceConfig(const ServiceConfig& config) = 0;
+  // The source could not get or convert a config; the last good one stays.
+  virtual void OnServiceConfigError(const absl::Status& status) {
+    (void)status;
+  }
+};
+
+}  // namespace mesh
+
+#endif  // MESH_SERVICE_CONFIG_H_

@@ -1,0 +1,79 @@
+#include "src/discovery/timer_thread.h"
+
+namespace mesh::internal {
+
+TimerThread::TimerThread() : thread_([this] { Loop(); }) {}
+
+TimerThread::~TimerThread() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    tasks_.clear();
+  }
+  thread_.join();
+}
+
+TimerThread::Id TimerThread::RunAfter(absl::Duration delay,
+                                      absl::AnyInvocable<void()> task) {
+  absl::MutexLock lock(&mu_);
+  Id id = next_id_++;
+  tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
+  return id;
+}
+
+void TimerThread::Cancel(Id id) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {
+    if (it->first.second == id) {
+      tasks_.erase(it);
+      return;
+    }
+  }
+  if (std::this_thread::get_id() == thread_.get_id()) return;
+  struct Running {
+    const Id* running;
+    Id id;
+  } wait{&running_, id};
+  mu_.Await(absl::Condition(
+      +[](Running* w) { return *w->running != w->id; }, &wait));
+}
+
+void TimerThread::Loop() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    if (tasks_.empty()) {
+      mu_.Await(absl::Condition(
+          +[](TimerThread* t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return t->stopping_ || !t->tasks_.empty();
+          },
+          this));
+      continue;
+    }
+    absl::Time due = tasks_.begin()->first.first;
+    if (absl::Now() < due) {
+      // Wakes early when a sooner task arrives or we are stopping.
+      struct Sooner {
+        TimerThread* t;
+        absl::Time due;
+      } sooner{this, due};
+      mu_.AwaitWithDeadline(
+          absl::Condition(
+              +[](Sooner* s) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                return s->t->stopping_ || s->t->tasks_.empty() ||
+                       s->t->tasks_.begin()->first.first < s->due;
+              },
+              &sooner),
+          due);
+      continue;
+    }
+    auto node = tasks_.extract(tasks_.begin());
+    running_ = node.key().second;
+    mu_.Unlock();
+    node.mapped()();
+    node.mapped() = nullptr;  // destroy captures outside the lock too
+    mu_.Lock();
+    running_ = 0;
+  }
+}
+
+}  // namespace mesh::internal

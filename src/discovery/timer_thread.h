@@ -1,0 +1,55 @@
+// TimerThread runs delayed tasks (discovery reconnects after backoff) on one
+// thread it owns, and lets their owner cancel them with a guarantee: once
+// Cancel() returns, the task is not running and never will.
+//
+//   TimerThread timers;
+//   TimerThread::Id id = timers.RunAfter(absl::Milliseconds(100), [] {...});
+//   timers.Cancel(id);  // before the owner of the task's state goes away
+//
+// Thread-safe. The destructor cancels what is pending and joins the thread.
+#ifndef MESH_SRC_DISCOVERY_TIMER_THREAD_H_
+#define MESH_SRC_DISCOVERY_TIMER_THREAD_H_
+
+#include <cstdint>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace mesh::internal {
+
+class TimerThread {
+ public:
+  using Id = uint64_t;
+
+  TimerThread();
+  ~TimerThread();
+  TimerThread(const TimerThread&) = delete;
+  TimerThread& operator=(const TimerThread&) = delete;
+
+  // Runs `task` on the timer thread after `delay`. Ids are never 0.
+  Id RunAfter(absl::Duration delay, absl::AnyInvocable<void()> task);
+
+  // Cancels `id`: if it is running now, waits for it to end (unless called
+  // from the task itself). Unknown or finished ids are ignored.
+  void Cancel(Id id);
+
+ private:
+  void Loop();
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  Id next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  Id running_ ABSL_GUARDED_BY(mu_) = 0;
+  // Ordered by due time, then id.
+  std::map<std::pair<absl::Time, Id>, absl::AnyInvocable<void()>> tasks_
+      ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_DISCOVERY_TIMER_THREAD_H_

@@ -1,0 +1,198 @@
+// libFuzzer target for the Linkerd wire → model conversion
+// (src/discovery/linkerd/convert.h): whatever a control plane (or an attacker
+// in its place) sends must convert or be rejected, never crash, and what
+// converts must satisfy the model's rules. The first input byte picks the
+// message: even → Update, odd → DestinationProfile; the rest is the message.
+//
+// Run through scripts/fuzz.sh. A violated invariant aborts with a message.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/logging.h"
+#include "linkerd/destination.pb.h"
+#include "re2/re2.h"
+#include "src/discovery/linkerd/convert.h"
+#include "src/model/address.h"
+
+namespace {
+
+namespace dst = ::io::linkerd::proxy::destination;
+using mesh::internal::linkerd::ConvertProfile;
+using mesh::internal::linkerd::ConvertUpdate;
+using mesh::internal::linkerd::ProfileConversion;
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "invariant violated: %s\n", what.c_str());
+  std::abort();
+}
+
+// A macro so the message is only built on failure (this runs per input).
+#define REQUIRE(cond, ...)                                     \
+  do {                                                         \
+    if (!(cond)) Fail(absl::StrCat(#cond, ": ", __VA_ARGS__)); \
+  } while (0)
+
+// The address is what FormatTcpAddress promises: parseable, and already in
+// the canonical form the endpoint set keys on.
+void CheckAddress(const std::string& address) {
+  absl::StatusOr<mesh::internal::SocketAddress> parsed =
+      mesh::internal::ParseSocketAddress(address);
+  REQUIRE(parsed.ok(), absl::StrCat("address does not parse: ", address));
+  std::string canonical =
+      parsed->ipv6 ? absl::StrCat("[", parsed->ip, "]:", parsed->port)
+                   : absl::StrCat(parsed->ip, ":", parsed->port);
+  REQUIRE(canonical == address,
+          absl::StrCat("address not canonical: ", address, " vs ", canonical));
+}
+
+void CheckUpdate(const dst::Update& wire) {
+  absl::StatusOr<mesh::EndpointUpdate> update = ConvertUpdate(wire);
+  if (!update.ok()) {
+    REQUIRE(update.status().code() == absl::StatusCode::kInvalidArgument,
+            "rejection is not INVALID_ARGUMENT");
+    REQUIRE(!update.status().message().empty(), "rejection without message");
+    return;
+  }
+  switch (update->kind) {
+    case mesh::EndpointUpdate::Kind::kAdd: {
+      REQUIRE(wire.has_add(), "Add from a message without add");
+      absl::flat_hash_set<std::string> seen;
+      for (const mesh::Endpoint& e : update->endpoints) {
+        REQUIRE(mesh::ValidateEndpoint(e).ok(),
+                absl::StrCat("invalid endpoint ", e.address));
+        CheckAddress(e.address);
+        REQUIRE(seen.insert(e.address).second,
+                absl::StrCat("duplicate address ", e.address));
+      }
+      REQUIRE(update->endpoints.size() <=
+                  static_cast<size_t>(wire.add().addrs_size()),
+              "more endpoints than addresses");
+      break;
+    }
+    case mesh::EndpointUpdate::Kind::kRemove:
+      REQUIRE(wire.has_remove(), "Remove from a message without remove");
+      REQUIRE(update->addresses.size() ==
+                  static_cast<size_t>(wire.remove().addrs_size()),
+              "Remove lost addresses");
+      for (const std::string& a : update->addresses) CheckAddress(a);
+      break;
+    case mesh::EndpointUpdate::Kind::kNoEndpoints:
+      REQUIRE(wire.has_no_endpoints(), "NoEndpoints from the wrong message");
+      REQUIRE(update->exists == wire.no_endpoints().exists(), "exists lost");
+      break;
+    case mesh::EndpointUpdate::Kind::kReset:
+      Fail("ConvertUpdate never makes a Reset");
+  }
+}
+
+void CheckRequestMatch(const mesh::RequestMatch& m) {
+  using Kind = mesh::RequestMatch::Kind;
+  switch (m.kind) {
+    case Kind::kAll:
+    case Kind::kAny:
+      break;
+    case Kind::kNot:
+      REQUIRE(m.children.size() == 1, "not without exactly one child");
+      break;
+    case Kind::kPath:
+      REQUIRE(RE2(m.path_regex, RE2::Quiet).ok(),
+              absl::StrCat("regex does not compile: ", m.path_regex));
+      break;
+    case Kind::kMethod:
+      REQUIRE(!m.method.empty(), "empty method");
+      break;
+    case Kind::kHeader:
+      Fail("Linkerd profiles have no header matches");
+  }
+  for (const mesh::RequestMatch& c : m.children) CheckRequestMatch(c);
+}
+
+void CheckResponseMatch(const mesh::ResponseMatch& m) {
+  if (m.kind == mesh::ResponseMatch::Kind::kNot) {
+    REQUIRE(m.children.size() == 1, "not without exactly one child");
+  }
+  if (m.kind == mesh::ResponseMatch::Kind::kStatus) {
+    REQUIRE(m.min >= 100 && m.max <= 999 && m.min <= m.max,
+            absl::StrCat("status range ", m.min, "..", m.max));
+  }
+  for (const mesh::ResponseMatch& c : m.children) CheckResponseMatch(c);
+}
+
+void CheckProfile(const dst::DestinationProfile& wire) {
+  ProfileConversion p = ConvertProfile(wire);
+  const mesh::ServiceConfig& c = p.config;
+  for (const mesh::Route& r : c.routes) {
+    CheckRequestMatch(r.condition);
+    for (const mesh::ResponseClass& rc : r.response_classes) {
+      CheckResponseMatch(rc.condition);
+    }
+    REQUIRE(r.timeout > absl::ZeroDuration(), "timeout not positive");
+    auto label = r.metrics_labels.find("route");
+    REQUIRE(r.name == (label == r.metrics_labels.end() ? "" : label->second),
+            "route name is not its route label");
+  }
+  if (c.retry_budget.has_value()) {
+    REQUIRE(
+        c.retry_budget->retry_ratio >= 0 && c.retry_budget->retry_ratio <= 1000,
+        "retry ratio out of range");
+    REQUIRE(c.retry_budget->ttl >= absl::Seconds(1) &&
+                c.retry_budget->ttl <= absl::Seconds(60),
+            "ttl out of range");
+  }
+  for (const mesh::WeightedBackend& b : c.backends) {
+    REQUIRE(b.weight > 0, "backend weight 0");
+    REQUIRE(mesh::internal::ValidateDestination(b.authority).ok(),
+            absl::StrCat("bad backend authority ", b.authority));
+  }
+  if (c.endpoint.has_value()) {
+    REQUIRE(mesh::ValidateEndpoint(*c.endpoint).ok(), "invalid endpoint");
+    CheckAddress(c.endpoint->address);
+  }
+  REQUIRE(c.fully_qualified_name == wire.fully_qualified_name(), "fqn lost");
+  REQUIRE(c.opaque_protocol == wire.opaque_protocol(), "opaque lost");
+
+  // Nothing appears from nowhere, and everything left out is accounted for
+  // by at least one line.
+  const size_t routes = static_cast<size_t>(wire.routes_size());
+  const size_t backends = static_cast<size_t>(wire.dst_overrides_size());
+  REQUIRE(c.routes.size() <= routes, "more routes than sent");
+  REQUIRE(c.backends.size() <= backends, "more backends than sent");
+  REQUIRE(wire.has_retry_budget() || !c.retry_budget, "a budget from nowhere");
+  REQUIRE(wire.has_endpoint() || !c.endpoint, "an endpoint from nowhere");
+  const size_t lost = (routes - c.routes.size()) +
+                      (backends - c.backends.size()) +
+                      (wire.has_retry_budget() && !c.retry_budget ? 1 : 0) +
+                      (wire.has_endpoint() && !c.endpoint ? 1 : 0);
+  REQUIRE(p.dropped.size() >= lost, "a part was dropped without a line");
+  for (const std::string& line : p.dropped) {
+    REQUIRE(!line.empty(), "empty dropped line");
+  }
+}
+
+}  // namespace
+
+// protobuf logs every string field with invalid UTF-8 it refuses to parse;
+// at tens of thousands of inputs a second that is only noise.
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const void* body = data + 1;
+  const int body_size = static_cast<int>(size - 1);
+  if (data[0] % 2 == 0) {
+    dst::Update update;
+    if (update.ParseFromArray(body, body_size)) CheckUpdate(update);
+  } else {
+    dst::DestinationProfile profile;
+    if (profile.ParseFromArray(body, body_size)) CheckProfile(profile);
+  }
+  return 0;
+}
