@@ -185,6 +185,16 @@ int64_t ControlPlane::calls(const std::string& method,
   return it == calls_.end() ? 0 : it->second;
 }
 
+int64_t ControlPlane::rejected_files() const {
+  absl::MutexLock lock(&mu_);
+  return rejected_files_;
+}
+
+std::string ControlPlane::last_file_error() const {
+  absl::MutexLock lock(&mu_);
+  return last_file_error_;
+}
+
 int ControlPlane::open_streams() const {
   absl::MutexLock lock(&mu_);
   return open_streams_;
@@ -239,10 +249,15 @@ absl::Status ControlPlane::WatchFile(const std::string& path,
                            path.c_str());
               SetConfig(*std::move(next));
             } else {
-              std::fprintf(
-                  stderr,
-                  "mesh-control-plane: %s: %s; keeping the last good config\n",
-                  path.c_str(), std::string(next.status().message()).c_str());
+              std::string error =
+                  absl::StrCat(path, ":", next.status().message());
+              std::fprintf(stderr,
+                           "mesh-control-plane: %s; keeping the last good "
+                           "config\n",
+                           error.c_str());
+              absl::MutexLock count(&mu_);
+              ++rejected_files_;
+              last_file_error_ = std::move(error);
             }
           }
           mu_.Lock();

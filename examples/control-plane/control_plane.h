@@ -49,6 +49,9 @@ class ControlPlane {
   // open now.
   int64_t calls(const std::string& method, const std::string& target) const;
   int open_streams() const;
+  // File versions rejected by WatchFile, and the last rejection's message.
+  int64_t rejected_files() const;
+  std::string last_file_error() const;
 
   // Stops serving at once: open streams end with an error. Idempotent.
   void Kill();
@@ -66,6 +69,8 @@ class ControlPlane {
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t rejected_files_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_file_error_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, int64_t> calls_
       ABSL_GUARDED_BY(mu_);
   std::thread watcher_;

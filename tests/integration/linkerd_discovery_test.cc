@@ -2,6 +2,8 @@
 // (examples/control-plane) serving Destination.Get/GetProfile on 127.0.0.1,
 // real gRPC backends, calls through a mesh::Channel.
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -238,6 +240,42 @@ TEST_F(LinkerdTest, ProfilesArriveConvertedAndFollowEdits) {
   control_plane_->Kill();
   ASSERT_TRUE(channel->service_config().has_value());
   EXPECT_EQ(channel->service_config()->fully_qualified_name, "echo.test");
+}
+
+TEST_F(LinkerdTest, ConfigFileEditsAreFollowedAndBadVersionsRejected) {
+  auto backends = testing::StartBackends(2);
+  std::string path = ::testing::TempDir() + "/mesh-control-plane-test.json";
+  auto write = [&](const std::string& text) {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+  };
+  auto config_for = [&](const std::vector<int>& which) {
+    std::string eps;
+    for (int i : which) {
+      if (!eps.empty()) eps += ", ";
+      eps += absl::StrCat("{\"address\": \"", backends[i]->address(), "\"}");
+    }
+    return absl::StrCat("{\n  \"targets\": {\n    \"", kTarget,
+                        "\": {\"endpoints\": [", eps, "]}\n  }\n}\n");
+  };
+  write(config_for({0}));
+  StartMesh(Config{});
+  ASSERT_TRUE(control_plane_->WatchFile(path, absl::Milliseconds(10)).ok());
+  auto channel = NewChannel();
+  ASSERT_TRUE(channel->WaitForEndpoints(absl::Seconds(10)).ok());
+
+  write("{\n  \"targets\": {\n    \"oops\n}\n");  // does not parse
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return control_plane_->rejected_files() == 1; }));
+  EXPECT_THAT(control_plane_->last_file_error(), HasSubstr("line 3"));
+  EXPECT_EQ(channel->EndpointStatsSnapshot().size(),
+            1u);  // last good config serves
+  EXPECT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
+
+  write(config_for({0, 1}));
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return channel->EndpointStatsSnapshot().size() == 2; }));
+  std::remove(path.c_str());
 }
 
 }  // namespace
