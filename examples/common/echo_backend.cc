@@ -44,13 +44,28 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
       return Answer(grpc::Status(code, "backend configured to fail"));
     }
     if (delay <= absl::ZeroDuration()) return Answer(grpc::Status::OK);
-    alarm_.Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
-      Answer(fired ? grpc::Status::OK
-                   : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
-    });
+    // OnCancel may run on another thread at any time: the alarm is set and
+    // cancelled under one lock, and never cancelled before it is set.
+    {
+      absl::MutexLock lock(&alarm_mu_);
+      if (!cancelled_) {
+        alarm_set_ = true;
+        alarm_.Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
+          Answer(fired
+                     ? grpc::Status::OK
+                     : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+        });
+        return;
+      }
+    }
+    Answer(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
   }
 
-  void OnCancel() override { alarm_.Cancel(); }
+  void OnCancel() override {
+    absl::MutexLock lock(&alarm_mu_);
+    cancelled_ = true;
+    if (alarm_set_) alarm_.Cancel();
+  }
   void OnDone() override {
     owner_->answered_.fetch_add(1);
     delete this;
@@ -68,6 +83,9 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
 
   EchoBackend* const owner_;
   grpc::ByteBuffer request_;
+  absl::Mutex alarm_mu_;
+  bool alarm_set_ ABSL_GUARDED_BY(alarm_mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(alarm_mu_) = false;
   grpc::Alarm alarm_;
   std::atomic<bool> answered_{false};
 };

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/logging.h"
 #include "linkerd/destination.pb.h"
@@ -100,6 +101,8 @@ void CheckRequestMatch(const mesh::RequestMatch& m) {
       REQUIRE(m.children.size() == 1, "not without exactly one child");
       break;
     case Kind::kPath:
+      REQUIRE(absl::StripAsciiWhitespace(m.path_regex) == m.path_regex,
+              "regex not trimmed: ", m.path_regex);
       REQUIRE(RE2(m.path_regex, RE2::Quiet).ok(),
               absl::StrCat("regex does not compile: ", m.path_regex));
       break;
@@ -113,6 +116,10 @@ void CheckRequestMatch(const mesh::RequestMatch& m) {
 }
 
 void CheckResponseMatch(const mesh::ResponseMatch& m) {
+  if (m.kind == mesh::ResponseMatch::Kind::kAll ||
+      m.kind == mesh::ResponseMatch::Kind::kAny) {
+    REQUIRE(!m.children.empty(), "empty all/any in a response match");
+  }
   if (m.kind == mesh::ResponseMatch::Kind::kNot) {
     REQUIRE(m.children.size() == 1, "not without exactly one child");
   }

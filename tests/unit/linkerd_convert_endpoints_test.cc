@@ -166,6 +166,26 @@ TEST(ConvertWeightedAddrTest, TlsIdentityFromEitherStrategy) {
   EXPECT_EQ(ConvertWeightedAddr(sni_only, none)->tls_identity, "");
 }
 
+TEST(ConvertWeightedAddrTest, AuthorityOverrideMustBeAnAuthority) {
+  google::protobuf::Map<std::string, std::string> none;
+  for (const std::string good :
+       {"books.default.svc.cluster.local:7001", "[::1]:80", "user@books:1"}) {
+    dst::WeightedAddr w = Weighted(V4(0x0A000001, 80), 1);
+    w.mutable_authority_override()->set_authority_override(good);
+    EXPECT_EQ(ConvertWeightedAddr(w, none)->authority_override, good);
+  }
+  // Ignored, not fatal: the endpoint is still usable with the usual
+  // authority (linkerd2-proxy does the same).
+  for (const std::string bad :
+       {"", "books:80/x", "books 80", "books\r\nx: y"}) {
+    dst::WeightedAddr w = Weighted(V4(0x0A000001, 80), 1);
+    w.mutable_authority_override()->set_authority_override(bad);
+    absl::StatusOr<Endpoint> e = ConvertWeightedAddr(w, none);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->authority_override, "") << bad;
+  }
+}
+
 TEST(ConvertWeightedAddrTest, ProtocolHints) {
   google::protobuf::Map<std::string, std::string> none;
   dst::WeightedAddr w = Weighted(V4(0x0A000001, 80), 1);

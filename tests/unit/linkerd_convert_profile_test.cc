@@ -75,6 +75,11 @@ TEST(ConvertProfileTest, DropsOnlyTheBadResponseClass) {
   *nested_bad.mutable_any()->add_matches() = StatusIn(0, 200);
   dst::ResponseMatch not_without_inner;
   not_without_inner.mutable_not_();
+  dst::ResponseMatch empty_all;
+  empty_all.mutable_all();
+  dst::ResponseMatch empty_any_inside;
+  *empty_any_inside.mutable_all()->add_matches() = StatusIn(500, 599);
+  empty_any_inside.mutable_all()->add_matches()->mutable_any();
   const std::vector<Case> cases = {
       {StatusIn(0, 200), true, "status range 0..200 has a bound outside"},
       {StatusIn(99, 200), true, "outside 100..999"},
@@ -83,6 +88,8 @@ TEST(ConvertProfileTest, DropsOnlyTheBadResponseClass) {
       {empty, true, "none of all, any, not or status"},
       {nested_bad, true, "0..200"},
       {not_without_inner, true, "no inner match"},
+      {empty_all, true, "an empty 'all' in a response match"},
+      {empty_any_inside, true, "an empty 'any'"},
       {dst::ResponseMatch(), false, "no condition"},
   };
   for (const Case& c : cases) {
@@ -130,10 +137,13 @@ TEST(ConvertProfileTest, RetryBudgetAtItsBounds) {
   EXPECT_EQ(low.config.retry_budget->min_retries_per_second, 7u);
   EXPECT_EQ(low.config.retry_budget->ttl, absl::Seconds(1));
 
-  ProfileConversion high = ConvertProfile(WithBudget(1000, 60, 0));
+  dst::DestinationProfile p = WithBudget(1000, 60, 0);
+  p.mutable_retry_budget()->set_min_retries_per_second(2147483647);
+  ProfileConversion high = ConvertProfile(p);
   EXPECT_THAT(high.dropped, IsEmpty());
   ASSERT_TRUE(high.config.retry_budget.has_value());
   EXPECT_EQ(high.config.retry_budget->retry_ratio, 1000.0);
+  EXPECT_EQ(high.config.retry_budget->min_retries_per_second, 2147483647u);
   EXPECT_EQ(high.config.retry_budget->ttl, absl::Seconds(60));
 }
 
@@ -155,13 +165,22 @@ TEST(ConvertProfileTest, InvalidRetryBudgetIsDroppedWithALine) {
       {0.2f, 60, 1, "ttl 1m0.000000001s is outside"},
       {0.2f, 10, -1, "ttl {seconds: 10, nanos: -1} is not a valid Duration"},
   };
+  std::vector<std::pair<dst::DestinationProfile, std::string>> profiles;
   for (const auto& c : cases) {
-    dst::DestinationProfile p = WithBudget(c.ratio, c.seconds, c.nanos);
+    profiles.emplace_back(WithBudget(c.ratio, c.seconds, c.nanos), c.reason);
+  }
+  dst::DestinationProfile no_ttl = WithBudget(0.2f, 10, 0);
+  no_ttl.mutable_retry_budget()->clear_ttl();
+  profiles.emplace_back(no_ttl, "ttl is missing");
+  dst::DestinationProfile too_many = WithBudget(0.2f, 10, 0);
+  too_many.mutable_retry_budget()->set_min_retries_per_second(2147483648u);
+  profiles.emplace_back(too_many, "min_retries_per_second 2147483648 is above");
+  for (auto& [p, reason] : profiles) {
     *p.add_routes() = GoodRoute("kept", "/kept");
     ProfileConversion got = ConvertProfile(p);
-    EXPECT_FALSE(got.config.retry_budget.has_value()) << c.reason;
+    EXPECT_FALSE(got.config.retry_budget.has_value()) << reason;
     EXPECT_THAT(got.dropped, ElementsAre(AllOf(HasSubstr("retry budget"),
-                                               HasSubstr(c.reason))));
+                                               HasSubstr(reason))));
     EXPECT_THAT(Describe(got.config.routes),
                 ElementsAre(Describe(WantRoute("kept", "/kept"))));
   }

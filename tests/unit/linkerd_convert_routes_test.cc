@@ -112,6 +112,14 @@ TEST(ConvertRouteTest, EveryRegisteredMethodHasItsName) {
   }
 }
 
+TEST(ConvertRouteTest, PathRegexIsTrimmed) {
+  dst::Route r = GoodRoute("trim", " \t/books/[0-9]+\n ");
+  ProfileConversion got = ConvertProfile(OneRoute(r));
+  EXPECT_THAT(got.dropped, IsEmpty());
+  EXPECT_THAT(Describe(got.config.routes),
+              ElementsAre(Describe(WantRoute("trim", "/books/[0-9]+"))));
+}
+
 TEST(ConvertRouteTest, TimeoutZeroOrAbsentIsInfinite) {
   dst::Route absent = GoodRoute("r", "/r");
   dst::Route zero = GoodRoute("r", "/r");

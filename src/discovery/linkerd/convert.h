@@ -78,18 +78,20 @@ struct ProfileConversion {
 };
 
 // Never fails as a whole; see the file comment. Per part:
-//  - routes, in order. Dropped: no condition; a condition tree with a node
-//    that has no match set, a `not` without its inner match, a path regex RE2
-//    rejects, a method with no name, an unknown registered value or not an
-//    HTTP token; a timeout that is negative or not a valid Duration. A zero or
-//    absent timeout is absl::InfiniteDuration(). name =
-//    metrics_labels["route"].
-//  - response classes: a class with no condition, an empty node, or a status
-//    range with a bound outside 100..999 or min > max is dropped (that class
-//    only; the route stays).
+//  - routes, in order. Dropped: no condition; a condition tree with a bad
+//    node (ConvertRequestMatch in convert_match.h: no match set, `not`
+//    without its inner match, a path regex RE2 rejects, a bad method); a
+//    timeout that is negative or not a valid Duration (linkerd2-proxy keeps
+//    such a route without a timeout; a route whose author asked for a bound
+//    should not silently lose it). A zero or absent timeout is
+//    absl::InfiniteDuration(). The name is metrics_labels["route"].
+//  - response classes: a class with no condition or a bad tree
+//    (ConvertResponseMatch: an empty node, an empty all/any, a status range
+//    with a bound outside 100..999 or min > max) is dropped, that class only.
 //  - retry_budget: absent → nullopt. Present but retry_ratio outside
-//    [0, 1000] or ttl outside [1 s, 60 s] → nullopt and a line (linkerd2-proxy
-//    then makes no route retryable, so downstream nullopt means no retries).
+//    [0, 1000], min_retries_per_second above 2^31-1, or ttl missing or
+//    outside [1 s, 60 s] → nullopt and a line. linkerd2-proxy then retries on
+//    no route; downstream should read nullopt the same way.
 //  - dst_overrides → backends: weight 0 or an authority that is not
 //    name:port is dropped.
 //  - endpoint: converted with ConvertWeightedAddr; if that fails, no endpoint

@@ -64,7 +64,7 @@ std::optional<Route> ConvertRoute(int index, const dst::Route& wire,
       return drop(absl::StrCat("timeout ", absl::FormatDuration(*timeout),
                                " is negative"));
     }
-    // Linkerd's controller sends 0 for "no timeout".
+    // A zero bound would fail every call, so zero means none.
     if (*timeout > absl::ZeroDuration()) route.timeout = *timeout;
   }
   route.metrics_labels.insert(wire.metrics_labels().begin(),
@@ -104,6 +104,13 @@ std::optional<RetryBudget> ConvertRetryBudget(
     return drop(absl::StrCat("retry_ratio ", wire.retry_ratio(),
                              " is outside [0, 1000]"));
   }
+  // linkerd2-proxy's limit too (it rejects values above i32::MAX).
+  if (wire.min_retries_per_second() > 2147483647u) {
+    return drop(absl::StrCat("min_retries_per_second ",
+                             wire.min_retries_per_second(),
+                             " is above 2147483647"));
+  }
+  if (!wire.has_ttl()) return drop("ttl is missing");
   absl::StatusOr<absl::Duration> ttl = ConvertDuration(wire.ttl());
   if (!ttl.ok()) return drop(absl::StrCat("ttl ", ttl.status().message()));
   if (*ttl < absl::Seconds(1) || *ttl > absl::Seconds(60)) {

@@ -96,7 +96,9 @@ class LinkerdDiscovery final : public DiscoverySource {
       }
       // A new stream's first Add is the whole set: apply it as a Reset so
       // endpoints removed while we were disconnected go away.
-      if (first && converted->kind == EndpointUpdate::Kind::kAdd) {
+      // (An empty Add is left an Add: it must not empty the set.)
+      if (first && converted->kind == EndpointUpdate::Kind::kAdd &&
+          !converted->endpoints.empty()) {
         converted->kind = EndpointUpdate::Kind::kReset;
       }
       observer->OnEndpointUpdate(*converted);
