@@ -12,6 +12,7 @@
 #ifndef MESH_DISCOVERY_H_
 #define MESH_DISCOVERY_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,7 +29,17 @@ namespace mesh {
 // is not called again.
 class DiscoverySubscription {
  public:
+  // What a streaming source has seen, for Mesh::Describe().
+  struct State {
+    bool connected = false;  // a stream is open and has delivered
+    int64_t streams_started = 0;
+    int64_t messages = 0;
+    std::string last_error;  // empty if none
+  };
+
   virtual ~DiscoverySubscription() = default;
+  // Sources without streams report the default State.
+  virtual State GetState() const { return {}; }
 };
 
 class DiscoverySource {

@@ -63,6 +63,13 @@ class Mesh {
   absl::StatusOr<std::unique_ptr<Channel>> NewChannel(
       const std::string& target, const ChannelOptions& options = {});
 
+  // What the mesh currently believes, as JSON: an array with one object per
+  // destination in use — its endpoints (weight, labels, and per channel the
+  // pending count, RTT estimate, picks, failures, ejection), the service
+  // config, the discovery streams' state and the last errors. For debugging
+  // stale endpoints; the format is for people, not a stable API.
+  std::string Describe() const;
+
  private:
   explicit Mesh(std::shared_ptr<internal::MeshCore> core);
   std::shared_ptr<internal::MeshCore> core_;

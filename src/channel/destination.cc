@@ -108,6 +108,26 @@ absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
   return NoEndpointsStatus();
 }
 
+DestinationView Destination::View() const {
+  DestinationView v;
+  v.target = target_;
+  {
+    absl::MutexLock lock(&subscription_mu_);
+    if (subscription_) v.endpoint_stream = subscription_->GetState();
+    if (config_subscription_)
+      v.config_stream = config_subscription_->GetState();
+  }
+  absl::MutexLock lock(&mu_);
+  v.has_update = set_.has_update();
+  v.exists = set_.exists();
+  v.endpoints = current_;
+  for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
+  v.config = config_;
+  v.last_error = last_error_;
+  v.last_config_error = last_config_error_;
+  return v;
+}
+
 std::optional<ServiceConfig> Destination::service_config() const {
   absl::MutexLock lock(&mu_);
   return config_;

@@ -18,6 +18,7 @@
 #include "mesh/discovery.h"
 #include "mesh/service_config.h"
 #include "mesh/transport.h"
+#include "src/channel/describe.h"
 #include "src/model/endpoint_set.h"
 
 namespace mesh::internal {
@@ -47,6 +48,9 @@ class Destination final : public EndpointObserver,
   // none for good or `timeout` passed (NoEndpointsStatus()).
   absl::Status WaitForEndpoints(absl::Duration timeout) const;
 
+  // Everything Mesh::Describe() shows for this destination.
+  DestinationView View() const;
+
   // The last service config from discovery; nullopt until one arrives.
   std::optional<ServiceConfig> service_config() const;
 
@@ -68,7 +72,7 @@ class Destination final : public EndpointObserver,
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex subscription_mu_;
+  mutable absl::Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_
       ABSL_GUARDED_BY(subscription_mu_);
   std::unique_ptr<DiscoverySubscription> config_subscription_

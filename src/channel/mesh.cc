@@ -22,6 +22,8 @@ Mesh::Mesh(std::shared_ptr<internal::MeshCore> core) : core_(std::move(core)) {}
 
 Mesh::~Mesh() { core_->Shutdown(); }
 
+std::string Mesh::Describe() const { return core_->Describe(); }
+
 absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     const std::string& target, const ChannelOptions& options) {
   if (absl::Status s = internal::ValidateDestination(target); !s.ok()) {

@@ -1,5 +1,6 @@
 #include "src/channel/mesh_core.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,25 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     dest->Start(*options_.discovery);
   }
   return dest;
+}
+
+std::string MeshCore::Describe() {
+  std::vector<std::shared_ptr<Destination>> live;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [target, weak] : destinations_) {
+      if (auto d = weak.lock()) live.push_back(std::move(d));
+    }
+  }
+  std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) {
+    return a->target() < b->target();
+  });
+  std::string out = "[";
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (i > 0) out += ",";
+    out += DescribeJson(live[i]->View());
+  }
+  return out + "]";
 }
 
 void MeshCore::Shutdown() {

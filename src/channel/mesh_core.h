@@ -27,6 +27,9 @@ class MeshCore {
   absl::StatusOr<std::shared_ptr<Destination>> GetDestination(
       const std::string& target);
 
+  // A JSON array with one object per destination in use (Mesh::Describe).
+  std::string Describe();
+
   // Ends every destination's calls and discovery; later calls fail.
   void Shutdown();
   bool shut_down() const { return shut_down_.load(std::memory_order_acquire); }

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "examples/control-plane/control_plane.h"
+#include "examples/control-plane/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
@@ -276,6 +277,49 @@ TEST_F(LinkerdTest, ConfigFileEditsAreFollowedAndBadVersionsRejected) {
   EXPECT_TRUE(testing::WaitFor(
       [&] { return channel->EndpointStatsSnapshot().size() == 2; }));
   std::remove(path.c_str());
+}
+
+TEST_F(LinkerdTest, DescribeShowsWhatTheClientBelieves) {
+  auto backends = testing::StartBackends(2);
+  StartMesh(ConfigWith(backends, {0, 1}));
+  auto channel = NewChannel();
+  ASSERT_TRUE(channel->WaitForEndpoints(absl::Seconds(10)).ok());
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
+
+  // Parsed with the control plane's JSON reader: Describe() must be JSON.
+  auto parsed = controlplane::ParseJson(mesh_->Describe());
+  ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << mesh_->Describe();
+  ASSERT_EQ(parsed->array.size(), 1u);
+  const auto& d = parsed->array[0].object;
+  EXPECT_EQ(d.at("target").string, kTarget);
+  EXPECT_TRUE(d.at("endpoint_stream").object.at("connected").boolean);
+  EXPECT_EQ(d.at("service_config").object.at("fully_qualified_name").string,
+            "echo.test");
+  const auto& endpoints = d.at("endpoints").array;
+  ASSERT_EQ(endpoints.size(), 2u);
+  double picks = 0;
+  for (const auto& e : endpoints) {
+    ASSERT_EQ(e.object.at("load_per_channel").array.size(), 1u);
+    const auto& load = e.object.at("load_per_channel").array[0].object;
+    EXPECT_EQ(load.at("pending").number, 0);
+    EXPECT_GT(load.at("rtt_estimate_ms").number, 0);
+    picks += load.at("picks").number;
+  }
+  EXPECT_EQ(picks, 10);
+
+  control_plane_->Kill();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    auto p = controlplane::ParseJson(mesh_->Describe());
+    return p.ok() && !p->array[0]
+                          .object.at("endpoint_stream")
+                          .object.at("last_error")
+                          .is(controlplane::JsonValue::Type::kNull);
+  }));
+  // The endpoints are still believed, and still served.
+  EXPECT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
 }
 
 }  // namespace

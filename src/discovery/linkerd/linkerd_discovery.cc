@@ -60,6 +60,8 @@ class Subscription final : public DiscoverySubscription {
     watch_->Start();
   }
 
+  State GetState() const override { return watch_ ? watch_->State() : State{}; }
+
   const dst::GetDestination& request() const { return request_; }
   dst::Destination::Stub& stub() { return *shared_->stub; }
 

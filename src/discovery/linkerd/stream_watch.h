@@ -24,19 +24,13 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "mesh/discovery.h"
 #include "src/discovery/linkerd/backoff.h"
 #include "src/discovery/timer_thread.h"
 
 namespace mesh::internal {
 
-// What a watch has seen, for Describe() and tests.
-struct StreamState {
-  bool connected = false;  // a stream is open and has delivered a message
-  bool stopped_final = false;
-  int64_t streams_started = 0;
-  int64_t messages = 0;
-  std::string last_error;  // empty if none yet
-};
+using StreamState = DiscoverySubscription::State;
 
 template <typename Response>
 class StreamWatch {
@@ -148,7 +142,6 @@ class StreamWatch {
                             ? std::string("stream ended by the server")
                             : absl::StrCat("status ", status.error_code(), ": ",
                                            status.error_message());
-    state_.stopped_final = final;
     hooks_.on_end(status, final);
     if (final) return;
     absl::Duration wait = backoff_.Next(gen_);

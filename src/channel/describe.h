@@ -1,0 +1,46 @@
+// JSON rendering for Mesh::Describe(): what the client believes about each
+// destination — endpoints with their load, the service config, and the state
+// of the discovery streams — for debugging stale endpoints and odd routing.
+//
+// Pure functions over plain values: thread-safe.
+#ifndef MESH_SRC_CHANNEL_DESCRIBE_H_
+#define MESH_SRC_CHANNEL_DESCRIBE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "mesh/balancer.h"
+#include "mesh/discovery.h"
+#include "mesh/endpoint.h"
+#include "mesh/service_config.h"
+
+namespace mesh::internal {
+
+// Everything Describe() shows for one destination, copied out under its lock.
+struct DestinationView {
+  std::string target;
+  bool has_update = false;
+  bool exists = true;
+  std::vector<Endpoint> endpoints;
+  // One entry per channel (each has its own balancer and load statistics).
+  std::vector<std::vector<EndpointStats>> channel_stats;
+  std::optional<ServiceConfig> config;
+  absl::Status last_error;
+  absl::Status last_config_error;
+  DiscoverySubscription::State endpoint_stream;
+  DiscoverySubscription::State config_stream;
+};
+
+// A JSON string literal for `s` (quotes, backslashes and control characters
+// escaped; other bytes as they are).
+std::string JsonQuote(absl::string_view s);
+
+// One JSON object for the destination.
+std::string DescribeJson(const DestinationView& view);
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CHANNEL_DESCRIBE_H_
