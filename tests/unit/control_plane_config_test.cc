@@ -1,6 +1,9 @@
 // The local control plane's config file: what parses, and errors that name
 // the line and the field.
 #include "examples/control-plane/config.h"
+
+#include <fstream>
+#include <sstream>
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -85,6 +88,15 @@ TEST(ControlPlaneConfigTest, SemanticErrorsNameTheFieldAndLine) {
   EXPECT_THAT(ErrorOf("{\"targets\": {\"b:1\": {\"profile\": {\"routes\": "
                       "[{\"timeout_ms\": \"fast\"}]}}}}"),
               HasSubstr("routes[0].timeout_ms: expected a number"));
+}
+
+TEST(ControlPlaneConfigTest, TheShippedSampleParses) {
+  std::ifstream in(std::string(MESH_SOURCE_DIR) + "/examples/control-plane/sample.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Config> c = ParseConfig(text.str());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->targets.at("books.local:7001").endpoints.size(), 2u);
 }
 
 TEST(ControlPlaneConfigTest, UnknownTargetsGetLinkerdsDefaultProfile) {
