@@ -159,6 +159,9 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
   cp->config_ = std::move(config);
   cp->service_ = std::make_unique<Service>(cp.get());
   grpc::ServerBuilder builder;
+  // Without this gRPC sets SO_REUSEPORT, and a second server on a port in
+  // use would start and silently share it.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
                            &cp->port_);
   builder.RegisterService(cp->service_.get());

@@ -30,6 +30,7 @@ Call:
   --data HEX | @FILE      request message: hex bytes, or a file's raw bytes
                           (default: the empty message)
   --header 'NAME: VALUE'  request metadata; repeatable; NAME is lower-cased
+                          (grpc-* names are reserved)
   --deadline MS           per-call timeout in milliseconds (default: none)
   --balancer p2c|round_robin   (default: p2c)
 
@@ -111,8 +112,10 @@ bool IsMetadataNameChar(char c) {
          c == '_' || c == '.';
 }
 
-// "name: value" → {name lower-cased, value}, both trimmed. gRPC's own
-// headers (content-type, te, grpc-*) are the transport's to send.
+// "name: value" → {name lower-cased, value}, both trimmed. Names starting
+// "grpc-" are the protocol's own (PROTOCOL-HTTP2.md) and rejected here;
+// other names go to gRPC as given, even those it sets itself (content-type,
+// te, user-agent).
 absl::Status ParseHeader(absl::string_view text, Metadata* headers) {
   size_t colon = text.find(':');
   if (colon == absl::string_view::npos) {
@@ -127,9 +130,8 @@ absl::Status ParseHeader(absl::string_view text, Metadata* headers) {
     return Bad("header", absl::StrCat("name '", name,
                                       "' must be [0-9A-Za-z_.-] characters"));
   }
-  if (name == "content-type" || name == "te" || name == "user-agent" ||
-      absl::StartsWith(name, "grpc-")) {
-    return Bad("header", absl::StrCat("'", name, "' is set by gRPC itself"));
+  if (absl::StartsWith(name, "grpc-")) {
+    return Bad("header", absl::StrCat("'", name, "': grpc-* is reserved"));
   }
   if (!absl::EndsWith(name, "-bin")) {
     for (char c : value) {

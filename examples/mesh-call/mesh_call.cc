@@ -205,8 +205,9 @@ RunResult Drive(Channel& channel, const CallFlags& flags,
   options.metadata = flags.headers;
   const bool timed = flags.duration > absl::ZeroDuration();
   const int64_t count = timed ? INT64_MAX : flags.count;
-  if (!timed)
+  if (!timed) {
     run->Reserve(static_cast<size_t>(std::min<int64_t>(count, 1 << 16)));
+  }
 
   const absl::Time t0 = absl::Now();
   const absl::Time end = timed ? t0 + flags.duration : absl::InfiniteFuture();
@@ -333,7 +334,7 @@ int Main(int argc, char** argv) {
   result.method = flags.method;
   result.mode = DescribeMode(flags);
   for (const EndpointStats& e : (*channel)->EndpointStatsSnapshot()) {
-    result.known_endpoints.push_back(e.address);
+    result.known_endpoints[e.address] = e.pending;
   }
   Summary summary = Summarize(result);
   std::fputs((flags.json ? FormatJson(summary) : FormatTable(summary)).c_str(),

@@ -70,7 +70,7 @@ Summary Summarize(const RunResult& run) {
   s.error_samples = run.error_samples;
 
   std::map<std::string, std::vector<double>> by_endpoint;
-  for (const std::string& address : run.known_endpoints) {
+  for (const auto& [address, pending] : run.known_endpoints) {
     by_endpoint[address];
   }
   std::vector<double> all;
@@ -85,6 +85,10 @@ Summary Summarize(const RunResult& run) {
     EndpointSummary e;
     e.address = address;
     e.calls = static_cast<int64_t>(ms.size());
+    if (auto it = run.known_endpoints.find(address);
+        it != run.known_endpoints.end()) {
+      e.not_finished = it->second;
+    }
     e.share = s.finished > 0 ? static_cast<double>(e.calls) / s.finished : 0;
     e.latency_ms = Latencies(std::move(ms));
     s.endpoints.push_back(std::move(e));
@@ -131,6 +135,16 @@ std::string FormatTable(const Summary& s) {
   for (const auto& [code, message] : s.error_samples) {
     absl::StrAppend(&out, "  first ", GrpcCodeName(code), ": ", message, "\n");
   }
+  if (s.not_finished > 0) {
+    absl::StrAppend(&out, "\nnot finished: ", s.not_finished);
+    sep = " (";
+    for (const EndpointSummary& e : s.endpoints) {
+      if (e.not_finished == 0) continue;
+      absl::StrAppend(&out, sep, e.address, " ", e.not_finished);
+      sep = ", ";
+    }
+    out += absl::string_view(sep) == ", " ? ")\n" : "\n";
+  }
   absl::StrAppendFormat(&out,
                         "\ncalls: %d started, %d finished, %d not finished; "
                         "wall %.3f s, %.1f calls/s%s\n",
@@ -157,7 +171,8 @@ std::string FormatJson(const Summary& s) {
   for (const EndpointSummary& e : s.endpoints) {
     absl::StrAppend(
         &out, sep, "{\"address\":", JsonString(e.address),
-        ",\"calls\":", e.calls, absl::StrFormat(",\"share\":%.4f", e.share),
+        ",\"calls\":", e.calls, ",\"not_finished\":", e.not_finished,
+        absl::StrFormat(",\"share\":%.4f", e.share),
         ",\"latency_ms\":", JsonLatency(e.calls, e.latency_ms), "}");
     sep = ",";
   }

@@ -38,8 +38,9 @@ struct RunResult {
   bool interrupted = false;  // stopped early by a signal
   // The first message seen for each non-OK code.
   std::map<absl::StatusCode, std::string> error_samples;
-  // Endpoints the balancer knew at the end (they may have had no calls).
-  std::vector<std::string> known_endpoints;
+  // Endpoints the balancer knew at the end (they may have had no calls),
+  // with the calls still pending on each: the unfinished ones.
+  std::map<std::string, int64_t> known_endpoints;
 };
 
 struct LatencySummary {
@@ -48,7 +49,8 @@ struct LatencySummary {
 
 struct EndpointSummary {
   std::string address;  // empty: calls that got no endpoint
-  int64_t calls = 0;
+  int64_t calls = 0;    // finished
+  int64_t not_finished = 0;
   double share = 0;           // of the finished calls, 0..1
   LatencySummary latency_ms;  // zeros without calls (null in JSON)
 };

@@ -55,8 +55,9 @@ struct BalancerOptions {
 
 // How a call ended, for the endpoint's statistics.
 enum class CallOutcome {
-  kSuccess,          // any response from the server, including gRPC errors
-  kEndpointFailure,  // the endpoint could not serve it (UNAVAILABLE)
+  kSuccess,          // an answer from the server, including gRPC errors
+  kEndpointFailure,  // UNAVAILABLE: refused, reset, unreachable, or the
+                     // server saying it cannot serve (ejects the endpoint)
   kCancelled,        // the caller gave up (deadline, cancel): no verdict
 };
 

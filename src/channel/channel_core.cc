@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace mesh::internal {
@@ -38,6 +39,14 @@ absl::Status ValidateMetadata(const Metadata& metadata) {
     if (!ok) {
       return absl::InvalidArgumentError(absl::StrCat(
           "metadata name '", name, "' must be lower case [0-9a-z_.-]"));
+    }
+    // gRPC and HTTP/2 own these; an application value would be dropped or
+    // would corrupt the call.
+    if (absl::StartsWith(name, "grpc-") || name == "content-type" ||
+        name == "te" || name == "host" || name == "connection" ||
+        name == "user-agent") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metadata name '", name, "' is reserved by gRPC/HTTP/2"));
     }
     bool binary =
         name.size() > 4 && name.compare(name.size() - 4, 4, "-bin") == 0;

@@ -186,6 +186,11 @@ TEST_F(ChannelTest, BadInputGetsClearErrors) {
   EXPECT_THAT(
       std::string(channel->CallRaw(kMethod, "x", upper).status.message()),
       HasSubstr("X-Upper"));
+  CallOptions reserved;
+  reserved.metadata = {{"grpc-timeout", "1S"}};
+  EXPECT_THAT(
+      std::string(channel->CallRaw(kMethod, "x", reserved).status.message()),
+      HasSubstr("reserved"));
   EXPECT_EQ(backends[0]->calls_received(), 1);
 }
 
