@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Builds and runs the quickstart: N echo backends on loopback, one of them
-# slow, called through a P2C channel and a round-robin channel.
-# Usage: scripts/demo.sh [--backends=N] [--calls=N] [--concurrency=N]
+# The demo, in two parts:
+#   1. the quickstart: 5 echo backends on loopback, one slow, called through
+#      a P2C channel and a round-robin channel (static discovery);
+#   2. Linkerd discovery: mesh-control-plane serving a config file, three
+#      mesh-echo-server processes, and mesh-call sending traffic through it
+#      while this script edits the file — adding a backend, then removing
+#      one — so each second's line shows the traffic follow.
+# Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -13,8 +18,76 @@ echo "demo: configuring a Release build in build/demo"
 cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release \
   -DMESH_BUILD_TESTS=OFF -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
 
-echo "demo: building mesh-quickstart"
-cmake --build build/demo --target mesh-quickstart -j "$(nproc)"
+echo "demo: building"
+cmake --build build/demo -j "$(nproc)" --target mesh-quickstart \
+  mesh-control-plane mesh-call mesh-echo-server
 
-echo "demo: running mesh-quickstart $*"
-exec build/demo/examples/mesh-quickstart "$@"
+bin=build/demo/examples
+echo
+echo "demo: part 1 — P2C vs round robin (mesh-quickstart $*)"
+"$bin/mesh-quickstart" "$@"
+
+echo
+echo "demo: part 2 — Linkerd discovery through the local control plane"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Starts a process whose first stdout line is wanted; sets $line to it.
+start() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pids+=("$!")
+  line=""
+  for _ in $(seq 100); do
+    line=$(head -n 1 "$work/$name.out")
+    [ -n "$line" ] && return 0
+    sleep 0.1
+  done
+  echo "demo: $name did not start: $(cat "$work/$name.err")" >&2
+  exit 1
+}
+
+backends=()
+for i in 1 2 3; do
+  start "backend$i" "$bin/mesh-echo-server" --port 0 --delay-ms 2 --jitter-ms 1
+  backends+=("$line")
+done
+
+config="$work/mesh.json"
+write_config() {
+  local endpoints="" address
+  for address in "$@"; do
+    [ -n "$endpoints" ] && endpoints+=", "
+    endpoints+="{\"address\": \"$address\"}"
+  done
+  # Written whole and renamed, so the control plane never reads half a file.
+  printf '{\n  "targets": {\n    "echo.local:7000": {"endpoints": [%s]}\n  }\n}\n' \
+    "$endpoints" >"$config.tmp"
+  mv "$config.tmp" "$config"
+}
+
+write_config "${backends[0]}" "${backends[1]}"
+start control-plane "$bin/mesh-control-plane" --config="$config" --listen=127.0.0.1:0
+port=${line##*:}
+port=${port%% *}
+echo "demo: $line"
+echo "demo: backends A=${backends[0]} B=${backends[1]} C=${backends[2]}; the config lists A and B"
+
+"$bin/mesh-call" --linkerd "127.0.0.1:$port" --target echo.local:7000 \
+  --method /demo.Echo/Say --duration 6 --interval 1 --concurrency 8 \
+  --deadline 1000 &
+call=$!
+sleep 2
+echo "demo: editing the config: add C"
+write_config "${backends[0]}" "${backends[1]}" "${backends[2]}"
+sleep 2
+echo "demo: editing the config: remove A"
+write_config "${backends[1]}" "${backends[2]}"
+wait "$call"

@@ -37,6 +37,9 @@ Call:
 Load:
   --count N               calls to make (default 1)
   --duration SECONDS      make calls for this long instead of a count
+  --interval SECONDS      while running, print every interval a line with
+                          each endpoint's share of the calls that finished
+                          in it (to watch traffic follow discovery changes)
   --concurrency N         closed loop: N calls in flight (default 1)
   --rate N                open loop: start N calls per second whatever the
                           completions; latency counts from each call's
@@ -64,9 +67,10 @@ failed (reading --data, creating the mesh, discovery); 2 for bad flags.
 
 // Flags that take a value; the others (--json, --help) take none.
 constexpr const char* kValueFlags[] = {
-    "linkerd",     "context-token", "static",   "xds-bootstrap", "target",
-    "method",      "data",          "header",   "count",         "duration",
-    "concurrency", "rate",          "deadline", "balancer",      "wait"};
+    "linkerd",  "context-token", "static",      "xds-bootstrap",
+    "target",   "method",        "data",        "header",
+    "count",    "duration",      "concurrency", "rate",
+    "deadline", "balancer",      "wait",        "interval"};
 
 bool TakesValue(absl::string_view name) {
   for (const char* f : kValueFlags) {
@@ -199,6 +203,10 @@ absl::Status Apply(absl::string_view name, absl::string_view value,
     std::optional<double> s = PositiveDouble(value);
     if (!s) return Bad(name, "must be a number of seconds > 0");
     f->duration = absl::Seconds(*s);
+  } else if (name == "interval") {
+    std::optional<double> s = PositiveDouble(value);
+    if (!s) return Bad(name, "must be a number of seconds > 0");
+    f->interval = absl::Seconds(*s);
   } else if (name == "concurrency") {
     if (!absl::SimpleAtoi(value, &f->concurrency) || f->concurrency < 1) {
       return Bad(name, "must be an integer >= 1");

@@ -44,6 +44,9 @@ struct CallFlags {
   absl::Duration deadline = absl::InfiniteDuration();  // per call
   BalancerKind balancer = BalancerKind::kP2cPeakEwma;
   absl::Duration wait = absl::Seconds(5);  // for discovery's first answer
+  // --interval SECONDS: while running, print each endpoint's share of the
+  // calls that finished in every interval (zero: no progress lines).
+  absl::Duration interval = absl::ZeroDuration();
   bool json = false;
   bool help = false;  // --help: print Usage() and exit 0
 };

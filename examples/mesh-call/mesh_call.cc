@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -82,6 +83,9 @@ class Run {
     absl::MutexLock lock(&mu_);
     --in_flight_;
     if (closed_) return;
+    ++interval_calls_[record.endpoint.empty() ? "(no endpoint)"
+                                              : record.endpoint];
+    interval_errors_ += record.code != absl::StatusCode::kOk;
     if (!result.status.ok()) {
       out_.error_samples.try_emplace(record.code,
                                      std::string(result.status.message()));
@@ -117,6 +121,36 @@ class Run {
     return std::move(out_);
   }
 
+  // Every `interval` until Close(), prints one line: each endpoint's share
+  // of the calls that finished since the previous line. On its own thread.
+  void ReportEvery(absl::Duration interval, absl::Time t0) {
+    reporter_ = std::thread([this, interval, t0] {
+      absl::MutexLock lock(&mu_);
+      for (absl::Time next = t0 + interval;; next += interval) {
+        mu_.AwaitWithDeadline(absl::Condition(&closed_), next);
+        if (closed_) return;
+        int64_t total = 0;
+        for (const auto& [endpoint, n] : interval_calls_) total += n;
+        std::string line =
+            absl::StrFormat("[%6.1fs]", absl::ToDoubleSeconds(next - t0));
+        for (const auto& [endpoint, n] : interval_calls_) {
+          absl::StrAppendFormat(&line, "  %s %3.0f%%", endpoint,
+                                100.0 * n / total);
+        }
+        absl::StrAppendFormat(&line, "   (%d calls, %d errors)", total,
+                              interval_errors_);
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+        interval_calls_.clear();
+        interval_errors_ = 0;
+      }
+    });
+  }
+
+  ~Run() {
+    if (reporter_.joinable()) reporter_.join();
+  }
+
   void Reserve(size_t n) {
     absl::MutexLock lock(&mu_);
     out_.records.reserve(n);
@@ -144,6 +178,9 @@ class Run {
   int interrupts_at_drain_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   RunResult out_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> interval_calls_ ABSL_GUARDED_BY(mu_);
+  int64_t interval_errors_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread reporter_;
 };
 
 // Turns SIGINT/SIGTERM into Run::Interrupt on a thread of its own (sigwait),
@@ -211,6 +248,8 @@ RunResult Drive(Channel& channel, const CallFlags& flags,
 
   const absl::Time t0 = absl::Now();
   const absl::Time end = timed ? t0 + flags.duration : absl::InfiniteFuture();
+  if (flags.interval > absl::ZeroDuration())
+    run->ReportEvery(flags.interval, t0);
   for (int64_t i = 0; i < count; ++i) {
     absl::Time start = t0;
     if (flags.rate > 0) {
