@@ -79,7 +79,8 @@ class CallHandle {
 
  private:
   friend struct internal::CallHandleAccess;
-  CallHandle(std::shared_ptr<internal::EndpointLoad> load, const Clock* clock);
+  CallHandle(std::shared_ptr<internal::EndpointLoad> load, const Clock* clock,
+             int64_t start_nanos);
 
   std::shared_ptr<internal::EndpointLoad> load_;
   const Clock* clock_ = nullptr;

@@ -27,8 +27,8 @@ Clock* Clock::Real() {
 }
 
 CallHandle::CallHandle(std::shared_ptr<internal::EndpointLoad> load,
-                       const Clock* clock)
-    : load_(std::move(load)), clock_(clock), start_nanos_(clock->NowNanos()) {}
+                       const Clock* clock, int64_t start_nanos)
+    : load_(std::move(load)), clock_(clock), start_nanos_(start_nanos) {}
 
 CallHandle::CallHandle(CallHandle&& other) noexcept
     : load_(std::move(other.load_)),

@@ -65,8 +65,9 @@ void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
   auto snapshot = std::make_unique<Snapshot>(std::move(loads));
   // Round robin starts each snapshot at a random place, so that channels (and
   // processes) do not all begin on the same endpoint after every update.
-  snapshot->next.store(absl::Uniform<uint64_t>(Gen()),
-                       std::memory_order_relaxed);
+  // (Its own generator: an injected one belongs to the picking thread.)
+  absl::InsecureBitGen gen;
+  snapshot->next.store(absl::Uniform<uint64_t>(gen), std::memory_order_relaxed);
   snapshot_.Publish(std::move(snapshot));
 }
 
@@ -95,10 +96,11 @@ absl::BitGenRef BalancerBase::Gen() const {
   return gen;
 }
 
-CallHandle BalancerBase::Take(const std::shared_ptr<EndpointLoad>& load) const {
+CallHandle BalancerBase::Take(const std::shared_ptr<EndpointLoad>& load,
+                              int64_t now_ns) const {
   load->pending.fetch_add(1, std::memory_order_relaxed);
   load->picks.fetch_add(1, std::memory_order_relaxed);
-  return CallHandleAccess::Make(load, clock_);
+  return CallHandleAccess::Make(load, clock_, now_ns);
 }
 
 absl::Status BalancerBase::NoEndpointsError() {

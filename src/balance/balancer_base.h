@@ -39,7 +39,10 @@ class BalancerBase : public Balancer {
 
   // The caller's random source: the injected one, or a per-thread generator.
   absl::BitGenRef Gen() const;
-  CallHandle Take(const std::shared_ptr<EndpointLoad>& load) const;
+  // A handle on `load`, the call starting at `now_ns` (the pick's own clock
+  // reading: one read per pick, not two).
+  CallHandle Take(const std::shared_ptr<EndpointLoad>& load,
+                  int64_t now_ns) const;
   static absl::Status NoEndpointsError();
 
   const BalancerOptions options_;

@@ -39,8 +39,8 @@ void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
 }
 
 CallHandle CallHandleAccess::Make(std::shared_ptr<EndpointLoad> load,
-                                  const Clock* clock) {
-  return CallHandle(std::move(load), clock);
+                                  const Clock* clock, int64_t start_nanos) {
+  return CallHandle(std::move(load), clock, start_nanos);
 }
 
 }  // namespace mesh::internal

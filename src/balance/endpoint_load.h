@@ -43,8 +43,8 @@ struct EndpointLoad {
 
 // Gives the balancers access to CallHandle's private constructor.
 struct CallHandleAccess {
-  static CallHandle Make(std::shared_ptr<EndpointLoad> load,
-                         const Clock* clock);
+  static CallHandle Make(std::shared_ptr<EndpointLoad> load, const Clock* clock,
+                         int64_t start_nanos);
 };
 
 }  // namespace mesh::internal

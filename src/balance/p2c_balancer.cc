@@ -11,9 +11,9 @@ absl::StatusOr<CallHandle> P2cBalancer::Pick() {
   auto snap = snapshot_.Read();
   const auto& loads = snap->loads;
   if (loads.empty()) return NoEndpointsError();
-  if (loads.size() == 1) return Take(loads[0]);
-
   int64_t now = clock_->NowNanos();
+  if (loads.size() == 1) return Take(loads[0], now);
+
   absl::BitGenRef gen = Gen();
   auto [a, b] = snap->sampler.SampleDistinctPair(gen);
   bool a_out = loads[a]->Ejected(now);
@@ -26,10 +26,10 @@ absl::StatusOr<CallHandle> P2cBalancer::Pick() {
     a_out = loads[a]->Ejected(now);
     b_out = loads[b]->Ejected(now);
   }
-  if (a_out != b_out) return Take(loads[a_out ? b : a]);
+  if (a_out != b_out) return Take(loads[a_out ? b : a], now);
   // Ties go to the first draw, which was drawn by weight.
-  return Take(Cost(*loads[b], now) < Cost(*loads[a], now) ? loads[b]
-                                                          : loads[a]);
+  return Take(Cost(*loads[b], now) < Cost(*loads[a], now) ? loads[b] : loads[a],
+              now);
 }
 
 }  // namespace mesh::internal

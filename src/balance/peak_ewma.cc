@@ -1,6 +1,7 @@
 #include "src/balance/peak_ewma.h"
 
 #include <cmath>
+#include <thread>
 
 namespace mesh::internal {
 
@@ -14,15 +15,27 @@ PeakEwma::PeakEwma(int64_t default_rtt_ns, int64_t decay_ns, int64_t now_ns)
       estimate_ns_(static_cast<double>(default_rtt_ns)),
       stamp_ns_(now_ns) {}
 
-void PeakEwma::Store(double estimate_ns, int64_t stamp_ns) {
-  seq_.fetch_add(1, std::memory_order_acq_rel);  // odd: write in progress
-  estimate_ns_.store(estimate_ns, std::memory_order_relaxed);
-  stamp_ns_.store(stamp_ns, std::memory_order_relaxed);
-  seq_.fetch_add(1, std::memory_order_release);
+uint32_t PeakEwma::BeginWrite() {
+  // Writers (call completions) exclude each other by moving the sequence from
+  // even to odd; a writer that finds it odd waits for the other to finish,
+  // which takes a few stores. Readers never wait (see Estimate).
+  for (int spins = 0;; ++spins) {
+    uint32_t seq = seq_.load(std::memory_order_relaxed);
+    if ((seq & 1) == 0 &&
+        seq_.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire,
+                                   std::memory_order_relaxed)) {
+      return seq;
+    }
+    if (spins > 64) std::this_thread::yield();
+  }
+}
+
+void PeakEwma::EndWrite(uint32_t seq) {
+  seq_.store(seq + 2, std::memory_order_release);
 }
 
 void PeakEwma::Observe(int64_t rtt_ns, int64_t now_ns) {
-  absl::MutexLock lock(&writer_mu_);
+  uint32_t seq = BeginWrite();
   double est = estimate_ns_.load(std::memory_order_relaxed);
   int64_t stamp = stamp_ns_.load(std::memory_order_relaxed);
   double sample = static_cast<double>(rtt_ns);
@@ -33,40 +46,47 @@ void PeakEwma::Observe(int64_t rtt_ns, int64_t now_ns) {
     double w = DecayWeight(now_ns - stamp, decay_ns_);
     next = est * w + sample * (1.0 - w);
   }
-  Store(next, now_ns > stamp ? now_ns : stamp);
+  // Release stores: the odd sequence is visible before the new data, so a
+  // reader that saw the old even sequence cannot accept the new data.
+  estimate_ns_.store(next, std::memory_order_release);
+  stamp_ns_.store(now_ns > stamp ? now_ns : stamp, std::memory_order_release);
+  EndWrite(seq);
 }
 
-double PeakEwma::Estimate(int64_t now_ns) const {
-  double est = 0;
-  int64_t stamp = 0;
+void PeakEwma::Read(double* est, int64_t* stamp) const {
   // Bounded retries: a reader never waits for a writer. After them it uses
   // the last values read, each of which was a real estimate or stamp.
   for (int attempt = 0; attempt < 4; ++attempt) {
     uint32_t before = seq_.load(std::memory_order_acquire);
     // Acquire loads keep the second read of seq_ after them (no fence:
     // TSan does not model fences).
-    est = estimate_ns_.load(std::memory_order_acquire);
-    stamp = stamp_ns_.load(std::memory_order_acquire);
+    *est = estimate_ns_.load(std::memory_order_acquire);
+    *stamp = stamp_ns_.load(std::memory_order_acquire);
     if ((before & 1) == 0 && seq_.load(std::memory_order_relaxed) == before) {
-      break;
+      return;
     }
   }
+}
+
+double PeakEwma::Estimate(int64_t now_ns) const {
+  double est = 0;
+  int64_t stamp = 0;
+  Read(&est, &stamp);
   return est * DecayWeight(now_ns - stamp, decay_ns_);
 }
 
 void PeakEwma::CopyFrom(const PeakEwma& other) {
-  absl::MutexLock lock(&writer_mu_);
-  Store(other.estimate_ns_.load(std::memory_order_relaxed),
-        other.stamp_ns_.load(std::memory_order_relaxed));
+  double est = 0;
+  int64_t stamp = 0;
+  other.Read(&est, &stamp);
+  Seed(est, stamp);
 }
 
-}  // namespace mesh::internal
-
-namespace mesh::internal {
-
 void PeakEwma::Seed(double estimate_ns, int64_t now_ns) {
-  absl::MutexLock lock(&writer_mu_);
-  Store(estimate_ns, now_ns);
+  uint32_t seq = BeginWrite();
+  estimate_ns_.store(estimate_ns, std::memory_order_release);
+  stamp_ns_.store(now_ns, std::memory_order_release);
+  EndWrite(seq);
 }
 
 }  // namespace mesh::internal

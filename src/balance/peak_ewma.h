@@ -10,16 +10,14 @@
 //   ewma.Observe(rtt_ns, clock->NowNanos());
 //   double cost = ewma.Estimate(clock->NowNanos()) * (pending + 1);
 //
-// Thread-safe. Observe() serializes writers on a small mutex; Estimate()
-// never blocks (a seqlock read; under a concurrent write it may return the
-// value from just before or just after that write).
+// Thread-safe. A seqlock: writers (Observe, Seed, CopyFrom) exclude each
+// other on the sequence number; Estimate() never waits (under a concurrent
+// write it may return the value from just before or just after that write).
 #ifndef MESH_SRC_BALANCE_PEAK_EWMA_H_
 #define MESH_SRC_BALANCE_PEAK_EWMA_H_
 
 #include <atomic>
 #include <cstdint>
-
-#include "absl/synchronization/mutex.h"
 
 namespace mesh::internal {
 
@@ -41,10 +39,13 @@ class PeakEwma {
   void Seed(double estimate_ns, int64_t now_ns);
 
  private:
-  void Store(double estimate_ns, int64_t stamp_ns);
+  // Takes the write side (sequence even → odd); returns the even value.
+  uint32_t BeginWrite();
+  void EndWrite(uint32_t seq);
+  // The stored estimate and its stamp, as one consistent pair when possible.
+  void Read(double* estimate_ns, int64_t* stamp_ns) const;
 
   const double decay_ns_;
-  absl::Mutex writer_mu_;
   std::atomic<uint32_t> seq_{0};
   std::atomic<double> estimate_ns_;
   std::atomic<int64_t> stamp_ns_;

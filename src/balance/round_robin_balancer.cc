@@ -15,9 +15,9 @@ absl::StatusOr<CallHandle> RoundRobinBalancer::Pick() {
   size_t tries = std::min<size_t>(n, 8);
   for (size_t i = 0; i < tries; ++i) {
     const auto& load = loads[(start + i) % n];
-    if (!load->Ejected(now)) return Take(load);
+    if (!load->Ejected(now)) return Take(load, now);
   }
-  return Take(loads[start % n]);
+  return Take(loads[start % n], now);
 }
 
 }  // namespace mesh::internal

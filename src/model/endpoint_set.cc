@@ -29,7 +29,12 @@ absl::Status EndpointSet::Apply(const EndpointUpdate& update) {
     case EndpointUpdate::Kind::kAdd: {
       absl::Status s = ValidateAll(update.endpoints);
       if (!s.ok()) return s;
-      if (update.kind == EndpointUpdate::Kind::kReset) endpoints_.clear();
+      if (update.kind == EndpointUpdate::Kind::kReset) {
+        // clear() frees a large table; reserving avoids growing it again
+        // step by step for a big Reset.
+        endpoints_.clear();
+        endpoints_.reserve(update.endpoints.size());
+      }
       for (const Endpoint& e : update.endpoints) endpoints_[e.address] = e;
       exists_ = true;
       break;
