@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/model/address.h"
+#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 namespace {
@@ -32,6 +33,11 @@ std::string Flatten(const grpc::ByteBuffer& buffer) {
   }
   return out;
 }
+
+// The call whose callback this thread is running, if any: Shutdown() called
+// from inside that callback (say, by destroying the Mesh) must not wait for
+// the very call it runs in.
+thread_local const void* finishing_call = nullptr;
 
 }  // namespace
 
@@ -110,13 +116,14 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
   grpc::Slice slice(request.body);
   call->request = grpc::ByteBuffer(&slice, 1);
   grpc::GenericStub stub(call->channel);
-  stub.UnaryCall(&call->context, request.path, grpc::StubOptions(),
-                 &call->request, &call->response,
-                 [this, call](grpc::Status status) { Finish(call, status); });
+  // in_flight_ owns the call; the completion refers to it by pointer.
+  Call* raw = call.get();
+  stub.UnaryCall(&raw->context, request.path, grpc::StubOptions(),
+                 &raw->request, &raw->response,
+                 [this, raw](grpc::Status status) { Finish(raw, status); });
 }
 
-void GrpcTransport::Finish(const std::shared_ptr<Call>& call,
-                           const grpc::Status& status) {
+void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   TransportResponse response;
   response.status =
       absl::Status(static_cast<absl::StatusCode>(status.error_code()),
@@ -124,15 +131,22 @@ void GrpcTransport::Finish(const std::shared_ptr<Call>& call,
   response.headers = ToMetadata(call->context.GetServerInitialMetadata());
   response.trailers = ToMetadata(call->context.GetServerTrailingMetadata());
   if (status.ok()) response.body = Flatten(call->response);
-  // The callback may drop the last reference to whatever owns this transport,
-  // so it is destroyed last, after the call has left in_flight_ and the lock
-  // is released; nothing touches `this` after that.
   Callback done = std::move(call->done);
+  finishing_call = call;
   done(std::move(response));
+  finishing_call = nullptr;
+  std::shared_ptr<Call> owned;
   {
     absl::MutexLock lock(&mu_);
-    in_flight_.erase(call.get());
+    auto it = in_flight_.find(call);
+    owned = std::move(it->second);
+    in_flight_.erase(it);
   }
+  // The callback and the call (its context holds the grpc::Channel) may be
+  // the last owners of a channel, a transport or a whole destination: they
+  // are released on the reaper thread, not on this gRPC one (reaper.h).
+  // Nothing touches `this` after this line.
+  DestroyLater([owned = std::move(owned), done = std::move(done)] {});
 }
 
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
@@ -140,13 +154,17 @@ void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   retained_known_ = true;
   retained_ =
       absl::flat_hash_set<std::string>(addresses.begin(), addresses.end());
+  std::vector<std::shared_ptr<grpc::Channel>> dropped;
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (!retained_.contains(it->first)) {
+      dropped.push_back(std::move(it->second));
       channels_.erase(it++);
     } else {
       ++it;
     }
   }
+  // Updates can arrive on gRPC threads (a discovery stream's callback).
+  if (!dropped.empty()) DestroyLater([dropped = std::move(dropped)] {});
 }
 
 void GrpcTransport::Shutdown() {
@@ -157,10 +175,19 @@ void GrpcTransport::Shutdown() {
     for (const auto& [ptr, call] : in_flight_) calls.push_back(call);
   }
   for (const auto& call : calls) call->context.TryCancel();
-  calls.clear();
+  DestroyLater([calls = std::move(calls)] {});
+  struct Drained {
+    decltype(in_flight_)* in_flight;
+    Call* own;  // the call this thread is finishing, if any
+  } drained{&in_flight_, static_cast<Call*>(const_cast<void*>(finishing_call))};
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](decltype(in_flight_)* m) { return m->empty(); }, &in_flight_));
+      +[](Drained* d) {
+        return d->in_flight->empty() ||
+               (d->in_flight->size() == 1 && d->in_flight->contains(d->own));
+      },
+      &drained));
+  DestroyLater([channels = std::move(channels_)] {});
   channels_.clear();
 }
 

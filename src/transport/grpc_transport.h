@@ -41,7 +41,7 @@ class GrpcTransport final : public Transport {
   // with a status if the address does not parse or the transport is shut down.
   absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFor(
       const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Finish(const std::shared_ptr<Call>& call, const grpc::Status& status);
+  void Finish(Call* call, const grpc::Status& status);
 
   grpc::ChannelArguments args_;
   mutable absl::Mutex mu_;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
@@ -239,6 +240,55 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   EXPECT_EQ(after.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(after.status.message()),
               ::testing::HasSubstr("shut down"));
+}
+
+TEST(ShutdownTest, DroppingTheLastChannelWithCallsInFlightCompletesThem) {
+  auto backends = testing::StartBackends(1);
+  backends[0]->set_delay(absl::Milliseconds(100));
+  auto discovery = StaticDiscovery::Create();
+  ASSERT_TRUE(
+      discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  MeshOptions options;
+  options.discovery = discovery;
+  auto mesh = *Mesh::Create(options);
+  auto channel = *mesh->NewChannel(kTarget);
+  const int kCalls = 10;
+  absl::Mutex mu;
+  int ok = 0, done = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
+      absl::MutexLock lock(&mu);
+      ok += r.status.ok();
+      ++done;
+    });
+  }
+  channel.reset();  // the calls keep the channel's state alive
+  absl::MutexLock lock(&mu);
+  EXPECT_TRUE(
+      mu.AwaitWithTimeout(absl::Condition(
+                              +[](int* d) { return *d == kCalls; }, &done),
+                          absl::Seconds(30)));
+  EXPECT_EQ(ok, kCalls);
+}
+
+TEST(ShutdownTest, DestroyingTheMeshInsideACallbackDoesNotDeadlock) {
+  auto backends = testing::StartBackends(1);
+  auto discovery = StaticDiscovery::Create();
+  ASSERT_TRUE(
+      discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  MeshOptions options;
+  options.discovery = discovery;
+  std::unique_ptr<Mesh> mesh = *Mesh::Create(options);
+  auto channel = *mesh->NewChannel(kTarget);
+  absl::Notification destroyed;
+  channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
+    EXPECT_TRUE(r.status.ok()) << r.status;
+    mesh.reset();  // waits for other calls, not for this one
+    destroyed.Notify();
+  });
+  EXPECT_TRUE(destroyed.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  CallResult after = channel->CallRaw(kMethod, "x");
+  EXPECT_EQ(after.status.code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
