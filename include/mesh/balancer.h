@@ -55,9 +55,13 @@ struct BalancerOptions {
 
 // How a call ended, for the endpoint's statistics.
 enum class CallOutcome {
-  kSuccess,          // an answer from the server, including gRPC errors
+  kSuccess,          // an answer from the server
+  kFailure,          // an answer that is a failure (INTERNAL, UNKNOWN, ...):
+                     // its RTT may raise the estimate (a new peak) but is
+                     // not blended in, so fast failures do not pull it down
   kEndpointFailure,  // UNAVAILABLE: refused, reset, unreachable, or the
-                     // server saying it cannot serve (ejects the endpoint)
+                     // server saying it cannot serve (ejects the endpoint;
+                     // its RTT counts as for kFailure)
   kCancelled,        // the caller gave up (deadline, cancel): no verdict
 };
 

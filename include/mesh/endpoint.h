@@ -82,7 +82,9 @@ class EndpointObserver {
   // rejected whole and the last good set keeps serving.
   virtual void OnEndpointUpdate(const EndpointUpdate& update) = 0;
   // The source could not get an answer (stream error, bad message). The
-  // receiver keeps its last good set; `status` says what went wrong.
+  // receiver keeps its last good set; `status` says what went wrong. The
+  // code FAILED_PRECONDITION means final: the source will not answer for
+  // this target again (e.g. Linkerd: not a mesh service).
   virtual void OnDiscoveryError(const absl::Status& status) { (void)status; }
 };
 

@@ -24,7 +24,11 @@ void EndpointLoad::InheritFrom(const EndpointLoad& other) {
 void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
                           int64_t now_ns) {
   pending.fetch_sub(1, std::memory_order_relaxed);
-  ewma.Observe(now_ns - start_ns, now_ns);
+  if (outcome == CallOutcome::kSuccess) {
+    ewma.Observe(now_ns - start_ns, now_ns);
+  } else {
+    ewma.ObservePeak(now_ns - start_ns, now_ns);
+  }
   if (outcome == CallOutcome::kSuccess) {
     consecutive_failures.store(0, std::memory_order_relaxed);
   } else if (outcome == CallOutcome::kEndpointFailure) {

@@ -68,6 +68,16 @@ void PeakEwma::Read(double* est, int64_t* stamp) const {
   }
 }
 
+void PeakEwma::ObservePeak(int64_t rtt_ns, int64_t now_ns) {
+  uint32_t seq = BeginWrite();
+  double sample = static_cast<double>(rtt_ns);
+  if (sample > estimate_ns_.load(std::memory_order_relaxed)) {
+    estimate_ns_.store(sample, std::memory_order_release);
+    stamp_ns_.store(now_ns, std::memory_order_release);
+  }
+  EndWrite(seq);
+}
+
 double PeakEwma::Estimate(int64_t now_ns) const {
   double est = 0;
   int64_t stamp = 0;

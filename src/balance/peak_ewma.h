@@ -27,6 +27,9 @@ class PeakEwma {
 
   // Records one RTT sample taken at `now_ns`.
   void Observe(int64_t rtt_ns, int64_t now_ns);
+  // Records a sample that may only raise the estimate (a failed call: its
+  // speed says nothing good about the endpoint).
+  void ObservePeak(int64_t rtt_ns, int64_t now_ns);
 
   // The estimate in nanoseconds, decayed from the last sample to `now_ns`.
   double Estimate(int64_t now_ns) const;

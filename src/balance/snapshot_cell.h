@@ -76,7 +76,9 @@ class SnapshotCell {
     T* old = current_.exchange(next.release(), std::memory_order_seq_cst);
     uint64_t epoch = epoch_.fetch_add(1, std::memory_order_seq_cst);
     std::atomic<int64_t>& drained = readers_[epoch & 1].count;
-    for (int spins = 0; drained.load(std::memory_order_acquire) != 0; ++spins) {
+    // seq_cst, pairing with the readers' increment-then-recheck: with
+    // weaker orders both sides could miss each other on a weakly ordered CPU.
+    for (int spins = 0; drained.load(std::memory_order_seq_cst) != 0; ++spins) {
       if (spins > 64) std::this_thread::yield();
     }
     delete old;

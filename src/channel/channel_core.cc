@@ -70,6 +70,12 @@ CallOutcome OutcomeOf(const absl::Status& status) {
     case absl::StatusCode::kDeadlineExceeded:
     case absl::StatusCode::kCancelled:
       return CallOutcome::kCancelled;
+    // Linkerd's default failure classes (besides the two above).
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnknown:
+      return CallOutcome::kFailure;
     default:
       return CallOutcome::kSuccess;
   }

@@ -31,6 +31,10 @@ void Destination::Shutdown() {
     sub = std::move(subscription_);
     config_sub = std::move(config_subscription_);
   }
+  {
+    absl::MutexLock lock(&mu_);
+    shut_down_ = true;
+  }
   // Outside our locks: the source may be mid-delivery.
   sub.reset();
   config_sub.reset();
@@ -51,6 +55,10 @@ void Destination::Detach(Balancer* balancer) {
 
 absl::Status Destination::NoEndpointsStatus() const {
   absl::MutexLock lock(&mu_);
+  if (shut_down_) {
+    return absl::UnavailableError(
+        absl::StrCat("mesh is shut down; call to '", target_, "'"));
+  }
   if (!set_.has_update()) {
     std::string why =
         last_error_.ok()
@@ -80,6 +88,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
       return;
     }
     current_ = set_.Endpoints();
+    last_error_ = absl::OkStatus();
     for (Balancer* b : balancers_) b->SetEndpoints(current_);
     addresses.reserve(current_.size());
     for (const Endpoint& e : current_) addresses.push_back(e.address);
@@ -99,11 +108,10 @@ absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
     // target does not exist, or the source gave up (not a mesh service).
     auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return set_.size() > 0 || (set_.has_update() && !set_.exists()) ||
-             absl::IsInvalidArgument(last_error_) ||
-             absl::IsFailedPrecondition(last_error_);
+             absl::IsFailedPrecondition(last_error_) || shut_down_;
     };
     mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
-    if (set_.size() > 0) return absl::OkStatus();
+    if (set_.size() > 0 && !shut_down_) return absl::OkStatus();
   }
   return NoEndpointsStatus();
 }

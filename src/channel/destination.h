@@ -70,6 +70,7 @@ class Destination final : public EndpointObserver,
   std::vector<Endpoint> current_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex subscription_mu_;

@@ -211,10 +211,12 @@ TEST(MeshTest, ChannelsForOneTargetShareDiscovery) {
   auto other = *mesh->NewChannel("other.test:7000");
   EXPECT_EQ(counting->subscribes(), 2);
   EXPECT_EQ(counting->live(), 2);
+  EXPECT_EQ(counting->config_subscribes(), 2);  // one profile stream each
   a.reset();
   EXPECT_EQ(counting->live(), 2);
   b.reset();  // the last channel for the target closes its stream
   EXPECT_EQ(counting->live(), 1);
+  EXPECT_EQ(counting->config_live(), 1);
   auto again = *mesh->NewChannel(kTarget);
   EXPECT_EQ(counting->subscribes(), 3);
 }

@@ -95,7 +95,10 @@ TEST(FailoverTest, KilledBackendMidRunCallsKeepSucceedingOnTheOthers) {
   for (auto& b : backends) b->set_delay(absl::Milliseconds(2));
   ASSERT_TRUE(
       f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-  auto channel = *f.mesh->NewChannel(kTarget);
+  ChannelOptions options;
+  // Long enough that an ejected endpoint stays out for the rest of the run.
+  options.balancer.ejection_base = absl::Seconds(30);
+  auto channel = *f.mesh->NewChannel(kTarget, options);
   const std::string dead = backends[0]->address();
 
   const int kTotal = 900, kKillAt = 300, kConcurrency = 8;
@@ -124,11 +127,11 @@ TEST(FailoverTest, KilledBackendMidRunCallsKeepSucceedingOnTheOthers) {
   // small share of the calls after the kill fail.
   EXPECT_LE(failed_after, (kTotal - kKillAt) / 10) << "failed after kill";
   EXPECT_GE(ok_after, (kTotal - kKillAt) * 9 / 10);
-  // The last third never touched the dead backend successfully.
+  // Once ejected, the dead backend is not picked again: the last calls all
+  // went to the survivors and succeeded.
   for (int i = kTotal - 100; i < kTotal; ++i) {
-    if (load.results()[i].code == absl::StatusCode::kOk) {
-      EXPECT_NE(load.results()[i].endpoint, dead);
-    }
+    EXPECT_NE(load.results()[i].endpoint, dead) << "call " << i;
+    EXPECT_EQ(load.results()[i].code, absl::StatusCode::kOk) << "call " << i;
   }
 }
 
@@ -143,13 +146,22 @@ TEST(FailoverTest, SlowBackendGetsClearlyLessTrafficUnderConcurrency) {
   options.balancer.default_rtt = absl::Milliseconds(5);
   auto channel = *f.mesh->NewChannel(kTarget, options);
 
-  Load load(*channel, 600, 8);
+  // Concurrency 1: no call is ever pending at a pick, so only the latency
+  // estimate can steer traffic away from the slow backend.
+  Load load(*channel, 300, 1);
   load.Run();
   int64_t fast = backends[0]->calls_received();
   int64_t slow = backends[1]->calls_received();
-  EXPECT_EQ(fast + slow, 600);
-  // Round robin would give each 300; P2C Peak-EWMA should starve the slow one.
+  EXPECT_EQ(fast + slow, 300);
+  // Round robin would give each 150; P2C Peak-EWMA should starve the slow one.
   EXPECT_LT(slow * 5, fast) << "fast " << fast << " slow " << slow;
+  auto stats = channel->EndpointStatsSnapshot();
+  ASSERT_EQ(stats.size(), 2u);
+  const auto& slow_stats =
+      stats[0].address == backends[1]->address() ? stats[0] : stats[1];
+  const auto& fast_stats =
+      stats[0].address == backends[1]->address() ? stats[1] : stats[0];
+  EXPECT_GT(slow_stats.rtt_estimate_ms, 5 * fast_stats.rtt_estimate_ms);
 }
 
 TEST(FailoverTest, RoundRobinBaselineSplitsEvenlyRegardlessOfSpeed) {

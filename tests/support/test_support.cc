@@ -70,4 +70,12 @@ std::unique_ptr<DiscoverySubscription> CountingDiscovery::Subscribe(
       inner_->Subscribe(target, observer), live_);
 }
 
+std::unique_ptr<DiscoverySubscription> CountingDiscovery::SubscribeConfig(
+    const std::string& target, ServiceConfigObserver* observer) {
+  config_subscribes_.fetch_add(1);
+  config_live_->fetch_add(1);
+  return std::make_unique<CountedSubscription>(
+      inner_->SubscribeConfig(target, observer), config_live_);
+}
+
 }  // namespace mesh::testing

@@ -39,13 +39,20 @@ class CountingDiscovery final : public DiscoverySource {
       : inner_(std::move(inner)) {}
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override;
+  std::unique_ptr<DiscoverySubscription> SubscribeConfig(
+      const std::string& target, ServiceConfigObserver* observer) override;
   int subscribes() const { return subscribes_.load(); }
   int live() const { return live_->load(); }
+  int config_subscribes() const { return config_subscribes_.load(); }
+  int config_live() const { return config_live_->load(); }
 
  private:
   std::shared_ptr<DiscoverySource> inner_;
   std::atomic<int> subscribes_{0};
   std::shared_ptr<std::atomic<int>> live_ =
+      std::make_shared<std::atomic<int>>(0);
+  std::atomic<int> config_subscribes_{0};
+  std::shared_ptr<std::atomic<int>> config_live_ =
       std::make_shared<std::atomic<int>>(0);
 };
 

@@ -47,6 +47,16 @@ TEST(PeakEwmaTest, DecaysTowardZeroWithoutSamples) {
   EXPECT_DOUBLE_EQ(ewma.Estimate(kT0 - kSec), 200.0 * kMs);
 }
 
+TEST(PeakEwmaTest, FailureSamplesOnlyRaiseTheEstimate) {
+  PeakEwma ewma(30 * kMs, 10 * kSec, kT0);
+  ewma.ObservePeak(1 * kMs, kT0 + 5 * kSec);  // a fast failure: ignored
+  EXPECT_DOUBLE_EQ(ewma.Estimate(kT0), 30.0 * kMs);
+  ewma.ObservePeak(80 * kMs, kT0);  // a slow failure: the new peak
+  EXPECT_DOUBLE_EQ(ewma.Estimate(kT0), 80.0 * kMs);
+  // Between samples the estimate still decays with time, as for any endpoint.
+  EXPECT_NEAR(ewma.Estimate(kT0 + 10 * kSec), 80.0 * kMs * std::exp(-1.0), 1.0);
+}
+
 TEST(PeakEwmaTest, ShorterDecayForgetsFaster) {
   PeakEwma fast(30 * kMs, 1 * kSec, kT0);
   PeakEwma slow(30 * kMs, 10 * kSec, kT0);

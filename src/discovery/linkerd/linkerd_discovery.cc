@@ -94,7 +94,7 @@ class LinkerdDiscovery final : public DiscoverySource {
         gpr_log(GPR_ERROR, "mesh: linkerd Get '%s': rejected update: %s",
                 target.c_str(), converted.status().ToString().c_str());
         observer->OnDiscoveryError(converted.status());
-        return;
+        return false;  // the stream restarts and resynchronizes
       }
       // A new stream's first Add is the whole set: apply it as a Reset so
       // endpoints removed while we were disconnected go away.
@@ -104,11 +104,12 @@ class LinkerdDiscovery final : public DiscoverySource {
         converted->kind = EndpointUpdate::Kind::kReset;
       }
       observer->OnEndpointUpdate(*converted);
+      return true;
     };
     hooks.on_end = [observer, target](const grpc::Status& status, bool final) {
       absl::Status s = ToAbsl(status);
       if (final) {
-        s = absl::Status(s.code(),
+        s = absl::Status(absl::StatusCode::kFailedPrecondition,
                          absl::StrCat("'", target,
                                       "' is not a mesh service (destination "
                                       "controller said: ",
@@ -147,6 +148,7 @@ class LinkerdDiscovery final : public DiscoverySource {
                 line.c_str());
       }
       observer->OnServiceConfig(converted.config);
+      return true;
     };
     hooks.on_end = [observer, target](const grpc::Status& status, bool) {
       if (status.ok()) return;  // reconnects; the last profile stays

@@ -40,8 +40,11 @@ class StreamWatch {
     std::function<void(grpc::ClientContext*,
                        grpc::ClientReadReactor<Response>*)>
         start;
-    // One message; `first` is true for the first message of each stream.
-    std::function<void(const Response&, bool first)> on_message;
+    // One message; `first` is true until a message of the stream has been
+    // applied. Returns false if the message was rejected: the stream is then
+    // cancelled and reopened (after backoff), so that the next stream's
+    // first message resynchronizes the state.
+    std::function<bool(const Response&, bool first)> on_message;
     // A stream ended; `final` when no other will be started.
     std::function<void(const grpc::Status&, bool final)> on_end;
     // Codes that end the watch instead of reconnecting.
@@ -89,8 +92,11 @@ class StreamWatch {
     }
     void OnReadDone(bool ok) override {
       if (!ok) return;  // the stream ended; OnDone follows
-      watch_->Deliver(message_, first_);
-      first_ = false;
+      if (watch_->Deliver(message_, first_)) {
+        first_ = false;
+      } else {
+        context.TryCancel();
+      }
       message_.Clear();
       this->StartRead(&message_);
     }
@@ -121,12 +127,13 @@ class StreamWatch {
     attempt->Begin();
   }
 
-  void Deliver(const Response& message, bool first) {
+  // True if the message was applied.
+  bool Deliver(const Response& message, bool first) {
     absl::MutexLock lock(&mu_);
-    if (stopped_) return;
+    if (stopped_) return true;
     state_.connected = true;
     ++state_.messages;
-    hooks_.on_message(message, first);
+    return hooks_.on_message(message, first);
   }
 
   void AttemptDone(const grpc::Status& status, bool got_messages) {
