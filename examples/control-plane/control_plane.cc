@@ -230,6 +230,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 absl::Status ControlPlane::WatchFile(const std::string& path,
                                      absl::Duration interval) {
+  if (watcher_.joinable()) {
+    return absl::FailedPreconditionError("WatchFile was already called");
+  }
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
   absl::StatusOr<Config> config = ParseConfig(*text);

@@ -47,7 +47,8 @@ class DiscoverySource {
   virtual ~DiscoverySource() = default;
   // Starts delivering updates for `target` ("name:port") to `observer`, which
   // must outlive the returned subscription. Calls to the observer are
-  // serialized; the first may come before Subscribe returns.
+  // serialized; the first may come before Subscribe returns. Subscribe must
+  // not call back into the Mesh (it runs under the Mesh's lock).
   virtual std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) = 0;
   // Starts delivering service configs (routes, budget, split) for `target`.

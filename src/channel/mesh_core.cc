@@ -16,9 +16,15 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     if (shut_down()) {
       return absl::FailedPreconditionError("mesh is shut down");
     }
-    std::weak_ptr<Destination>& slot = destinations_[target];
-    dest = slot.lock();
-    if (dest != nullptr) return dest;
+    auto found = destinations_.find(target);
+    if (found != destinations_.end()) {
+      dest = found->second.lock();
+      if (dest != nullptr) return dest;
+    }
+    // Targets no channel uses any more leave the map here, so it holds at
+    // most the live targets plus those dropped since the last new one.
+    absl::erase_if(destinations_,
+                   [](const auto& entry) { return entry.second.expired(); });
     std::unique_ptr<Transport> transport = options_.transport_factory
                                                ? options_.transport_factory()
                                                : NewGrpcTransport();
@@ -26,11 +32,14 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
       return absl::InvalidArgumentError(
           "MeshOptions.transport_factory returned null");
     }
-    dest = std::make_shared<Destination>(target, std::move(transport));
-    slot = dest;
+    // Not make_shared: a weak_ptr left in the map must not keep the whole
+    // Destination's memory.
+    dest = std::shared_ptr<Destination>(
+        new Destination(target, std::move(transport)));
+    destinations_[target] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
-    // seeing the destination before its first update; sources deliver
-    // without calling back into the mesh, so this cannot deadlock.
+    // seeing the destination before its first update. REQUIRES (see
+    // DiscoverySource::Subscribe): sources do not call back into the Mesh.
     dest->Start(*options_.discovery);
   }
   return dest;

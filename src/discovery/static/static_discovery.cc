@@ -83,9 +83,15 @@ std::unique_ptr<DiscoverySubscription> StaticDiscovery::Subscribe(
     std::shared_ptr<State> state = weak.lock();
     if (state == nullptr) return;
     absl::MutexLock lock(&state->mu);
-    auto& observers = state->targets[target].observers;
+    auto it = state->targets.find(target);
+    if (it == state->targets.end()) return;
+    auto& observers = it->second.observers;
     observers.erase(std::remove(observers.begin(), observers.end(), observer),
                     observers.end());
+    // A target nobody watches and nobody set is forgotten.
+    if (observers.empty() && !it->second.set.has_update()) {
+      state->targets.erase(it);
+    }
   });
 }
 
