@@ -1,10 +1,28 @@
 #include "src/balance/p2c_balancer.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace mesh::internal {
 
 double P2cBalancer::Cost(const EndpointLoad& load, int64_t now_ns) {
   int64_t pending = load.pending.load(std::memory_order_relaxed);
   return load.ewma.Estimate(now_ns) * static_cast<double>(pending + 1);
+}
+
+bool P2cBalancer::Cheaper(const EndpointLoad& b, const EndpointLoad& a) {
+  double est_a = 0, est_b = 0;
+  int64_t t_a = 0, t_b = 0;
+  a.ewma.Read(&est_a, &t_a);
+  b.ewma.Read(&est_b, &t_b);
+  double cost_a = est_a * static_cast<double>(
+                              a.pending.load(std::memory_order_relaxed) + 1);
+  double cost_b = est_b * static_cast<double>(
+                              b.pending.load(std::memory_order_relaxed) + 1);
+  // Clamped so that stamps hours apart give a huge factor, not inf or NaN.
+  double x = std::clamp(static_cast<double>(t_b - t_a) / a.ewma.decay_ns(),
+                        -600.0, 600.0);
+  return cost_b * std::exp(x) < cost_a;
 }
 
 absl::StatusOr<CallHandle> P2cBalancer::Pick() {
@@ -28,8 +46,7 @@ absl::StatusOr<CallHandle> P2cBalancer::Pick() {
   }
   if (a_out != b_out) return Take(loads[a_out ? b : a], now);
   // Ties go to the first draw, which was drawn by weight.
-  return Take(Cost(*loads[b], now) < Cost(*loads[a], now) ? loads[b] : loads[a],
-              now);
+  return Take(Cheaper(*loads[b], *loads[a]) ? loads[b] : loads[a], now);
 }
 
 }  // namespace mesh::internal

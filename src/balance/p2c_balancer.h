@@ -18,6 +18,12 @@ class P2cBalancer final : public BalancerBase {
 
   // Cost of an endpoint at `now_ns`: rtt_estimate × (pending + 1).
   static double Cost(const EndpointLoad& load, int64_t now_ns);
+
+  // Cost(b) < Cost(a), computed with one exp() instead of two: both
+  // estimates decay with the same time constant, so
+  //   est_b·e^{-(now-t_b)/τ}·(p_b+1) < est_a·e^{-(now-t_a)/τ}·(p_a+1)
+  //   ⇔ est_b·(p_b+1)·e^{(t_b-t_a)/τ} < est_a·(p_a+1).
+  static bool Cheaper(const EndpointLoad& b, const EndpointLoad& a);
 };
 
 }  // namespace mesh::internal

@@ -41,12 +41,16 @@ class PeakEwma {
   // Starts the estimate over at `estimate_ns` as of `now_ns`.
   void Seed(double estimate_ns, int64_t now_ns);
 
+  // The stored estimate and the time of its last sample, undecayed, as one
+  // consistent pair when possible (for comparisons that need one exp()).
+  void Read(double* estimate_ns, int64_t* stamp_ns) const;
+
+  double decay_ns() const { return decay_ns_; }
+
  private:
   // Takes the write side (sequence even → odd); returns the even value.
   uint32_t BeginWrite();
   void EndWrite(uint32_t seq);
-  // The stored estimate and its stamp, as one consistent pair when possible.
-  void Read(double* estimate_ns, int64_t* stamp_ns) const;
 
   const double decay_ns_;
   std::atomic<uint32_t> seq_{0};

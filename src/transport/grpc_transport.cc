@@ -50,6 +50,7 @@ struct GrpcTransport::Call {
 };
 
 GrpcTransport::GrpcTransport(const GrpcTransportOptions& options) {
+  PinGrpcCallbackQueue();
   // Each endpoint gets its own connection, closed with its channel, rather
   // than one shared through gRPC's global subchannel pool.
   args_.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);

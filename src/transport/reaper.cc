@@ -1,6 +1,11 @@
 #include "src/transport/reaper.h"
 
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
 #include <deque>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -46,6 +51,32 @@ class Reaper {
 void DestroyLater(absl::AnyInvocable<void()> holder) {
   static Reaper* reaper = new Reaper();
   reaper->Add(std::move(holder));
+}
+
+void PinGrpcCallbackQueue() {
+  static const bool pinned = [] {
+    // Deliberately never destroyed (reachable from this static).
+    static auto* channel = new std::shared_ptr<grpc::Channel>(
+        grpc::CreateChannel("unix:/nonexistent/mesh-pins-the-callback-queue",
+                            grpc::InsecureChannelCredentials()));
+    struct Call {
+      grpc::ClientContext context;
+      grpc::ByteBuffer request;
+      grpc::ByteBuffer response;
+    };
+    auto* call = new Call();
+    grpc::Slice empty("");
+    call->request = grpc::ByteBuffer(&empty, 1);  // a valid, empty message
+    call->context.set_deadline(std::chrono::system_clock::now());
+    // One callback-API call is what makes the channel take its reference on
+    // the queue; it fails at once (deadline already passed).
+    grpc::GenericStub(*channel).UnaryCall(
+        &call->context, "/mesh.Pin/Pin", grpc::StubOptions(), &call->request,
+        &call->response,
+        [call](grpc::Status) { DestroyLater([call] { delete call; }); });
+    return true;
+  }();
+  (void)pinned;
 }
 
 }  // namespace mesh::internal

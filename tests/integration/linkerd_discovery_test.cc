@@ -251,9 +251,13 @@ TEST_F(LinkerdTest, ProfilesArriveConvertedAndFollowEdits) {
 TEST_F(LinkerdTest, ConfigFileEditsAreFollowedAndBadVersionsRejected) {
   auto backends = testing::StartBackends(2);
   std::string path = ::testing::TempDir() + "/mesh-control-plane-test.json";
+  // Written whole and renamed into place, so the watcher never reads half.
   auto write = [&](const std::string& text) {
-    std::ofstream out(path, std::ios::trunc);
-    out << text;
+    {
+      std::ofstream out(path + ".tmp", std::ios::trunc);
+      out << text;
+    }
+    ASSERT_EQ(std::rename((path + ".tmp").c_str(), path.c_str()), 0);
   };
   auto config_for = [&](const std::vector<int>& which) {
     std::string eps;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/random/bit_gen_ref.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
@@ -272,11 +273,16 @@ TEST(P2cConcurrencyTest, UpdatesWhilePicking) {
       }
     });
   }
-  for (int i = 0; i < 2000; ++i) b.SetEndpoints(i % 2 ? set_a : set_b);
+  // Updates overlap picks: at least 2000 of each (bounded by 20 s).
+  absl::Time give_up = absl::Now() + absl::Seconds(20);
+  for (int i = 0; (i < 2000 || picks.load() < 2000) && absl::Now() < give_up;
+       ++i) {
+    b.SetEndpoints(i % 2 ? set_a : set_b);
+  }
   stop.store(true);
   for (auto& t : pickers) t.join();
   EXPECT_EQ(bad.load(), 0);
-  EXPECT_GT(picks.load(), 0);
+  EXPECT_GE(picks.load(), 2000);
   for (const auto& s : b.Stats()) EXPECT_EQ(s.pending, 0) << s.address;
 }
 

@@ -15,6 +15,7 @@
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/linkerd/stream_watch.h"
 #include "src/discovery/timer_thread.h"
+#include "src/transport/reaper.h"
 
 namespace mesh {
 namespace {
@@ -177,6 +178,7 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
     return absl::InvalidArgumentError(
         "LinkerdDiscoveryOptions.backoff_min must be > 0 and <= backoff_max");
   }
+  internal::PinGrpcCallbackQueue();
   auto shared = std::make_shared<Shared>();
   shared->options = options;
   shared->channel =
