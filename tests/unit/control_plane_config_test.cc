@@ -1,9 +1,9 @@
 // The local control plane's config file: what parses, and errors that name
 // the line and the field.
-#include "examples/control-plane/config.h"
-
 #include <fstream>
 #include <sstream>
+
+#include "examples/control-plane/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -91,7 +91,8 @@ TEST(ControlPlaneConfigTest, SemanticErrorsNameTheFieldAndLine) {
 }
 
 TEST(ControlPlaneConfigTest, TheShippedSampleParses) {
-  std::ifstream in(std::string(MESH_SOURCE_DIR) + "/examples/control-plane/sample.json");
+  std::ifstream in(std::string(MESH_SOURCE_DIR) +
+                   "/examples/control-plane/sample.json");
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<Config> c = ParseConfig(text.str());
