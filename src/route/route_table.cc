@@ -1,0 +1,168 @@
+#include "src/route/route_table.h"
+
+#include <re2/re2.h>
+
+#include <functional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace mesh::internal {
+
+// A compiled RequestMatch: the same tree, with regexes ready to run.
+struct RouteTable::Node {
+  RequestMatch::Kind kind = RequestMatch::Kind::kAll;
+  std::vector<Node> children;
+  std::unique_ptr<re2::RE2> regex;  // kPath, kHeader with kRegex
+  std::string method;               // kMethod
+  HeaderMatch header;               // kHeader
+};
+
+struct RouteTable::Entry {
+  Node condition;
+  CompiledRoute route;
+};
+
+namespace {
+
+// RE2 programs are bounded so that a hostile pattern costs at most this much
+// memory; a pattern that needs more is rejected like a syntax error.
+constexpr int64_t kRegexMaxMem = 1 << 20;
+
+std::unique_ptr<re2::RE2> CompileRegex(const std::string& pattern,
+                                       std::string* error) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(kRegexMaxMem);
+  auto re = std::make_unique<re2::RE2>(pattern, options);
+  if (!re->ok()) {
+    *error = absl::StrCat("regex '", pattern, "': ", re->error());
+    return nullptr;
+  }
+  return re;
+}
+
+}  // namespace
+
+RouteTable::RouteTable() { default_route_.is_default = true; }
+RouteTable::~RouteTable() = default;
+
+size_t RouteTable::size() const { return routes_.size(); }
+
+std::shared_ptr<const RouteTable> RouteTable::Build(
+    const ServiceConfig& config, std::vector<std::string>* dropped) {
+  // Compiles one node; false (with `error` set) if it cannot be matched.
+  std::function<bool(const RequestMatch&, Node*, std::string*)> compile =
+      [&compile](const RequestMatch& m, Node* out, std::string* error) {
+        out->kind = m.kind;
+        switch (m.kind) {
+          case RequestMatch::Kind::kAll:
+          case RequestMatch::Kind::kAny:
+          case RequestMatch::Kind::kNot:
+            if (m.kind == RequestMatch::Kind::kNot && m.children.size() != 1) {
+              *error = "'not' needs exactly one condition";
+              return false;
+            }
+            out->children.resize(m.children.size());
+            for (size_t i = 0; i < m.children.size(); ++i) {
+              if (!compile(m.children[i], &out->children[i], error)) {
+                return false;
+              }
+            }
+            return true;
+          case RequestMatch::Kind::kPath:
+            out->regex = CompileRegex(m.path_regex, error);
+            return out->regex != nullptr;
+          case RequestMatch::Kind::kMethod:
+            out->method = m.method;
+            return true;
+          case RequestMatch::Kind::kHeader:
+            out->header = m.header;
+            if (m.header.kind == HeaderMatch::Kind::kRegex) {
+              out->regex = CompileRegex(m.header.value, error);
+              return out->regex != nullptr;
+            }
+            return true;
+        }
+        *error = "unknown condition";
+        return false;
+      };
+
+  std::shared_ptr<RouteTable> table(new RouteTable());
+  for (size_t i = 0; i < config.routes.size(); ++i) {
+    const Route& r = config.routes[i];
+    Entry entry;
+    std::string error;
+    if (!compile(r.condition, &entry.condition, &error)) {
+      if (dropped != nullptr) {
+        dropped->push_back(
+            absl::StrCat("route ", i, r.name.empty() ? "" : " '" + r.name + "'",
+                         " dropped: ", error));
+      }
+      continue;
+    }
+    entry.route.name = r.name;
+    entry.route.timeout = r.timeout;
+    entry.route.is_retryable = r.is_retryable;
+    entry.route.response_classes = r.response_classes;
+    entry.route.metrics_labels = r.metrics_labels;
+    table->routes_.push_back(std::move(entry));
+  }
+  return table;
+}
+
+bool RouteTable::Matches(const Node& node, const RequestHead& head,
+                         absl::string_view path) {
+  switch (node.kind) {
+    case RequestMatch::Kind::kAll:
+      for (const Node& c : node.children) {
+        if (!Matches(c, head, path)) return false;
+      }
+      return true;  // all [] is true
+    case RequestMatch::Kind::kAny:
+      for (const Node& c : node.children) {
+        if (Matches(c, head, path)) return true;
+      }
+      return false;  // any [] is false
+    case RequestMatch::Kind::kNot:
+      return !Matches(node.children[0], head, path);
+    case RequestMatch::Kind::kPath:
+      return re2::RE2::FullMatch(re2::StringPiece(path.data(), path.size()),
+                                 *node.regex);
+    case RequestMatch::Kind::kMethod:
+      return head.method == node.method;
+    case RequestMatch::Kind::kHeader: {
+      if (head.headers == nullptr) return false;
+      for (const auto& [name, value] : *head.headers) {
+        if (name != node.header.name) continue;
+        switch (node.header.kind) {
+          case HeaderMatch::Kind::kPresent:
+            return true;
+          case HeaderMatch::Kind::kExact:
+            if (value == node.header.value) return true;
+            break;
+          case HeaderMatch::Kind::kPrefix:
+            if (absl::StartsWith(value, node.header.value)) return true;
+            break;
+          case HeaderMatch::Kind::kRegex:
+            if (re2::RE2::FullMatch(value, *node.regex)) return true;
+            break;
+        }
+      }
+      return false;
+    }
+  }
+  return false;
+}
+
+const CompiledRoute& RouteTable::Match(const RequestHead& head) const {
+  absl::string_view path = head.path;
+  size_t query = path.find('?');
+  if (query != absl::string_view::npos) path = path.substr(0, query);
+  for (const Entry& e : routes_) {
+    if (Matches(e.condition, head, path)) return e.route;
+  }
+  return default_route_;
+}
+
+}  // namespace mesh::internal

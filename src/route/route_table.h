@@ -1,0 +1,83 @@
+// RouteTable: a destination's routes compiled for matching on the data path.
+//
+// Built once per ServiceConfig on the control path (regexes compiled with
+// RE2, so matching is linear in the input whatever the pattern), then shared
+// immutably. Routes are tried in order; the first whose condition matches
+// wins; with none, the implicit default route (no timeout, no retries, the
+// default failure classes) applies.
+//
+//   std::vector<std::string> dropped;
+//   auto table = RouteTable::Build(config, &dropped);
+//   const CompiledRoute& route = table->Match({"POST",
+//   "/books.Library/GetBook", &headers});
+//
+// Immutable after Build; safe to share.
+#ifndef MESH_SRC_ROUTE_ROUTE_TABLE_H_
+#define MESH_SRC_ROUTE_ROUTE_TABLE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "mesh/service_config.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace mesh::internal {
+
+// The request head a route matches on. `path` may carry a query ("?…"),
+// which matching ignores. Header names are lower case.
+struct RequestHead {
+  absl::string_view method;
+  absl::string_view path;
+  const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
+};
+
+struct CompiledRoute {
+  std::string name;  // "" for the default route
+  bool is_default = false;
+  absl::Duration timeout = absl::InfiniteDuration();
+  bool is_retryable = false;
+  std::vector<ResponseClass> response_classes;
+  std::map<std::string, std::string> metrics_labels;
+};
+
+class RouteTable {
+ public:
+  // Compiles `config.routes`. A route whose condition does not compile (a
+  // regex RE2 rejects or whose program exceeds 1 MiB, `not` without exactly
+  // one child) is left out and a line naming it is added to `dropped` (may
+  // be null); the other routes keep their order.
+  static std::shared_ptr<const RouteTable> Build(
+      const ServiceConfig& config, std::vector<std::string>* dropped);
+
+  // The first route whose condition matches `head`, else the default route.
+  const CompiledRoute& Match(const RequestHead& head) const;
+
+  // Routes kept (the default route not counted).
+  size_t size() const;
+
+  ~RouteTable();
+  RouteTable(const RouteTable&) = delete;
+  RouteTable& operator=(const RouteTable&) = delete;
+
+ private:
+  struct Node;
+  struct Entry;
+  RouteTable();
+  static bool Matches(const Node& node, const RequestHead& head,
+                      absl::string_view path_without_query);
+
+  std::vector<Entry> routes_;
+  CompiledRoute default_route_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_ROUTE_ROUTE_TABLE_H_
