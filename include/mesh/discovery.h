@@ -62,8 +62,9 @@ class DiscoverySource {
   }
 };
 
-// Endpoints given in code. A target nobody has set has no endpoints yet (its
-// calls fail UNAVAILABLE) until Update or SetEndpoints names it.
+// Endpoints and service configs (routes) given in code. A target nobody has
+// set has no endpoints yet (its calls fail UNAVAILABLE) until Update or
+// SetEndpoints names it, and the default config until SetServiceConfig does.
 class StaticDiscovery final : public DiscoverySource {
  public:
   static std::shared_ptr<StaticDiscovery> Create();
@@ -77,12 +78,23 @@ class StaticDiscovery final : public DiscoverySource {
   absl::Status SetEndpoints(const std::string& target,
                             std::vector<Endpoint> endpoints);
 
+  // Replaces `target`'s service config and forwards it to every subscriber.
+  // INVALID_ARGUMENT for a bad target. (Routes that do not compile are
+  // dropped, with a log line, where the config is applied.)
+  absl::Status SetServiceConfig(const std::string& target,
+                                ServiceConfig config);
+
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override;
+  std::unique_ptr<DiscoverySubscription> SubscribeConfig(
+      const std::string& target, ServiceConfigObserver* observer) override;
 
  private:
   struct State;
   StaticDiscovery();
+  // Removes an observer (either kind) and forgets a target left empty.
+  static void Unsubscribe(const std::weak_ptr<State>& state,
+                          const std::string& target, const void* observer);
   std::shared_ptr<State> state_;
 };
 

@@ -1,5 +1,6 @@
 #include "src/channel/channel_core.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -111,9 +112,14 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
   absl::StatusOr<CallHandle> picked = balancer_->Pick();
   if (!picked.ok()) return Fail(done, destination_->NoEndpointsStatus());
 
+  // The route's timeout bounds the call; the caller's, if shorter, wins.
+  std::shared_ptr<const RouteTable> routes = destination_->routes();
+  const CompiledRoute& route =
+      routes->Match({"POST", method, &options.metadata});
   absl::Duration timeout = options.timeout != absl::InfiniteDuration()
                                ? options.timeout
                                : options_.default_timeout;
+  timeout = std::min(timeout, route.timeout);
   TransportRequest req;
   req.authority = target_;
   req.path = std::string(method);

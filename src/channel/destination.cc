@@ -11,7 +11,14 @@ namespace mesh::internal {
 
 Destination::Destination(std::string target,
                          std::unique_ptr<Transport> transport)
-    : target_(std::move(target)), transport_(std::move(transport)) {}
+    : target_(std::move(target)),
+      transport_(std::move(transport)),
+      routes_(std::make_unique<Routes>(
+          Routes{RouteTable::Build(ServiceConfig{}, nullptr)})) {}
+
+std::shared_ptr<const RouteTable> Destination::routes() const {
+  return routes_.Read()->table;
+}
 
 Destination::~Destination() { Shutdown(); }
 
@@ -142,6 +149,13 @@ std::optional<ServiceConfig> Destination::service_config() const {
 }
 
 void Destination::OnServiceConfig(const ServiceConfig& config) {
+  std::vector<std::string> dropped;
+  auto table = RouteTable::Build(config, &dropped);
+  for (const std::string& line : dropped) {
+    gpr_log(GPR_ERROR, "mesh: routes for '%s': %s", target_.c_str(),
+            line.c_str());
+  }
+  routes_.Publish(std::make_unique<Routes>(Routes{std::move(table)}));
   absl::MutexLock lock(&mu_);
   config_ = config;
   last_config_error_ = absl::OkStatus();

@@ -18,8 +18,10 @@
 #include "mesh/discovery.h"
 #include "mesh/service_config.h"
 #include "mesh/transport.h"
+#include "src/balance/snapshot_cell.h"
 #include "src/channel/describe.h"
 #include "src/model/endpoint_set.h"
+#include "src/route/route_table.h"
 
 namespace mesh::internal {
 
@@ -51,6 +53,11 @@ class Destination final : public EndpointObserver,
   // Everything Mesh::Describe() shows for this destination.
   DestinationView View() const;
 
+  // The route table compiled from the last service config (a table with only
+  // the default route before one arrives). Lock-free: one snapshot read and
+  // a shared_ptr copy.
+  std::shared_ptr<const RouteTable> routes() const;
+
   // The last service config from discovery; nullopt until one arrives.
   std::optional<ServiceConfig> service_config() const;
 
@@ -72,6 +79,10 @@ class Destination final : public EndpointObserver,
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
+  struct Routes {
+    std::shared_ptr<const RouteTable> table;
+  };
+  SnapshotCell<Routes> routes_;
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_

@@ -194,6 +194,41 @@ TEST_F(ChannelTest, BadInputGetsClearErrors) {
   EXPECT_EQ(backends[0]->calls_received(), 1);
 }
 
+TEST_F(ChannelTest, RouteTimeoutFromTheServiceConfigBoundsItsCalls) {
+  auto backends = testing::StartBackends(1);
+  backends[0]->set_delay(absl::Milliseconds(300));
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = NewChannel();
+  ServiceConfig config;
+  Route slow;
+  slow.name = "Slow";
+  slow.condition = RequestMatch::Path("^/test.Echo/Slow$");
+  slow.timeout = absl::Milliseconds(50);
+  Route broken;
+  broken.name = "Broken";
+  broken.condition = RequestMatch::Path("(unclosed");
+  broken.timeout = absl::Milliseconds(1);
+  config.routes = {broken, slow};
+  ASSERT_TRUE(discovery_->SetServiceConfig(kTarget, config).ok());
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  // The matched route's 50 ms bounds the call; the same backend answers
+  // other methods (default route, no timeout) after its 300 ms.
+  EXPECT_EQ(channel->CallRaw("/test.Echo/Slow", "x").status.code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
+  // The broken route was dropped, not applied with its 1 ms.
+  EXPECT_TRUE(channel->CallRaw("/test.Echo/Other", "x").status.ok());
+  // A caller's shorter deadline still wins over a longer route timeout.
+  config.routes[1].timeout = absl::Seconds(30);
+  ASSERT_TRUE(discovery_->SetServiceConfig(kTarget, config).ok());
+  CallOptions short_call;
+  short_call.timeout = absl::Milliseconds(50);
+  EXPECT_EQ(channel->CallRaw("/test.Echo/Slow", "x", short_call).status.code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
 TEST(MeshTest, CreateNeedsDiscovery) {
   auto m = Mesh::Create(MeshOptions{});
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +16,8 @@ struct StaticDiscovery::State {
   struct Target {
     internal::EndpointSet set;
     std::vector<EndpointObserver*> observers;
+    std::optional<ServiceConfig> config;
+    std::vector<ServiceConfigObserver*> config_observers;
   };
   // Held while observers are called, so calls per target are serialized and
   // an unsubscribed observer is never called again.
@@ -79,20 +82,59 @@ std::unique_ptr<DiscoverySubscription> StaticDiscovery::Subscribe(
       }
     }
   }
-  return std::make_unique<StaticSubscription>([weak, target, observer] {
-    std::shared_ptr<State> state = weak.lock();
-    if (state == nullptr) return;
-    absl::MutexLock lock(&state->mu);
-    auto it = state->targets.find(target);
-    if (it == state->targets.end()) return;
-    auto& observers = it->second.observers;
-    observers.erase(std::remove(observers.begin(), observers.end(), observer),
-                    observers.end());
-    // A target nobody watches and nobody set is forgotten.
-    if (observers.empty() && !it->second.set.has_update()) {
-      state->targets.erase(it);
-    }
-  });
+  return std::make_unique<StaticSubscription>(
+      [weak, target, observer] { Unsubscribe(weak, target, observer); });
+}
+
+absl::Status StaticDiscovery::SetServiceConfig(const std::string& target,
+                                               ServiceConfig config) {
+  absl::Status valid = internal::ValidateDestination(target);
+  if (!valid.ok()) return valid;
+  absl::MutexLock lock(&state_->mu);
+  State::Target& t = state_->targets[target];
+  t.config = std::move(config);
+  for (ServiceConfigObserver* o : t.config_observers) {
+    o->OnServiceConfig(*t.config);
+  }
+  return absl::OkStatus();
+}
+
+std::unique_ptr<DiscoverySubscription> StaticDiscovery::SubscribeConfig(
+    const std::string& target, ServiceConfigObserver* observer) {
+  std::weak_ptr<State> weak = state_;
+  {
+    absl::MutexLock lock(&state_->mu);
+    State::Target& t = state_->targets[target];
+    t.config_observers.push_back(observer);
+    if (t.config) observer->OnServiceConfig(*t.config);
+  }
+  return std::make_unique<StaticSubscription>(
+      [weak, target, observer] { Unsubscribe(weak, target, observer); });
+}
+
+void StaticDiscovery::Unsubscribe(const std::weak_ptr<State>& weak,
+                                  const std::string& target,
+                                  const void* observer) {
+  std::shared_ptr<State> state = weak.lock();
+  if (state == nullptr) return;
+  absl::MutexLock lock(&state->mu);
+  auto it = state->targets.find(target);
+  if (it == state->targets.end()) return;
+  State::Target& t = it->second;
+  auto drop = [observer](auto& list) {
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [observer](const auto* o) {
+                                return static_cast<const void*>(o) == observer;
+                              }),
+               list.end());
+  };
+  drop(t.observers);
+  drop(t.config_observers);
+  // A target nobody watches and nobody set is forgotten.
+  if (t.observers.empty() && t.config_observers.empty() &&
+      !t.set.has_update() && !t.config) {
+    state->targets.erase(it);
+  }
 }
 
 }  // namespace mesh
