@@ -1,0 +1,68 @@
+// RetryBudget: how many retries a destination may make, after Finagle's
+// RetryBudget and Linkerd's (which follows it).
+//
+// Every original request deposits one token; a retry withdraws
+// 1/retry_ratio tokens; deposits expire after `ttl` (a windowed sum in ten
+// slices), and a reserve of min_retries_per_second × ttl retries is always
+// there. So over any ttl window retries are at most
+//   retry_ratio × requests + min_retries_per_second × ttl,
+// and a full outage cannot multiply the load by more than that.
+//
+//   RetryBudgetLedger budget(config.retry_budget.value(), clock);
+//   budget.Deposit();                        // each original request
+//   if (budget.TryWithdraw()) { retry... }   // each retry
+//
+// Thread-safe.
+#ifndef MESH_SRC_ROUTE_RETRY_BUDGET_H_
+#define MESH_SRC_ROUTE_RETRY_BUDGET_H_
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "mesh/clock.h"
+#include "mesh/service_config.h"
+
+namespace mesh::internal {
+
+// OK, or INVALID_ARGUMENT naming the field: retry_ratio must be in
+// [0, 1000], ttl in [1 s, 60 s] (Linkerd's validity rules).
+absl::Status ValidateRetryBudget(const RetryBudget& budget);
+
+class RetryBudgetLedger {
+ public:
+  // REQUIRES: ValidateRetryBudget(budget).ok(). `clock` must outlive this.
+  RetryBudgetLedger(const RetryBudget& budget, const Clock* clock);
+
+  // Records an original request.
+  void Deposit();
+  // Takes one retry's worth of tokens if the budget has them.
+  bool TryWithdraw();
+  // Retries available now (rounded down).
+  int64_t Balance();
+
+ private:
+  static constexpr int kSlices = 10;
+
+  // Moves the window to now, dropping slices older than ttl.
+  void Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t Tokens() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Clock* const clock_;
+  const int64_t slice_ns_;
+  // Scaled so that 1/retry_ratio is a whole number of units: a deposit is
+  // kScale units, a withdrawal kScale / retry_ratio (Finagle's scheme).
+  static constexpr int64_t kScale = 1000;
+  const int64_t withdrawal_;
+  const int64_t reserve_;  // retries always available per window
+  absl::Mutex mu_;
+  std::array<int64_t, kSlices> slices_ ABSL_GUARDED_BY(mu_) = {};
+  int64_t current_slice_ ABSL_GUARDED_BY(mu_) = 0;  // index of the slice
+                                                    // holding "now"
+  int64_t current_start_ns_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_ROUTE_RETRY_BUDGET_H_
