@@ -96,6 +96,19 @@ ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
 
 ChannelCore::~ChannelCore() { destination_->Detach(balancer_.get()); }
 
+// One logical call across its attempts.
+struct ChannelCore::Call {
+  std::string method;
+  std::string body;  // kept for replay when the route is retryable
+  Metadata metadata;
+  absl::Time deadline = absl::InfiniteFuture();
+  Destination::Routes routes;  // keeps `route` alive
+  const CompiledRoute* route = nullptr;
+  bool replayable = false;
+  std::string last_endpoint;  // the next attempt prefers another
+  absl::AnyInvocable<void(CallResult)> done;
+};
+
 void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
                                const CallOptions& options,
                                absl::AnyInvocable<void(CallResult)> done) {
@@ -109,38 +122,82 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
     return Fail(done, absl::UnavailableError(absl::StrCat(
                           "mesh is shut down; call to '", target_, "'")));
   }
-  absl::StatusOr<CallHandle> picked = balancer_->Pick();
-  if (!picked.ok()) return Fail(done, destination_->NoEndpointsStatus());
-
-  // The route's timeout bounds the call; the caller's, if shorter, wins.
-  std::shared_ptr<const RouteTable> routes = destination_->routes();
-  const CompiledRoute& route =
-      routes->Match({"POST", method, &options.metadata});
+  auto call = std::make_unique<Call>();
+  call->routes = destination_->routes();
+  call->route = &call->routes.table->Match({"POST", method, &options.metadata});
+  // The route's timeout bounds the call with all its attempts; the caller's,
+  // if shorter, wins.
   absl::Duration timeout = options.timeout != absl::InfiniteDuration()
                                ? options.timeout
                                : options_.default_timeout;
-  timeout = std::min(timeout, route.timeout);
+  timeout = std::min(timeout, call->route->timeout);
+  if (timeout != absl::InfiniteDuration()) {
+    call->deadline = absl::Now() + timeout;
+  }
+  call->method = std::string(method);
+  call->metadata = options.metadata;
+  call->body = std::move(request);
+  call->replayable =
+      call->route->is_retryable && call->body.size() <= kMaxReplayBytes;
+  call->done = std::move(done);
+  call->routes.budget->Deposit();
+  StartAttempt(std::move(call));
+}
+
+void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
+  absl::StatusOr<CallHandle> picked = balancer_->Pick();
+  // A retry prefers an endpoint other than the one that just failed.
+  for (int i = 0; i < 2 && picked.ok() && !call->last_endpoint.empty() &&
+                  picked->endpoint().address == call->last_endpoint;
+       ++i) {
+    absl::StatusOr<CallHandle> other = balancer_->Pick();
+    if (other.ok()) picked = std::move(other);
+  }
+  if (!picked.ok()) return Fail(call->done, destination_->NoEndpointsStatus());
+
   TransportRequest req;
   req.authority = target_;
-  req.path = std::string(method);
-  req.headers = options.metadata;
-  req.body = std::move(request);
-  if (timeout != absl::InfiniteDuration()) req.deadline = absl::Now() + timeout;
-
+  req.path = call->method;
+  req.headers = call->metadata;
+  req.body = call->replayable ? call->body : std::move(call->body);
+  req.deadline = call->deadline;
   const Endpoint& endpoint = picked->endpoint();
   destination_->transport().Send(
       endpoint, std::move(req),
       [self = shared_from_this(), handle = *std::move(picked),
-       done = std::move(done)](TransportResponse response) mutable {
-        CallResult result;
-        result.endpoint = handle.endpoint().address;
+       call = std::move(call)](TransportResponse response) mutable {
+        std::string address = handle.endpoint().address;
         handle.Complete(OutcomeOf(response.status));
+        if (call->replayable && IsRetryable(response.status) &&
+            absl::Now() < call->deadline && !self->mesh_->shut_down() &&
+            call->routes.budget->TryWithdraw()) {
+          call->last_endpoint = std::move(address);
+          self->StartAttempt(std::move(call));
+          return;
+        }
+        CallResult result;
+        result.endpoint = std::move(address);
         result.status = std::move(response.status);
         result.body = std::move(response.body);
         result.headers = std::move(response.headers);
         result.trailers = std::move(response.trailers);
-        done(std::move(result));
+        call->done(std::move(result));
       });
+}
+
+bool IsRetryable(const absl::Status& status) {
+  // Linkerd's default failure classes, less DEADLINE_EXCEEDED: a timeout is
+  // not retried (the route's deadline covers every attempt).
+  switch (status.code()) {
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kUnknown:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace mesh::internal

@@ -30,9 +30,17 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
   std::vector<EndpointStats> Stats() const { return balancer_->Stats(); }
+
+  // Requests larger than this are not kept for replay, so never retried.
+  static constexpr size_t kMaxReplayBytes = 64 * 1024;
   Destination& destination() const { return *destination_; }
 
  private:
+  struct Call;
+  // Picks an endpoint and sends one attempt; on a retryable failure of a
+  // retryable route, with deadline and budget left, sends another.
+  void StartAttempt(std::unique_ptr<Call> call);
+
   const std::string target_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
@@ -47,6 +55,10 @@ absl::Status ValidateMetadata(const Metadata& metadata);
 
 // How a transport status counts for the endpoint's statistics.
 CallOutcome OutcomeOf(const absl::Status& status);
+
+// Whether a call that ended with `status` may be retried (on a retryable
+// route): the default failure classes less DEADLINE_EXCEEDED.
+bool IsRetryable(const absl::Status& status);
 
 }  // namespace mesh::internal
 

@@ -21,6 +21,7 @@
 #include "src/balance/snapshot_cell.h"
 #include "src/channel/describe.h"
 #include "src/model/endpoint_set.h"
+#include "src/route/retry_budget.h"
 #include "src/route/route_table.h"
 
 namespace mesh::internal {
@@ -54,9 +55,13 @@ class Destination final : public EndpointObserver,
   DestinationView View() const;
 
   // The route table compiled from the last service config (a table with only
-  // the default route before one arrives). Lock-free: one snapshot read and
-  // a shared_ptr copy.
-  std::shared_ptr<const RouteTable> routes() const;
+  // the default route before one arrives) and the retry budget that goes
+  // with it. Lock-free: one snapshot read and two shared_ptr copies.
+  struct Routes {
+    std::shared_ptr<const RouteTable> table;
+    std::shared_ptr<RetryBudgetLedger> budget;
+  };
+  Routes routes() const;
 
   // The last service config from discovery; nullopt until one arrives.
   std::optional<ServiceConfig> service_config() const;
@@ -79,9 +84,6 @@ class Destination final : public EndpointObserver,
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
-  struct Routes {
-    std::shared_ptr<const RouteTable> table;
-  };
   SnapshotCell<Routes> routes_;
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex subscription_mu_;

@@ -213,6 +213,79 @@ TEST(FailoverTest, RemoveDuringLoadDropsItsSubchannel) {
   EXPECT_FALSE(f.transport->HasChannel(leaving));
 }
 
+ServiceConfig RetryEverything(std::optional<RetryBudget> budget) {
+  Route all;
+  all.name = "All";
+  all.condition = RequestMatch::All({});
+  all.is_retryable = true;
+  ServiceConfig config;
+  config.routes = {all};
+  config.retry_budget = budget;
+  return config;
+}
+
+TEST(RetryTest, RetriesRecoverFromOneFailingBackendAmongThree) {
+  Fixture f;
+  auto backends = testing::StartBackends(3);
+  backends[0]->set_status(grpc::StatusCode::INTERNAL);
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(
+      f.discovery->SetServiceConfig(kTarget, RetryEverything(std::nullopt))
+          .ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  Load load(*channel, 300, 4);
+  load.Run();
+  for (const auto& r : load.results()) {
+    EXPECT_EQ(r.code, absl::StatusCode::kOk);
+    EXPECT_NE(r.endpoint, backends[0]->address());
+  }
+  EXPECT_GT(backends[0]->calls_received(), 0);  // it was tried, and retried
+}
+
+TEST(RetryTest, BudgetBoundsAttemptsUnderAFullOutage) {
+  Fixture f;
+  auto backends = testing::StartBackends(3);
+  for (auto& b : backends) b->set_status(grpc::StatusCode::INTERNAL);
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  RetryBudget budget;
+  budget.retry_ratio = 0.2;
+  budget.min_retries_per_second = 1;
+  budget.ttl = absl::Seconds(10);
+  ASSERT_TRUE(
+      f.discovery->SetServiceConfig(kTarget, RetryEverything(budget)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  const int kRequests = 200;
+  Load load(*channel, kRequests, 4);
+  load.Run();
+  int64_t attempts = 0;
+  for (auto& b : backends) attempts += b->calls_received();
+  for (const auto& r : load.results())
+    EXPECT_EQ(r.code, absl::StatusCode::kInternal);
+  // requests × (1 + ratio) + min_per_second × ttl, and the budget was used.
+  EXPECT_LE(attempts, kRequests * 1.2 + 1 * 10);
+  EXPECT_GE(attempts, kRequests * 1.2);
+}
+
+TEST(RetryTest, NonRetryableRoutesAndTimeoutsAreNotRetried) {
+  Fixture f;
+  auto backends = testing::StartBackends(2);
+  for (auto& b : backends) b->set_status(grpc::StatusCode::INTERNAL);
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);  // default route: no retries
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(channel->CallRaw(kMethod, "x").status.code(),
+              absl::StatusCode::kInternal);
+  }
+  EXPECT_EQ(backends[0]->calls_received() + backends[1]->calls_received(), 20);
+}
+
 TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   auto backends = testing::StartBackends(2);
   for (auto& b : backends) b->set_delay(absl::Seconds(30));
