@@ -289,13 +289,10 @@ TEST(RetryTest, NonRetryableRoutesAndTimeoutsAreNotRetried) {
 TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   auto backends = testing::StartBackends(2);
   for (auto& b : backends) b->set_delay(absl::Seconds(30));
-  auto discovery = StaticDiscovery::Create();
+  Fixture f;
   ASSERT_TRUE(
-      discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-  MeshOptions options;
-  options.discovery = discovery;
-  auto mesh = *Mesh::Create(options);
-  auto channel = *mesh->NewChannel(kTarget);
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
 
   const int kCalls = 20;
   absl::Mutex mu;
@@ -311,7 +308,7 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
            kCalls;
   }));
   absl::Time start = absl::Now();
-  mesh.reset();
+  f.mesh.reset();
   // Every call's callback has run by the time the destructor returns.
   {
     absl::MutexLock lock(&mu);
@@ -332,13 +329,10 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
 TEST(ShutdownTest, DroppingTheLastChannelWithCallsInFlightCompletesThem) {
   auto backends = testing::StartBackends(1);
   backends[0]->set_delay(absl::Milliseconds(100));
-  auto discovery = StaticDiscovery::Create();
+  Fixture f;
   ASSERT_TRUE(
-      discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-  MeshOptions options;
-  options.discovery = discovery;
-  auto mesh = *Mesh::Create(options);
-  auto channel = *mesh->NewChannel(kTarget);
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
   const int kCalls = 10;
   absl::Mutex mu;
   int ok = 0, done = 0;
@@ -360,17 +354,14 @@ TEST(ShutdownTest, DroppingTheLastChannelWithCallsInFlightCompletesThem) {
 
 TEST(ShutdownTest, DestroyingTheMeshInsideACallbackDoesNotDeadlock) {
   auto backends = testing::StartBackends(1);
-  auto discovery = StaticDiscovery::Create();
+  Fixture f;
   ASSERT_TRUE(
-      discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-  MeshOptions options;
-  options.discovery = discovery;
-  std::unique_ptr<Mesh> mesh = *Mesh::Create(options);
-  auto channel = *mesh->NewChannel(kTarget);
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
   absl::Notification destroyed;
   channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
     EXPECT_TRUE(r.status.ok()) << r.status;
-    mesh.reset();  // waits for other calls, not for this one
+    f.mesh.reset();  // waits for other calls, not for this one
     destroyed.Notify();
   });
   EXPECT_TRUE(destroyed.WaitForNotificationWithTimeout(absl::Seconds(30)));
