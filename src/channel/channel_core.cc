@@ -158,7 +158,8 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   TransportRequest req;
   req.authority = target_;
   req.path = call->method;
-  req.headers = call->metadata;
+  // Only a call that may be retried keeps copies for the next attempt.
+  req.headers = call->replayable ? call->metadata : std::move(call->metadata);
   req.body = call->replayable ? call->body : std::move(call->body);
   req.deadline = call->deadline;
   const Endpoint& endpoint = picked->endpoint();
