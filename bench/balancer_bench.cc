@@ -67,13 +67,9 @@ std::unique_ptr<Balancer>& Shared() {
   return *balancer;
 }
 
-// One Pick() and Complete(kSuccess) per iteration, on a shared balancer of
-// state.range(0) endpoints.
-void BM_PickRelease(benchmark::State& state, BalancerKind kind, bool weighted) {
-  size_t n = static_cast<size_t>(state.range(0));
-  if (state.thread_index() == 0) {
-    Shared() = MakeBalancer(kind, MakeEndpoints(n, 0, weighted));
-  }
+// The timed loop both pick benchmarks share: one Pick() and one
+// Complete(kSuccess) on the shared balancer per iteration.
+void PickReleaseLoop(benchmark::State& state) {
   for (auto _ : state) {
     absl::StatusOr<CallHandle> h = Shared()->Pick();
     if (!h.ok()) {
@@ -83,6 +79,16 @@ void BM_PickRelease(benchmark::State& state, BalancerKind kind, bool weighted) {
     h->Complete(CallOutcome::kSuccess);
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+// One Pick() and Complete(kSuccess) per iteration, on a shared balancer of
+// state.range(0) endpoints.
+void BM_PickRelease(benchmark::State& state, BalancerKind kind, bool weighted) {
+  size_t n = static_cast<size_t>(state.range(0));
+  if (state.thread_index() == 0) {
+    Shared() = MakeBalancer(kind, MakeEndpoints(n, 0, weighted));
+  }
+  PickReleaseLoop(state);
   if (state.thread_index() == 0) Shared().reset();
 }
 
@@ -128,15 +134,7 @@ void BM_PickUnderChurn(benchmark::State& state) {
       }
     });
   }
-  for (auto _ : state) {
-    absl::StatusOr<CallHandle> h = Shared()->Pick();
-    if (!h.ok()) {
-      state.SkipWithError("Pick failed");
-      break;
-    }
-    h->Complete(CallOutcome::kSuccess);
-  }
-  state.SetItemsProcessed(state.iterations());
+  PickReleaseLoop(state);
   if (state.thread_index() == 0) {
     stop->store(true);
     churn->join();
