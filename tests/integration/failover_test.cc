@@ -272,7 +272,7 @@ TEST(RetryTest, BudgetBoundsAttemptsUnderAFullOutage) {
   EXPECT_GE(attempts, kRequests * 1.2);
 }
 
-TEST(RetryTest, NonRetryableRoutesAndTimeoutsAreNotRetried) {
+TEST(RetryTest, NonRetryableRoutesAndTimedOutCallsGetOneAttempt) {
   Fixture f;
   auto backends = testing::StartBackends(2);
   for (auto& b : backends) b->set_status(grpc::StatusCode::INTERNAL);
@@ -284,6 +284,21 @@ TEST(RetryTest, NonRetryableRoutesAndTimeoutsAreNotRetried) {
               absl::StatusCode::kInternal);
   }
   EXPECT_EQ(backends[0]->calls_received() + backends[1]->calls_received(), 20);
+
+  // A retryable route over stalled backends: the route's timeout ends the
+  // call once, DEADLINE_EXCEEDED, and the timeout is not retried.
+  for (auto& b : backends) {
+    b->set_status(grpc::StatusCode::OK);
+    b->set_delay(absl::Seconds(30));
+  }
+  ServiceConfig config = RetryEverything(std::nullopt);
+  config.routes[0].timeout = absl::Milliseconds(100);
+  ASSERT_TRUE(f.discovery->SetServiceConfig(kTarget, config).ok());
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  EXPECT_EQ(channel->CallRaw(kMethod, "x").status.code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(backends[0]->calls_received() + backends[1]->calls_received(), 21);
 }
 
 TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
