@@ -68,7 +68,8 @@ write_config() {
     endpoints+="{\"address\": \"$address\"}"
   done
   # Written whole and renamed, so the control plane never reads half a file.
-  printf '{\n  "targets": {\n    "echo.local:7000": {"endpoints": [%s]}\n  }\n}\n' \
+  # One route, Say: retried on failure, 1 s for all its attempts.
+  printf '{\n  "targets": {\n    "echo.local:7000": {"endpoints": [%s],\n      "profile": {"routes": [{"name": "Say", "path_regex": "^/demo[.]Echo/Say$", "timeout_ms": 1000, "retryable": true}]}}\n  }\n}\n' \
     "$endpoints" >"$config.tmp"
   mv "$config.tmp" "$config"
 }
@@ -82,7 +83,7 @@ echo "demo: backends A=${backends[0]} B=${backends[1]} C=${backends[2]}; the con
 
 "$bin/mesh-call" --linkerd "127.0.0.1:$port" --target echo.local:7000 \
   --method /demo.Echo/Say --duration 6 --interval 1 --concurrency 8 \
-  --deadline 1000 &
+  --deadline 1000 --metrics &
 call=$!
 sleep 2
 echo "demo: editing the config: add C"

@@ -52,6 +52,8 @@ Set-up and output:
   --wait SECONDS          wait this long for discovery before the first call
                           (default 5); if no endpoint comes, exit 1
   --json                  print one JSON object instead of the table
+  --metrics               after the table, print the target's per-route
+                          metrics (Mesh::Metrics(), Prometheus text format)
   --help                  this text
 
 When the count or duration is reached, mesh-call stops starting calls and
@@ -65,7 +67,7 @@ Exit status: 0 when the calls ran, whatever their statuses; 1 when set-up
 failed (reading --data, creating the mesh, discovery); 2 for bad flags.
 )";
 
-// Flags that take a value; the others (--json, --help) take none.
+// Flags that take a value; the others (--json, --metrics, --help) take none.
 constexpr const char* kValueFlags[] = {
     "linkerd",  "context-token", "static",      "xds-bootstrap",
     "target",   "method",        "data",        "header",
@@ -156,6 +158,8 @@ absl::Status Apply(absl::string_view name, absl::string_view value,
     f->help = true;
   } else if (name == "json") {
     f->json = true;
+  } else if (name == "metrics") {
+    f->metrics = true;
   } else if (name == "linkerd") {
     if (value.empty()) return Bad(name, "needs an address");
     f->linkerd = std::string(value);
@@ -246,6 +250,9 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set) {
   if (!f.context_token.empty() && f.linkerd.empty()) {
     return Bad("context-token", "only goes with --linkerd");
   }
+  if (f.metrics && f.json) {
+    return Bad("metrics", "not with --json (its output is one JSON object)");
+  }
   if (f.target.empty()) return Bad("target", "is required");
   if (f.method.empty()) return Bad("method", "is required");
   if (count_set && f.duration > absl::ZeroDuration()) {
@@ -278,7 +285,8 @@ absl::StatusOr<CallFlags> ParseCallFlags(int argc, const char* const* argv) {
         if (i + 1 >= argc) return Bad(name, "needs a value");
         value = argv[++i];
       }
-    } else if (has_value && (name == "json" || name == "help")) {
+    } else if (has_value &&
+               (name == "json" || name == "help" || name == "metrics")) {
       return Bad(name, "takes no value");
     }
     if (absl::Status s = Apply(name, value, &flags); !s.ok()) return s;

@@ -48,6 +48,9 @@ struct CallFlags {
   // calls that finished in every interval (zero: no progress lines).
   absl::Duration interval = absl::ZeroDuration();
   bool json = false;
+  // --metrics: after the table, the target's per-route metrics from
+  // Mesh::Metrics() (Prometheus text; histogram buckets left out).
+  bool metrics = false;
   bool help = false;  // --help: print Usage() and exit 0
 };
 

@@ -26,8 +26,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -210,6 +212,22 @@ void StartCall(Channel& channel, const CallFlags& flags,
       [run, start](CallResult result) { run->Finish(start, result); });
 }
 
+// The route_* series of `target` in Prometheus text `metrics`, without the
+// histogram buckets, under a heading.
+std::string RouteMetricsOf(const std::string& metrics,
+                           const std::string& target) {
+  std::string out = "\nper-route metrics (Mesh::Metrics()):\n";
+  const std::string authority = absl::StrCat("authority=\"", target, "\"");
+  for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
+    if (absl::StartsWith(line, "route_") &&
+        absl::StrContains(line, authority) &&
+        !absl::StrContains(line, "_bucket{")) {
+      absl::StrAppend(&out, "  ", line, "\n");
+    }
+  }
+  return out;
+}
+
 std::string DescribeMode(const CallFlags& f) {
   std::string amount =
       f.duration > absl::ZeroDuration()
@@ -378,6 +396,10 @@ int Main(int argc, char** argv) {
   Summary summary = Summarize(result);
   std::fputs((flags.json ? FormatJson(summary) : FormatTable(summary)).c_str(),
              stdout);
+  if (flags.metrics) {
+    std::fputs(RouteMetricsOf((*mesh)->Metrics(), flags.target).c_str(),
+               stdout);
+  }
   std::fflush(stdout);
   // Destroying the channel and the mesh cancels the calls still in flight;
   // their callbacks find the Run closed.

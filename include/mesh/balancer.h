@@ -45,23 +45,42 @@ struct BalancerOptions {
   // Time constant of the EWMA: smaller forgets a slow period faster, larger
   // is steadier. Must be > 0.
   absl::Duration decay = absl::Seconds(10);
-  // An endpoint whose call ends in an endpoint failure (UNAVAILABLE: refused,
-  // reset, unreachable) is avoided for `ejection_base × 2^(n-1)` after its
-  // n-th consecutive failure, at most `ejection_max`. P2C prefers a
-  // non-ejected candidate but never fails a pick because all are ejected.
-  absl::Duration ejection_base = absl::Milliseconds(500);
+  // Outlier ejection: a failing endpoint is ejected (P2C and round robin
+  // avoid it) for a backoff period, as in Envoy's outlier detection. P2C
+  // prefers a non-ejected candidate but never fails a pick because all are
+  // ejected.
+  //
+  // Classified failures (CallOutcome::kFailure) in a row that eject the
+  // endpoint. A success resets the count, a cancelled call leaves it. An
+  // endpoint failure (UNAVAILABLE: refused, reset, unreachable) ejects at
+  // once: a connect error is a whole threshold by itself. 0 disables
+  // ejection on classified failures only.
+  uint32_t ejection_consecutive_failures = 5;
+  // The n-th ejection of an endpoint lasts min(ejection_base × n,
+  // ejection_max) (Envoy's base_ejection_time × times ejected). n starts over
+  // at 1 once the endpoint has stayed un-ejected for ejection_max after its
+  // last ejection ended. Larger: a failing endpoint costs fewer failed calls,
+  // a healed one waits longer for traffic. Must be > 0 and <= ejection_max.
+  absl::Duration ejection_base = absl::Seconds(1);
   absl::Duration ejection_max = absl::Seconds(30);
+  // At most floor(ejection_max_share × n) of the n endpoints are ejected at
+  // the same time, but at least 1 when n >= 2, and never all of them: a
+  // failure past the limit does not eject (the endpoint keeps its count and
+  // its next failure tries again). Lower keeps more capacity in a broad
+  // outage, where failures are not the endpoints' fault. Must be in [0, 1].
+  double ejection_max_share = 0.5;
 };
 
 // How a call ended, for the endpoint's statistics.
 enum class CallOutcome {
-  kSuccess,          // an answer from the server
+  kSuccess,          // an answer from the server (resets the failure count)
   kFailure,          // an answer that is a failure (INTERNAL, UNKNOWN, ...):
                      // its RTT may raise the estimate (a new peak) but is
-                     // not blended in, so fast failures do not pull it down
+                     // not blended in, so fast failures do not pull it
+                     // down; ejection_consecutive_failures in a row eject
   kEndpointFailure,  // UNAVAILABLE: refused, reset, unreachable, or the
-                     // server saying it cannot serve (ejects the endpoint;
-                     // its RTT counts as for kFailure)
+                     // server saying it cannot serve (ejects the endpoint
+                     // at once; its RTT counts as for kFailure)
   kCancelled,        // the caller gave up (deadline, cancel): no verdict
 };
 
@@ -98,8 +117,9 @@ struct EndpointStats {
   int64_t pending = 0;
   double rtt_estimate_ms = 0;  // decayed to now
   uint64_t picks = 0;
-  uint64_t failures = 0;  // endpoint failures seen
-  bool ejected = false;
+  uint64_t failures = 0;   // classified and endpoint failures seen
+  uint64_t ejections = 0;  // times ejected
+  bool ejected = false;    // ejected now
 };
 
 class Balancer {

@@ -47,6 +47,12 @@ struct ChannelOptions {
   BalancerOptions balancer;
   // Deadline for calls that do not set CallOptions::timeout. Infinite: none.
   absl::Duration default_timeout = absl::InfiniteDuration();
+  // Retry, on any route, a request that certainly never reached a server
+  // (its connection could not be made; TransportResponse::never_sent),
+  // preferring another endpoint. Such retries spend the retry budget and
+  // stay within the deadline like any other. Requests over 64 KiB are not
+  // kept for replay, so never retried.
+  bool retry_connect_failures = true;
 };
 
 class Mesh {
@@ -69,6 +75,12 @@ class Mesh {
   // config, the discovery streams' state and the last errors. For debugging
   // stale endpoints; the format is for people, not a stable API.
   std::string Describe() const;
+
+  // The route and endpoint metrics of every destination this Mesh has
+  // called, in the Prometheus text exposition format (version 0.0.4), for
+  // an application's own /metrics handler. Names and labels:
+  // mesh/metrics.h. Costs a pass over the registry; not for the data path.
+  std::string Metrics() const;
 
  private:
   explicit Mesh(std::shared_ptr<internal::MeshCore> core);

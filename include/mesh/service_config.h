@@ -82,6 +82,20 @@ struct ResponseClass {
   bool is_failure = false;
 };
 
+// Beyond Linkerd (the semantics of xDS RetryPolicy): how many attempts a
+// retryable route makes and how long it waits between them. Every retry is
+// still bounded by the route's timeout and the destination's retry budget.
+struct RetryPolicy {
+  // Attempts in all, the first included; 0: no limit but the budget and the
+  // deadline (Linkerd's behaviour). 1: never retry.
+  uint32_t max_attempts = 0;
+  // Before retry n (n = 1, 2, ...) the call waits a random time in
+  // [0, min(backoff_base × 2^(n-1), backoff_max)] ("full jitter"). Zero base:
+  // retry at once (Linkerd's behaviour). Zero max: 10 × base (xDS default).
+  absl::Duration backoff_base = absl::ZeroDuration();
+  absl::Duration backoff_max = absl::ZeroDuration();
+};
+
 struct Route {
   // The route's name in metrics ("route" label); empty: from metrics_labels.
   std::string name;
@@ -89,8 +103,45 @@ struct Route {
   std::vector<ResponseClass> response_classes;
   std::map<std::string, std::string> metrics_labels;
   bool is_retryable = false;
+  // Attempts and backoff of a retryable route.
+  RetryPolicy retry_policy;
   // Bounds the whole call including retries. Infinite: none.
   absl::Duration timeout = absl::InfiniteDuration();
+};
+
+// Builds a Route in one expression. Conditions given one after another must
+// all hold; with none, the route matches every request.
+//
+//   config.routes.push_back(mesh::RouteBuilder("GetBook")
+//                               .GrpcMethod("books.Library", "GetBook")
+//                               .Timeout(absl::Milliseconds(300))
+//                               .Retryable()
+//                               .Build());
+//
+// Thread-compatible.
+class RouteBuilder {
+ public:
+  explicit RouteBuilder(std::string name);
+  // Path regex (RE2 full match, query excluded).
+  RouteBuilder& Path(std::string regex);
+  // Exactly the gRPC method /service/method (regex metacharacters escaped).
+  RouteBuilder& GrpcMethod(const std::string& service,
+                           const std::string& method);
+  RouteBuilder& HttpMethod(std::string method);
+  RouteBuilder& Header(HeaderMatch header);
+  // Any condition tree.
+  RouteBuilder& When(RequestMatch condition);
+  RouteBuilder& Timeout(absl::Duration timeout);
+  RouteBuilder& Retryable(RetryPolicy policy = {});
+  // Appends a response class: responses matching `condition` are failures
+  // (or successes) whatever their gRPC status.
+  RouteBuilder& Classify(ResponseMatch condition, bool is_failure);
+  RouteBuilder& Label(std::string key, std::string value);
+  Route Build() const;
+
+ private:
+  Route route_;
+  std::vector<RequestMatch> conditions_;
 };
 
 // Finagle/Linkerd retry budget: each request deposits 1, a retry withdraws

@@ -42,8 +42,13 @@ struct TransportResponse {
   // gRPC status (OK, the server's status, DEADLINE_EXCEEDED, UNAVAILABLE for
   // an endpoint that could not be reached, CANCELLED on shutdown).
   absl::Status status;
-  // HTTP :status when the transport knows it; 0 when it does not.
+  // HTTP :status when the transport knows it; 0 when it does not (no
+  // response: a connection that failed, a call cancelled before an answer).
   int http_status = 0;
+  // True when the request certainly never reached the server (the connection
+  // could not be made): the mesh may retry it on any route, even one that is
+  // not retryable. False when unsure.
+  bool never_sent = false;
   Metadata headers;
   std::string body;
   Metadata trailers;

@@ -64,10 +64,18 @@ absl::StatusOr<std::unique_ptr<Balancer>> Balancer::Create(
   if (options.decay <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("BalancerOptions.decay must be > 0");
   }
-  if (options.ejection_base < absl::ZeroDuration() ||
-      options.ejection_max < options.ejection_base) {
+  if (options.ejection_base <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "BalancerOptions.ejection_base must be >= 0 and <= ejection_max");
+        "BalancerOptions.ejection_base must be > 0");
+  }
+  if (options.ejection_max < options.ejection_base) {
+    return absl::InvalidArgumentError(
+        "BalancerOptions.ejection_max must be >= ejection_base");
+  }
+  // Written so that NaN fails too.
+  if (!(options.ejection_max_share >= 0 && options.ejection_max_share <= 1)) {
+    return absl::InvalidArgumentError(
+        "BalancerOptions.ejection_max_share must be in [0, 1]");
   }
   switch (options.kind) {
     case BalancerKind::kP2cPeakEwma:

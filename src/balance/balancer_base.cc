@@ -26,6 +26,7 @@ BalancerBase::BalancerBase(const BalancerOptions& options, const Clock* clock,
     : options_(options),
       clock_(clock != nullptr ? clock : Clock::Real()),
       rng_(rng),
+      ejection_(std::make_shared<EjectionGroup>(options)),
       snapshot_(std::make_unique<Snapshot>(
           std::vector<std::shared_ptr<EndpointLoad>>{})) {}
 
@@ -51,7 +52,7 @@ void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
     if (it != by_address_.end() && it->second->endpoint == e) {
       load = it->second;
     } else {
-      load = std::make_shared<EndpointLoad>(e, options_, now);
+      load = std::make_shared<EndpointLoad>(e, options_, now, ejection_);
       if (it != by_address_.end()) {
         load->InheritFrom(*it->second);
       } else if (!by_address_.empty()) {
@@ -62,6 +63,7 @@ void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
     next_map.emplace(e.address, std::move(load));
   }
   by_address_ = std::move(next_map);
+  ejection_->SetMembers(loads);
   auto snapshot = std::make_unique<Snapshot>(std::move(loads));
   // Round robin starts each snapshot at a random place, so that channels (and
   // processes) do not all begin on the same endpoint after every update.
@@ -84,6 +86,7 @@ std::vector<EndpointStats> BalancerBase::Stats() const {
     s.rtt_estimate_ms = l->ewma.Estimate(now) / 1e6;
     s.picks = l->picks.load();
     s.failures = l->failures.load();
+    s.ejections = l->ejections.load();
     s.ejected = l->Ejected(now);
     out.push_back(std::move(s));
   }

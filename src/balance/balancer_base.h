@@ -15,6 +15,7 @@
 #include "absl/random/bit_gen_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "mesh/balancer.h"
+#include "src/balance/ejection_group.h"
 #include "src/balance/endpoint_load.h"
 #include "src/balance/snapshot_cell.h"
 #include "src/balance/weighted_sampler.h"
@@ -48,6 +49,7 @@ class BalancerBase : public Balancer {
   const BalancerOptions options_;
   const Clock* const clock_;
   absl::BitGenRef* const rng_;
+  const std::shared_ptr<EjectionGroup> ejection_;  // shared by every record
   SnapshotCell<Snapshot> snapshot_;
 
  private:

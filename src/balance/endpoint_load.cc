@@ -1,15 +1,16 @@
 #include "src/balance/endpoint_load.h"
 
-#include <algorithm>
 #include <utility>
+
+#include "src/balance/ejection_group.h"
 
 namespace mesh::internal {
 
 EndpointLoad::EndpointLoad(Endpoint e, const BalancerOptions& options,
-                           int64_t now_ns)
+                           int64_t now_ns,
+                           std::shared_ptr<EjectionGroup> ejection)
     : endpoint(std::move(e)),
-      ejection_base_ns(absl::ToInt64Nanoseconds(options.ejection_base)),
-      ejection_max_ns(absl::ToInt64Nanoseconds(options.ejection_max)),
+      ejection(std::move(ejection)),
       ewma(absl::ToInt64Nanoseconds(options.default_rtt),
            absl::ToInt64Nanoseconds(options.decay), now_ns) {}
 
@@ -18,7 +19,7 @@ void EndpointLoad::InheritFrom(const EndpointLoad& other) {
   picks.store(other.picks.load());
   failures.store(other.failures.load());
   consecutive_failures.store(other.consecutive_failures.load());
-  ejected_until_ns.store(other.ejected_until_ns.load());
+  ejection->Replace(other, *this);
 }
 
 void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
@@ -29,17 +30,24 @@ void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
   } else {
     ewma.ObservePeak(now_ns - start_ns, now_ns);
   }
-  if (outcome == CallOutcome::kSuccess) {
-    consecutive_failures.store(0, std::memory_order_relaxed);
-  } else if (outcome == CallOutcome::kEndpointFailure) {
-    failures.fetch_add(1, std::memory_order_relaxed);
-    uint32_t n = consecutive_failures.fetch_add(1, std::memory_order_relaxed);
-    // Backoff doubles per consecutive failure: base × 2^n, capped.
-    int64_t backoff = ejection_base_ns;
-    for (uint32_t i = 0; i < n && backoff < ejection_max_ns; ++i) backoff *= 2;
-    backoff = std::min(backoff, ejection_max_ns);
-    ejected_until_ns.store(now_ns + backoff, std::memory_order_relaxed);
+  switch (outcome) {
+    case CallOutcome::kSuccess:
+      consecutive_failures.store(0, std::memory_order_relaxed);
+      return;
+    case CallOutcome::kCancelled:
+      return;
+    case CallOutcome::kFailure:
+    case CallOutcome::kEndpointFailure:
+      break;
   }
+  failures.fetch_add(1, std::memory_order_relaxed);
+  uint32_t n = consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint32_t threshold = ejection->consecutive_failures();
+  bool at_threshold = outcome == CallOutcome::kEndpointFailure ||
+                      (threshold != 0 && n >= threshold);
+  // The calls that were in flight when an endpoint went out fail together;
+  // those settling while it is ejected skip the group's mutex.
+  if (at_threshold && !Ejected(now_ns)) ejection->TryEject(*this, now_ns);
 }
 
 CallHandle CallHandleAccess::Make(std::shared_ptr<EndpointLoad> load,

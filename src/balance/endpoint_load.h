@@ -4,12 +4,14 @@
 // so a removed endpoint's record lives until its last call settles.
 //
 // Thread-safe: every mutable field is atomic (or PeakEwma, itself
-// thread-safe).
+// thread-safe); the ejection fields are written only under the
+// EjectionGroup's mutex, so picks read them without a lock.
 #ifndef MESH_SRC_BALANCE_ENDPOINT_LOAD_H_
 #define MESH_SRC_BALANCE_ENDPOINT_LOAD_H_
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "mesh/balancer.h"
 #include "mesh/endpoint.h"
@@ -17,28 +19,39 @@
 
 namespace mesh::internal {
 
+class EjectionGroup;
+
 struct EndpointLoad {
-  EndpointLoad(Endpoint e, const BalancerOptions& options, int64_t now_ns);
+  // `ejection` is the balancer's group, shared by all its records.
+  EndpointLoad(Endpoint e, const BalancerOptions& options, int64_t now_ns,
+               std::shared_ptr<EjectionGroup> ejection);
 
   // True while the endpoint is ejected at `now_ns`.
   bool Ejected(int64_t now_ns) const {
     return ejected_until_ns.load(std::memory_order_relaxed) > now_ns;
   }
-  // Takes over the history of `other` (EWMA, failures, ejection, counters),
-  // but not its pending calls, which settle on `other`.
+  // Takes over the history of `other` (EWMA, failures, ejection, counters)
+  // and its place in the ejection group, but not its pending calls, which
+  // settle on `other`. REQUIRES: same group.
   void InheritFrom(const EndpointLoad& other);
-  // Records the end of one call that started at `start_ns`.
+  // Records the end of one call that started at `start_ns`. A success resets
+  // the consecutive failures; a classified failure that makes them reach the
+  // group's threshold, or any endpoint failure, asks the group to eject (the
+  // count is reset only by a success or an ejection, so a failure refused by
+  // the share limit, or seen while already ejected, keeps it).
   void Settle(CallOutcome outcome, int64_t start_ns, int64_t now_ns);
 
   const Endpoint endpoint;
-  const int64_t ejection_base_ns;
-  const int64_t ejection_max_ns;
+  const std::shared_ptr<EjectionGroup> ejection;
   PeakEwma ewma;
   std::atomic<int64_t> pending{0};
   std::atomic<uint64_t> picks{0};
-  std::atomic<uint64_t> failures{0};
+  std::atomic<uint64_t> failures{0};  // kFailure and kEndpointFailure
   std::atomic<uint32_t> consecutive_failures{0};
-  std::atomic<int64_t> ejected_until_ns{0};
+  // Ejection state, written under the group's mutex.
+  std::atomic<int64_t> ejected_until_ns{0};  // end of the last ejection
+  std::atomic<uint32_t> times_ejected{0};    // n of the backoff; may restart
+  std::atomic<uint64_t> ejections{0};        // total, never restarts
 };
 
 // Gives the balancers access to CallHandle's private constructor.

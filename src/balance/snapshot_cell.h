@@ -13,6 +13,8 @@
 //   { auto r = cell.Read(); r->Pick(); }   // any thread, wait-free-ish
 //   cell.Publish(std::make_unique<Picker>(...));  // writer
 //
+// Publish() from inside a Read() section of the same cell never returns.
+//
 // Thread-safe.
 #ifndef MESH_SRC_BALANCE_SNAPSHOT_CELL_H_
 #define MESH_SRC_BALANCE_SNAPSHOT_CELL_H_

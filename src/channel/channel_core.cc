@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/route/classify.h"
+#include "src/route/retry_policy.h"
 
 namespace mesh::internal {
 namespace {
@@ -64,22 +67,28 @@ absl::Status ValidateMetadata(const Metadata& metadata) {
   return absl::OkStatus();
 }
 
-CallOutcome OutcomeOf(const absl::Status& status) {
+CallOutcome OutcomeOf(const absl::Status& status, bool classified_failure) {
   switch (status.code()) {
-    case absl::StatusCode::kUnavailable:
-      return CallOutcome::kEndpointFailure;
     case absl::StatusCode::kDeadlineExceeded:
     case absl::StatusCode::kCancelled:
-      return CallOutcome::kCancelled;
-    // Linkerd's default failure classes (besides the two above).
-    case absl::StatusCode::kDataLoss:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kUnknown:
-      return CallOutcome::kFailure;
+      return CallOutcome::kCancelled;  // the caller gave up: no verdict
+    case absl::StatusCode::kUnavailable:
+      if (classified_failure) return CallOutcome::kEndpointFailure;
+      break;
     default:
-      return CallOutcome::kSuccess;
+      break;
   }
+  return classified_failure ? CallOutcome::kFailure : CallOutcome::kSuccess;
+}
+
+ChannelCore::Leg::Leg(std::shared_ptr<Destination> d,
+                      std::unique_ptr<Balancer> b, bool attach)
+    : destination(std::move(d)), balancer(std::move(b)), attached(attach) {
+  if (attached) destination->Attach(balancer.get());
+}
+
+ChannelCore::Leg::~Leg() {
+  if (attached) destination->Detach(balancer.get());
 }
 
 ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
@@ -89,24 +98,35 @@ ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
     : target_(std::move(target)),
       options_(options),
       mesh_(std::move(mesh)),
-      destination_(std::move(destination)),
-      balancer_(std::move(balancer)) {
-  destination_->Attach(balancer_.get());
-}
-
-ChannelCore::~ChannelCore() { destination_->Detach(balancer_.get()); }
+      apex_(
+          std::make_shared<Leg>(std::move(destination), std::move(balancer))) {}
 
 // One logical call across its attempts.
 struct ChannelCore::Call {
   std::string method;
-  std::string body;  // kept for replay when the route is retryable
+  std::string body;  // kept for replay when the call may be retried
   Metadata metadata;
+  absl::Time start;
   absl::Time deadline = absl::InfiniteFuture();
-  Destination::Routes routes;  // keeps `route` alive
+  Destination::Routes routes;  // keeps `route` and `metrics` alive
   const CompiledRoute* route = nullptr;
+  RouteMetrics* metrics = nullptr;
   bool replayable = false;
+  uint32_t attempts = 0;
   std::string last_endpoint;  // the next attempt prefers another
   absl::AnyInvocable<void(CallResult)> done;
+};
+
+struct ChannelCore::Picked {
+  std::shared_ptr<Leg> leg;
+  CallHandle handle;
+};
+
+// What an attempt's completion needs besides the call.
+struct ChannelCore::Attempt {
+  std::shared_ptr<Leg> leg;
+  CallHandle handle;
+  std::shared_ptr<EndpointMetrics> endpoint_metrics;  // null: none kept
 };
 
 void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
@@ -123,82 +143,242 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
                           "mesh is shut down; call to '", target_, "'")));
   }
   auto call = std::make_unique<Call>();
-  call->routes = destination_->routes();
+  call->routes = apex_->destination->routes();
   call->route = &call->routes.table->Match({"POST", method, &options.metadata});
+  call->metrics = call->routes.route_metrics[call->route->index].get();
+  call->metrics->RecordRequest();
   // The route's timeout bounds the call with all its attempts; the caller's,
   // if shorter, wins.
   absl::Duration timeout = options.timeout != absl::InfiniteDuration()
                                ? options.timeout
                                : options_.default_timeout;
   timeout = std::min(timeout, call->route->timeout);
+  call->start = absl::Now();
   if (timeout != absl::InfiniteDuration()) {
-    call->deadline = absl::Now() + timeout;
+    call->deadline = call->start + timeout;
   }
   call->method = std::string(method);
   call->metadata = options.metadata;
   call->body = std::move(request);
   call->replayable =
-      call->route->is_retryable && call->body.size() <= kMaxReplayBytes;
+      (call->route->is_retryable || options_.retry_connect_failures) &&
+      call->route->retry_policy.max_attempts != 1 &&
+      call->body.size() <= kMaxReplayBytes;
   call->done = std::move(done);
   call->routes.budget->Deposit();
   StartAttempt(std::move(call));
 }
 
-void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
-  absl::StatusOr<CallHandle> picked = balancer_->Pick();
-  // A retry prefers an endpoint other than the one that just failed.
-  for (int i = 0; i < 2 && picked.ok() && !call->last_endpoint.empty() &&
-                  picked->endpoint().address == call->last_endpoint;
-       ++i) {
-    absl::StatusOr<CallHandle> other = balancer_->Pick();
-    if (other.ok()) picked = std::move(other);
+std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
+    const std::string& authority,
+    const std::shared_ptr<const TrafficSplit>& split) {
+  if (authority == target_) return apex_;
+  absl::MutexLock lock(&legs_mu_);
+  if (legs_split_ != split) {
+    // Backends the new split no longer has are dropped (in-flight attempts
+    // keep their leg alive until they end).
+    absl::erase_if(legs_, [&split](const auto& entry) {
+      for (const WeightedBackend& b : split->backends()) {
+        if (b.authority == entry.first) return false;
+      }
+      return true;
+    });
+    legs_split_ = split;
   }
-  if (!picked.ok()) return Fail(call->done, destination_->NoEndpointsStatus());
+  auto found = legs_.find(authority);
+  if (found != legs_.end()) return found->second;
+  absl::StatusOr<std::shared_ptr<Destination>> dest =
+      mesh_->GetDestination(authority);
+  // The options were validated when the channel was made.
+  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+      Balancer::Create(options_.balancer);
+  if (!dest.ok() || !balancer.ok()) return nullptr;
+  auto leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
+  legs_[authority] = leg;
+  return leg;
+}
 
+std::shared_ptr<ChannelCore::Leg> ChannelCore::DirectLeg(
+    const std::shared_ptr<const Endpoint>& to) {
+  absl::MutexLock lock(&legs_mu_);
+  if (direct_to_ == to) return direct_leg_;
+  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+      Balancer::Create(options_.balancer);
+  if (!balancer.ok()) return nullptr;
+  (*balancer)->SetEndpoints({*to});
+  direct_leg_ = std::make_shared<Leg>(apex_->destination, *std::move(balancer),
+                                      /*attach=*/false);
+  direct_to_ = to;
+  return direct_leg_;
+}
+
+absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(const Call& call) {
+  auto pick_in =
+      [&call](const std::shared_ptr<Leg>& leg) -> absl::StatusOr<CallHandle> {
+    absl::StatusOr<CallHandle> picked = leg->balancer->Pick();
+    // A retry prefers an endpoint other than the one that just failed.
+    for (int i = 0; i < 2 && picked.ok() && !call.last_endpoint.empty() &&
+                    picked->endpoint().address == call.last_endpoint;
+         ++i) {
+      absl::StatusOr<CallHandle> other = leg->balancer->Pick();
+      if (other.ok()) picked = std::move(other);
+    }
+    return picked;
+  };
+  if (call.routes.direct != nullptr) {
+    std::shared_ptr<Leg> leg = DirectLeg(call.routes.direct);
+    absl::StatusOr<CallHandle> picked =
+        leg ? leg->balancer->Pick() : absl::UnavailableError("");
+    if (!picked.ok()) return apex_->destination->NoEndpointsStatus();
+    return Picked{std::move(leg), *std::move(picked)};
+  }
+  const std::shared_ptr<const TrafficSplit>& split = call.routes.split;
+  if (split == nullptr) {
+    absl::StatusOr<CallHandle> picked = pick_in(apex_);
+    if (!picked.ok()) return apex_->destination->NoEndpointsStatus();
+    return Picked{apex_, *std::move(picked)};
+  }
+  // A weighted draw among the backends; one with no endpoints is skipped
+  // for this attempt while another has some.
+  thread_local absl::InsecureBitGen gen;
+  uint64_t excluded = 0;
+  std::string why;
+  for (size_t i = split->Draw(gen, excluded); i < split->size();
+       i = split->Draw(gen, excluded)) {
+    excluded |= uint64_t{1} << i;
+    std::shared_ptr<Leg> leg = LegFor(split->backends()[i].authority, split);
+    if (leg == nullptr) continue;
+    absl::StatusOr<CallHandle> picked = pick_in(leg);
+    if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
+    absl::StrAppend(&why, why.empty() ? "" : "; ",
+                    leg->destination->NoEndpointsStatus().message());
+  }
+  if (mesh_->shut_down()) {
+    return absl::UnavailableError(
+        absl::StrCat("mesh is shut down; call to '", target_, "'"));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("no backend of the traffic split of '", target_,
+                   "' has endpoints (", why, ")"));
+}
+
+void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
+  if (mesh_->shut_down()) {
+    CallResult result;
+    result.status = absl::CancelledError(
+        absl::StrCat("mesh shut down; call to '", target_, "'"));
+    return Finish(std::move(call), std::move(result));
+  }
+  if (absl::Now() >= call->deadline) {
+    // Spent before an attempt could start (a tiny timeout, a long backoff):
+    // nothing is sent.
+    CallResult result;
+    result.status = absl::DeadlineExceededError(
+        absl::StrCat("deadline passed before sending to '", target_, "'"));
+    return Finish(std::move(call), std::move(result));
+  }
+  absl::StatusOr<Picked> picked = Pick(*call);
+  if (!picked.ok()) {
+    CallResult result;
+    result.status = std::move(picked).status();
+    return Finish(std::move(call), std::move(result));
+  }
+  ++call->attempts;
+  call->metrics->RecordAttempt(/*is_retry=*/call->attempts > 1);
+  Attempt attempt{std::move(picked->leg), std::move(picked->handle), nullptr};
+  attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
+      attempt.handle.endpoint().address);
+  if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
   TransportRequest req;
-  req.authority = target_;
+  req.authority = attempt.leg->destination->target();
   req.path = call->method;
   // Only a call that may be retried keeps copies for the next attempt.
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
   req.body = call->replayable ? call->body : std::move(call->body);
   req.deadline = call->deadline;
-  const Endpoint& endpoint = picked->endpoint();
-  destination_->transport().Send(
-      endpoint, std::move(req),
-      [self = shared_from_this(), handle = *std::move(picked),
-       call = std::move(call)](TransportResponse response) mutable {
-        std::string address = handle.endpoint().address;
-        handle.Complete(OutcomeOf(response.status));
-        if (call->replayable && IsRetryable(response.status) &&
-            absl::Now() < call->deadline && !self->mesh_->shut_down() &&
-            call->routes.budget->TryWithdraw()) {
-          call->last_endpoint = std::move(address);
-          self->StartAttempt(std::move(call));
-          return;
-        }
-        CallResult result;
-        result.endpoint = std::move(address);
-        result.status = std::move(response.status);
-        result.body = std::move(response.body);
-        result.headers = std::move(response.headers);
-        result.trailers = std::move(response.trailers);
-        call->done(std::move(result));
-      });
+  // The endpoint lives in the load record the handle shares, so moving the
+  // handle into the callback leaves the reference valid.
+  const Endpoint& endpoint = attempt.handle.endpoint();
+  Transport& transport = attempt.leg->destination->transport();
+  transport.Send(endpoint, std::move(req),
+                 [self = shared_from_this(), attempt = std::move(attempt),
+                  call = std::move(call)](TransportResponse response) mutable {
+                   self->OnAttemptDone(std::move(call), std::move(attempt),
+                                       std::move(response));
+                 });
 }
 
-bool IsRetryable(const absl::Status& status) {
-  // Linkerd's default failure classes, less DEADLINE_EXCEEDED: a timeout is
-  // not retried (the route's deadline covers every attempt).
-  switch (status.code()) {
-    case absl::StatusCode::kDataLoss:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kUnknown:
-      return true;
-    default:
-      return false;
+void ChannelCore::OnAttemptDone(std::unique_ptr<Call> call, Attempt attempt,
+                                TransportResponse response) {
+  const CompiledRoute& route = *call->route;
+  bool failure =
+      IsFailure(route.response_classes, response.status, response.http_status);
+  std::string address = attempt.handle.endpoint().address;
+  attempt.handle.Complete(OutcomeOf(response.status, failure));
+  if (attempt.endpoint_metrics) {
+    attempt.endpoint_metrics->RecordResponse(
+        failure, static_cast<int>(response.status.code()));
   }
+  attempt.leg.reset();
+  attempt.endpoint_metrics.reset();
+
+  // A classified failure on a retryable route (a timeout is never retried:
+  // the deadline covers every attempt), or, when the channel allows it, a
+  // request that never reached a server.
+  absl::StatusCode code = response.status.code();
+  bool retry_wanted =
+      call->replayable &&
+      ((route.is_retryable && failure &&
+        code != absl::StatusCode::kDeadlineExceeded &&
+        code != absl::StatusCode::kCancelled) ||
+       (response.never_sent && options_.retry_connect_failures));
+  if (retry_wanted && !mesh_->shut_down()) {
+    const RetryPolicy& policy = route.retry_policy;
+    thread_local absl::InsecureBitGen gen;
+    absl::Duration wait =
+        RetryBackoff(policy, static_cast<int>(call->attempts), gen);
+    bool allowed = false;
+    if (policy.max_attempts != 0 && call->attempts >= policy.max_attempts) {
+      call->metrics->RecordRetrySkipped(RetrySkipReason::kMaxAttempts);
+    } else if (absl::Now() + wait >= call->deadline) {
+      // A retry the deadline does not leave room for: the call ends as is.
+    } else if (!call->routes.budget->TryWithdraw()) {
+      call->metrics->RecordRetrySkipped(RetrySkipReason::kBudget);
+    } else {
+      allowed = true;
+    }
+    if (allowed) {
+      call->last_endpoint = std::move(address);
+      if (wait <= absl::ZeroDuration()) return StartAttempt(std::move(call));
+      absl::AnyInvocable<void()> retry = [self = shared_from_this(),
+                                          call = std::move(call)]() mutable {
+        self->StartAttempt(std::move(call));
+      };
+      // After Mesh shutdown the timer refuses it: run it now, to fail fast.
+      if (!mesh_->RunLater(wait, retry)) retry();
+      return;
+    }
+  }
+  CallResult result;
+  result.endpoint = std::move(address);
+  result.status = std::move(response.status);
+  result.body = std::move(response.body);
+  result.headers = std::move(response.headers);
+  result.trailers = std::move(response.trailers);
+  Finish(std::move(call), std::move(result), failure);
+}
+
+void ChannelCore::Finish(std::unique_ptr<Call> call, CallResult result) {
+  bool failure =
+      IsFailure(call->route->response_classes, result.status, /*http=*/0);
+  Finish(std::move(call), std::move(result), failure);
+}
+
+void ChannelCore::Finish(std::unique_ptr<Call> call, CallResult result,
+                         bool failure) {
+  call->metrics->RecordResponse(failure, static_cast<int>(result.status.code()),
+                                absl::Now() - call->start);
+  call->done(std::move(result));
 }
 
 }  // namespace mesh::internal

@@ -1,6 +1,8 @@
-// ChannelCore is the data path behind mesh::Channel: validate the call, pick
-// an endpoint, send it through the destination's transport, settle the pick
-// with the outcome, and hand the caller a CallResult.
+// ChannelCore is the data path behind mesh::Channel: validate the call, match
+// its route, pick a backend of the traffic split and an endpoint of that
+// backend, send through the backend's transport, classify the response,
+// settle the pick, retry when the route and budget allow, and hand the caller
+// a CallResult.
 //
 // Thread-safe. In-flight calls keep it alive (their callbacks hold a
 // shared_ptr), so a Channel may be destroyed with calls in flight.
@@ -9,7 +11,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "mesh/channel.h"
 #include "mesh/mesh.h"
 #include "src/channel/destination.h"
@@ -23,29 +28,66 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
               std::shared_ptr<MeshCore> mesh,
               std::shared_ptr<Destination> destination,
               std::unique_ptr<Balancer> balancer);
-  ~ChannelCore();
 
   const std::string& target() const { return target_; }
   void CallRawAsync(absl::string_view method, std::string request,
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
-  std::vector<EndpointStats> Stats() const { return balancer_->Stats(); }
+  std::vector<EndpointStats> Stats() const { return apex_->balancer->Stats(); }
 
   // Requests larger than this are not kept for replay, so never retried.
   static constexpr size_t kMaxReplayBytes = 64 * 1024;
-  Destination& destination() const { return *destination_; }
+  Destination& destination() const { return *apex_->destination; }
 
  private:
   struct Call;
-  // Picks an endpoint and sends one attempt; on a retryable failure of a
-  // retryable route, with deadline and budget left, sends another.
+  // One backend this channel sends to: its destination and this channel's
+  // balancer over that destination's endpoints.
+  // A direct endpoint's leg has a balancer over that one endpoint, not
+  // attached to the destination's set.
+  struct Leg {
+    Leg(std::shared_ptr<Destination> d, std::unique_ptr<Balancer> b,
+        bool attach = true);
+    ~Leg();
+    const std::shared_ptr<Destination> destination;
+    const std::unique_ptr<Balancer> balancer;
+    const bool attached;
+  };
+  struct Picked;
+  struct Attempt;
+
+  // Picks a backend (when the config splits traffic) and an endpoint of it,
+  // and sends one attempt.
   void StartAttempt(std::unique_ptr<Call> call);
+  // Classifies one attempt's response; retries, or completes the call.
+  void OnAttemptDone(std::unique_ptr<Call> call, Attempt attempt,
+                     TransportResponse response);
+  // The backend and endpoint for the call's next attempt, or the status to
+  // fail it with.
+  absl::StatusOr<Picked> Pick(const Call& call);
+  // The leg for a split backend, made on first use; null if the mesh is
+  // shut down.
+  std::shared_ptr<Leg> LegFor(const std::string& authority,
+                              const std::shared_ptr<const TrafficSplit>& split);
+  // The leg for the config's direct endpoint, made when it changes.
+  std::shared_ptr<Leg> DirectLeg(const std::shared_ptr<const Endpoint>& to);
+  // Completes the call: route metrics, then the caller's callback. Without
+  // `failure`, the result is classified with no HTTP status (no response).
+  void Finish(std::unique_ptr<Call> call, CallResult result);
+  void Finish(std::unique_ptr<Call> call, CallResult result, bool failure);
 
   const std::string target_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
-  const std::shared_ptr<Destination> destination_;
-  const std::unique_ptr<Balancer> balancer_;
+  const std::shared_ptr<Leg> apex_;  // the target itself
+  absl::Mutex legs_mu_;
+  // The split the legs were made for; legs of backends it no longer has are
+  // dropped when it changes.
+  std::shared_ptr<const TrafficSplit> legs_split_ ABSL_GUARDED_BY(legs_mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<Leg>> legs_
+      ABSL_GUARDED_BY(legs_mu_);
+  std::shared_ptr<const Endpoint> direct_to_ ABSL_GUARDED_BY(legs_mu_);
+  std::shared_ptr<Leg> direct_leg_ ABSL_GUARDED_BY(legs_mu_);
 };
 
 // OK, or INVALID_ARGUMENT naming what is wrong with a gRPC method path
@@ -53,12 +95,9 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
 absl::Status ValidateMethod(absl::string_view method);
 absl::Status ValidateMetadata(const Metadata& metadata);
 
-// How a transport status counts for the endpoint's statistics.
-CallOutcome OutcomeOf(const absl::Status& status);
-
-// Whether a call that ended with `status` may be retried (on a retryable
-// route): the default failure classes less DEADLINE_EXCEEDED.
-bool IsRetryable(const absl::Status& status);
+// How an attempt counts for the endpoint's statistics, given whether its
+// route classified it as a failure.
+CallOutcome OutcomeOf(const absl::Status& status, bool classified_failure);
 
 }  // namespace mesh::internal
 

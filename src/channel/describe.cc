@@ -153,9 +153,9 @@ std::string DescribeJson(const DestinationView& v) {
         loads.push_back(
             absl::StrFormat("{\"pending\":%d,\"rtt_estimate_ms\":%.3f,"
                             "\"picks\":%d,\"failures\":%d,"
-                            "\"ejected\":%s}",
+                            "\"ejections\":%d,\"ejected\":%s}",
                             s.pending, s.rtt_estimate_ms, s.picks, s.failures,
-                            s.ejected ? "true" : "false"));
+                            s.ejections, s.ejected ? "true" : "false"));
       }
     }
     endpoints.push_back(absl::StrCat(

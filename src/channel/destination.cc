@@ -9,13 +9,11 @@
 
 namespace mesh::internal {
 
-namespace {
-
-// A config's routes and retry budget. Without a (valid) budget, Linkerd's
-// default applies: 20% of requests, 10 retries/s, over 10 s. The budget
-// starts afresh with each new config.
-Destination::Routes RoutesFor(const ServiceConfig& config,
-                              std::vector<std::string>* dropped) {
+// A config's routes, retry budget, traffic split and direct endpoint. Without a
+// (valid) budget, Linkerd's default applies: 20% of requests, 10 retries/s,
+// over 10 s. The budget starts afresh with each new config.
+Destination::Routes Destination::RoutesFor(
+    const ServiceConfig& config, std::vector<std::string>* dropped) const {
   RetryBudget budget;
   if (config.retry_budget) {
     absl::Status valid = ValidateRetryBudget(*config.retry_budget);
@@ -25,17 +23,45 @@ Destination::Routes RoutesFor(const ServiceConfig& config,
       dropped->push_back(absl::StrCat(valid.message(), "; using the default"));
     }
   }
-  return Destination::Routes{
-      RouteTable::Build(config, dropped),
-      std::make_shared<RetryBudgetLedger>(budget, Clock::Real())};
+  std::shared_ptr<const Endpoint> direct;
+  if (config.endpoint) {
+    absl::Status valid = ValidateEndpoint(*config.endpoint);
+    if (valid.ok()) {
+      direct = std::make_shared<const Endpoint>(*config.endpoint);
+    } else if (dropped != nullptr) {
+      dropped->push_back(
+          absl::StrCat("direct endpoint dropped: ", valid.message()));
+    }
+  }
+  Routes routes{RouteTable::Build(config, dropped),
+                std::make_shared<RetryBudgetLedger>(budget, Clock::Real()),
+                TrafficSplit::Build(config.backends, dropped),
+                std::move(direct),
+                {}};
+  // Metrics by route name (kept across configs); a route without one is
+  // known by its place.
+  for (size_t i = 0; i <= routes.table->size(); ++i) {
+    const CompiledRoute& route = routes.table->At(i);
+    std::string name = route.name;
+    if (route.is_default) {
+      name = "[default]";
+    } else if (name.empty()) {
+      auto label = route.metrics_labels.find("route");
+      name = label != route.metrics_labels.end() ? label->second
+                                                 : absl::StrCat("#", i);
+    }
+    routes.route_metrics.push_back(metrics_->Route(target_, name));
+  }
+  return routes;
 }
 
-}  // namespace
-
 Destination::Destination(std::string target,
-                         std::unique_ptr<Transport> transport)
+                         std::unique_ptr<Transport> transport,
+                         std::shared_ptr<MetricsRegistry> metrics)
     : target_(std::move(target)),
       transport_(std::move(transport)),
+      metrics_(std::move(metrics)),
+      endpoint_metrics_(std::make_unique<EndpointMetricsMap>()),
       routes_(std::make_unique<Routes>(RoutesFor(ServiceConfig{}, nullptr))) {}
 
 Destination::Routes Destination::routes() const { return *routes_.Read(); }
@@ -116,6 +142,21 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
     }
     current_ = set_.Endpoints();
     last_error_ = absl::OkStatus();
+    // Endpoint metrics follow the set: kept for endpoints that stay, made
+    // for newcomers, let go for those that left.
+    auto next = std::make_unique<EndpointMetricsMap>();
+    next->reserve(current_.size());
+    {
+      // Out of the read section before publishing: Publish waits for it.
+      auto previous = endpoint_metrics_.Read();
+      for (const Endpoint& e : current_) {
+        auto found = previous->find(e.address);
+        next->emplace(e.address, found != previous->end()
+                                     ? found->second
+                                     : metrics_->Endpoint(target_, e.address));
+      }
+    }
+    endpoint_metrics_.Publish(std::move(next));
     for (Balancer* b : balancers_) b->SetEndpoints(current_);
     addresses.reserve(current_.size());
     for (const Endpoint& e : current_) addresses.push_back(e.address);
@@ -161,6 +202,29 @@ DestinationView Destination::View() const {
   v.last_error = last_error_;
   v.last_config_error = last_config_error_;
   return v;
+}
+
+std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
+    const std::string& address) const {
+  auto map = endpoint_metrics_.Read();
+  auto found = map->find(address);
+  return found != map->end() ? found->second : nullptr;
+}
+
+void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {
+  absl::MutexLock lock(&mu_);
+  for (const Balancer* b : balancers_) {
+    for (const EndpointStats& s : b->Stats()) {
+      EndpointGauges g;
+      g.authority = target_;
+      g.address = s.address;
+      g.ejections = s.ejections;
+      g.ejected = s.ejected;
+      g.pending = s.pending;
+      g.rtt_estimate_ms = s.rtt_estimate_ms;
+      out->push_back(std::move(g));
+    }
+  }
 }
 
 std::optional<ServiceConfig> Destination::service_config() const {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "mesh/balancer.h"
 #include "mesh/discovery.h"
@@ -20,16 +21,20 @@
 #include "mesh/transport.h"
 #include "src/balance/snapshot_cell.h"
 #include "src/channel/describe.h"
+#include "src/metrics/metrics_registry.h"
 #include "src/model/endpoint_set.h"
 #include "src/route/retry_budget.h"
 #include "src/route/route_table.h"
+#include "src/route/traffic_split.h"
 
 namespace mesh::internal {
 
 class Destination final : public EndpointObserver,
                           public ServiceConfigObserver {
  public:
-  Destination(std::string target, std::unique_ptr<Transport> transport);
+  // Records into `metrics` (shared by the Mesh's destinations).
+  Destination(std::string target, std::unique_ptr<Transport> transport,
+              std::shared_ptr<MetricsRegistry> metrics);
   ~Destination() override;
 
   // Subscribes to `source`. Call once, right after construction.
@@ -55,13 +60,27 @@ class Destination final : public EndpointObserver,
   DestinationView View() const;
 
   // The route table compiled from the last service config (a table with only
-  // the default route before one arrives) and the retry budget that goes
-  // with it. Lock-free: one snapshot read and two shared_ptr copies.
+  // the default route before one arrives), the retry budget and the traffic
+  // split that go with it. Lock-free: one snapshot read and shared_ptr
+  // copies.
   struct Routes {
     std::shared_ptr<const RouteTable> table;
     std::shared_ptr<RetryBudgetLedger> budget;
+    std::shared_ptr<const TrafficSplit> split;  // null: no split
+    // ServiceConfig::endpoint: calls go straight to it, without balancing.
+    std::shared_ptr<const Endpoint> direct;
+    // Per route, by CompiledRoute::index (the default route last).
+    std::vector<std::shared_ptr<RouteMetrics>> route_metrics;
   };
   Routes routes() const;
+
+  // The metrics of one of this destination's current endpoints; null for an
+  // address not in the set. Lock-free: one snapshot read and a hash lookup.
+  std::shared_ptr<EndpointMetrics> EndpointMetricsFor(
+      const std::string& address) const;
+
+  // Each channel's balancer state of each endpoint, for the metrics.
+  void CollectGauges(std::vector<EndpointGauges>* out) const;
 
   // The last service config from discovery; nullopt until one arrives.
   std::optional<ServiceConfig> service_config() const;
@@ -75,8 +94,15 @@ class Destination final : public EndpointObserver,
   void OnServiceConfigError(const absl::Status& status) override;
 
  private:
+  using EndpointMetricsMap =
+      absl::flat_hash_map<std::string, std::shared_ptr<EndpointMetrics>>;
+  Routes RoutesFor(const ServiceConfig& config,
+                   std::vector<std::string>* dropped) const;
+
   const std::string target_;
   const std::unique_ptr<Transport> transport_;
+  const std::shared_ptr<MetricsRegistry> metrics_;
+  SnapshotCell<EndpointMetricsMap> endpoint_metrics_;
   mutable absl::Mutex mu_;
   EndpointSet set_ ABSL_GUARDED_BY(mu_);
   std::vector<Endpoint> current_ ABSL_GUARDED_BY(mu_);

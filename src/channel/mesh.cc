@@ -24,6 +24,8 @@ Mesh::~Mesh() { core_->Shutdown(); }
 
 std::string Mesh::Describe() const { return core_->Describe(); }
 
+std::string Mesh::Metrics() const { return core_->Metrics(); }
+
 absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     const std::string& target, const ChannelOptions& options) {
   if (absl::Status s = internal::ValidateDestination(target); !s.ok()) {

@@ -35,7 +35,7 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     // Not make_shared: a weak_ptr left in the map must not keep the whole
     // Destination's memory.
     dest = std::shared_ptr<Destination>(
-        new Destination(target, std::move(transport)));
+        new Destination(target, std::move(transport), metrics_));
     destinations_[target] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see
@@ -45,7 +45,7 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
   return dest;
 }
 
-std::string MeshCore::Describe() {
+std::vector<std::shared_ptr<Destination>> MeshCore::LiveDestinations() {
   std::vector<std::shared_ptr<Destination>> live;
   {
     absl::MutexLock lock(&mu_);
@@ -56,12 +56,28 @@ std::string MeshCore::Describe() {
   std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) {
     return a->target() < b->target();
   });
+  return live;
+}
+
+std::string MeshCore::Describe() {
+  std::vector<std::shared_ptr<Destination>> live = LiveDestinations();
   std::string out = "[";
   for (size_t i = 0; i < live.size(); ++i) {
     if (i > 0) out += ",";
     out += DescribeJson(live[i]->View());
   }
   return out + "]";
+}
+
+std::string MeshCore::Metrics() {
+  std::vector<EndpointGauges> gauges;
+  for (const auto& d : LiveDestinations()) d->CollectGauges(&gauges);
+  return metrics_->RenderPrometheus(gauges);
+}
+
+bool MeshCore::RunLater(absl::Duration delay,
+                        absl::AnyInvocable<void()>& task) {
+  return timers_.TryRunAfter(delay, task);
 }
 
 void MeshCore::Shutdown() {
@@ -74,6 +90,8 @@ void MeshCore::Shutdown() {
     }
     destinations_.clear();
   }
+  // Retries waiting out their backoff see the shutdown and fail at once.
+  for (auto& retry : timers_.Close()) retry();
   for (auto& d : live) d->Shutdown();
 }
 

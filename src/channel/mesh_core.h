@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "mesh/mesh.h"
 #include "src/channel/destination.h"
+#include "src/discovery/timer_thread.h"
 
 namespace mesh::internal {
 
@@ -30,16 +31,30 @@ class MeshCore {
   // A JSON array with one object per destination in use (Mesh::Describe).
   std::string Describe();
 
-  // Ends every destination's calls and discovery; later calls fail.
+  // Route and endpoint metrics in the Prometheus text format (Mesh::Metrics).
+  std::string Metrics();
+
+  // Runs `task` on the mesh's timer thread after `delay` (a retry's
+  // backoff); false, leaving `task` with the caller, after Shutdown.
+  bool RunLater(absl::Duration delay, absl::AnyInvocable<void()>& task);
+
+  // Ends every destination's calls and discovery, and runs the retries
+  // waiting for their backoff (they fail at once); later calls fail.
   void Shutdown();
   bool shut_down() const { return shut_down_.load(std::memory_order_acquire); }
 
  private:
+  // Live destinations, sorted by target.
+  std::vector<std::shared_ptr<Destination>> LiveDestinations();
+
   const MeshOptions options_;
+  const std::shared_ptr<MetricsRegistry> metrics_ =
+      std::make_shared<MetricsRegistry>();
   std::atomic<bool> shut_down_{false};
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::weak_ptr<Destination>> destinations_
       ABSL_GUARDED_BY(mu_);
+  TimerThread timers_;
 };
 
 }  // namespace mesh::internal

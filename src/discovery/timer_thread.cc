@@ -21,6 +21,29 @@ TimerThread::Id TimerThread::RunAfter(absl::Duration delay,
   return id;
 }
 
+bool TimerThread::TryRunAfter(absl::Duration delay,
+                              absl::AnyInvocable<void()>& task) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return false;
+  Id id = next_id_++;
+  tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
+  return true;
+}
+
+std::vector<absl::AnyInvocable<void()>> TimerThread::Close() {
+  std::vector<absl::AnyInvocable<void()>> pending;
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  pending.reserve(tasks_.size());
+  for (auto& [key, task] : tasks_) pending.push_back(std::move(task));
+  tasks_.clear();
+  if (std::this_thread::get_id() != thread_.get_id()) {
+    mu_.Await(absl::Condition(
+        +[](Id* running) { return *running == 0; }, &running_));
+  }
+  return pending;
+}
+
 void TimerThread::Cancel(Id id) {
   absl::MutexLock lock(&mu_);
   for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {

@@ -1,6 +1,7 @@
-// TimerThread runs delayed tasks (discovery reconnects after backoff) on one
-// thread it owns, and lets their owner cancel them with a guarantee: once
-// Cancel() returns, the task is not running and never will.
+// TimerThread runs delayed tasks (discovery reconnects after backoff, call
+// retries after theirs) on one thread it owns, and lets their owner cancel
+// them with a guarantee: once Cancel() returns, the task is not running and
+// never will.
 //
 //   TimerThread timers;
 //   TimerThread::Id id = timers.RunAfter(absl::Milliseconds(100), [] {...});
@@ -14,6 +15,7 @@
 #include <map>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
@@ -33,6 +35,15 @@ class TimerThread {
   // Runs `task` on the timer thread after `delay`. Ids are never 0.
   Id RunAfter(absl::Duration delay, absl::AnyInvocable<void()> task);
 
+  // Like RunAfter, unless Close() has been called: then returns false and
+  // leaves `task` with the caller.
+  bool TryRunAfter(absl::Duration delay, absl::AnyInvocable<void()>& task);
+
+  // Refuses later TryRunAfter calls and hands back the tasks still waiting,
+  // in due order, for the caller to run or drop (Cancel no longer knows
+  // them). Waits for a task running now to end (unless called from it).
+  std::vector<absl::AnyInvocable<void()>> Close();
+
   // Cancels `id`: if it is running now, waits for it to end (unless called
   // from the task itself). Unknown or finished ids are ignored.
   void Cancel(Id id);
@@ -42,6 +53,7 @@ class TimerThread {
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   Id next_id_ ABSL_GUARDED_BY(mu_) = 1;
   Id running_ ABSL_GUARDED_BY(mu_) = 0;
   // Ordered by due time, then id.

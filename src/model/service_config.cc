@@ -75,4 +75,67 @@ ResponseMatch ResponseMatch::Status(uint32_t min, uint32_t max) {
   return m;
 }
 
+RouteBuilder::RouteBuilder(std::string name) { route_.name = std::move(name); }
+
+RouteBuilder& RouteBuilder::Path(std::string regex) {
+  return When(RequestMatch::Path(std::move(regex)));
+}
+
+RouteBuilder& RouteBuilder::GrpcMethod(const std::string& service,
+                                       const std::string& method) {
+  std::string regex = "/";
+  for (const std::string* part : {&service, &method}) {
+    for (char c : *part) {
+      bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                   (c >= '0' && c <= '9') || c == '_';
+      if (!plain) regex += '\\';
+      regex += c;
+    }
+    if (part == &service) regex += '/';
+  }
+  return When(RequestMatch::Path(std::move(regex)));
+}
+
+RouteBuilder& RouteBuilder::HttpMethod(std::string method) {
+  return When(RequestMatch::Method(std::move(method)));
+}
+
+RouteBuilder& RouteBuilder::Header(HeaderMatch header) {
+  return When(RequestMatch::Header(std::move(header)));
+}
+
+RouteBuilder& RouteBuilder::When(RequestMatch condition) {
+  conditions_.push_back(std::move(condition));
+  return *this;
+}
+
+RouteBuilder& RouteBuilder::Timeout(absl::Duration timeout) {
+  route_.timeout = timeout;
+  return *this;
+}
+
+RouteBuilder& RouteBuilder::Retryable(RetryPolicy policy) {
+  route_.is_retryable = true;
+  route_.retry_policy = policy;
+  return *this;
+}
+
+RouteBuilder& RouteBuilder::Classify(ResponseMatch condition, bool is_failure) {
+  route_.response_classes.push_back(
+      ResponseClass{std::move(condition), is_failure});
+  return *this;
+}
+
+RouteBuilder& RouteBuilder::Label(std::string key, std::string value) {
+  route_.metrics_labels[std::move(key)] = std::move(value);
+  return *this;
+}
+
+Route RouteBuilder::Build() const {
+  Route route = route_;
+  route.condition =
+      conditions_.size() == 1 ? conditions_[0] : RequestMatch::All(conditions_);
+  return route;
+}
+
 }  // namespace mesh

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/route/retry_policy.h"
 
 namespace mesh::internal {
 
@@ -42,12 +43,44 @@ std::unique_ptr<re2::RE2> CompileRegex(const std::string& pattern,
   return re;
 }
 
+// Whether a response condition can be evaluated: status bounds within
+// 100..999 with min <= max, `not` with exactly one child.
+bool ValidResponseMatch(const ResponseMatch& m, std::string* error) {
+  switch (m.kind) {
+    case ResponseMatch::Kind::kStatus:
+      if (m.min < 100 || m.max > 999 || m.min > m.max) {
+        *error = absl::StrCat("status range ", m.min, "-", m.max,
+                              " is not within 100..999");
+        return false;
+      }
+      return true;
+    case ResponseMatch::Kind::kNot:
+      if (m.children.size() != 1) {
+        *error = "'not' needs exactly one condition";
+        return false;
+      }
+      [[fallthrough]];
+    case ResponseMatch::Kind::kAll:
+    case ResponseMatch::Kind::kAny:
+      for (const ResponseMatch& c : m.children) {
+        if (!ValidResponseMatch(c, error)) return false;
+      }
+      return true;
+  }
+  *error = "unknown condition";
+  return false;
+}
+
 }  // namespace
 
 RouteTable::RouteTable() { default_route_.is_default = true; }
 RouteTable::~RouteTable() = default;
 
 size_t RouteTable::size() const { return routes_.size(); }
+
+const CompiledRoute& RouteTable::At(size_t index) const {
+  return index < routes_.size() ? routes_[index].route : default_route_;
+}
 
 std::shared_ptr<const RouteTable> RouteTable::Build(
     const ServiceConfig& config, std::vector<std::string>* dropped) {
@@ -101,13 +134,31 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
       }
       continue;
     }
+    std::string label =
+        absl::StrCat("route ", i, r.name.empty() ? "" : " '" + r.name + "'");
     entry.route.name = r.name;
+    entry.route.index = table->routes_.size();
     entry.route.timeout = r.timeout;
     entry.route.is_retryable = r.is_retryable;
-    entry.route.response_classes = r.response_classes;
+    if (absl::Status s = ValidateRetryPolicy(r.retry_policy); s.ok()) {
+      entry.route.retry_policy = r.retry_policy;
+    } else if (dropped != nullptr) {
+      dropped->push_back(absl::StrCat(label, ": ", s.message(),
+                                      "; retrying without backoff or limit"));
+    }
+    for (size_t c = 0; c < r.response_classes.size(); ++c) {
+      std::string class_error;
+      if (ValidResponseMatch(r.response_classes[c].condition, &class_error)) {
+        entry.route.response_classes.push_back(r.response_classes[c]);
+      } else if (dropped != nullptr) {
+        dropped->push_back(absl::StrCat(label, ": response class ", c,
+                                        " dropped: ", class_error));
+      }
+    }
     entry.route.metrics_labels = r.metrics_labels;
     table->routes_.push_back(std::move(entry));
   }
+  table->default_route_.index = table->routes_.size();
   return table;
 }
 

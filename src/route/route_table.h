@@ -42,8 +42,11 @@ struct RequestHead {
 struct CompiledRoute {
   std::string name;  // "" for the default route
   bool is_default = false;
+  // Position among the kept routes; the default route's is size().
+  size_t index = 0;
   absl::Duration timeout = absl::InfiniteDuration();
   bool is_retryable = false;
+  RetryPolicy retry_policy;
   std::vector<ResponseClass> response_classes;
   std::map<std::string, std::string> metrics_labels;
 };
@@ -53,7 +56,9 @@ class RouteTable {
   // Compiles `config.routes`. A route whose condition does not compile (a
   // regex RE2 rejects or whose program exceeds 1 MiB, `not` without exactly
   // one child) is left out and a line naming it is added to `dropped` (may
-  // be null); the other routes keep their order.
+  // be null); the other routes keep their order. An invalid retry policy or
+  // response class (a status bound outside 100..999, `not` without one
+  // child) is dropped from its route, with a line, and the route kept.
   static std::shared_ptr<const RouteTable> Build(
       const ServiceConfig& config, std::vector<std::string>* dropped);
 
@@ -62,6 +67,8 @@ class RouteTable {
 
   // Routes kept (the default route not counted).
   size_t size() const;
+  // The route at `index` (CompiledRoute::index); size() is the default.
+  const CompiledRoute& At(size_t index) const;
 
   ~RouteTable();
   RouteTable(const RouteTable&) = delete;

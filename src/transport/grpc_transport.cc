@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/model/address.h"
 #include "src/transport/reaper.h"
@@ -32,6 +33,29 @@ std::string Flatten(const grpc::ByteBuffer& buffer) {
     out.append(reinterpret_cast<const char*>(s.begin()), s.size());
   }
   return out;
+}
+
+// gRPC's pick_first fails a call it could not place on a connection with
+// this message: the request was never written to any server.
+bool IsConnectFailure(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         absl::StrContains(status.error_message(),
+                           "failed to connect to all addresses");
+}
+
+// gRPC answers ride on HTTP 200. A status the client may have made up itself
+// (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED) without any response headers
+// says nothing about HTTP: 0.
+int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
+  if (r.never_sent) return 0;
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return r.headers.empty() ? 0 : 200;
+    default:
+      return 200;
+  }
 }
 
 // The call whose callback this thread is running, if any: Shutdown() called
@@ -100,6 +124,7 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
   if (!error.ok()) {
     TransportResponse response;
     response.status = std::move(error);
+    response.never_sent = true;
     done(std::move(response));
     return;
   }
@@ -131,6 +156,8 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
                    status.error_message());
   response.headers = ToMetadata(call->context.GetServerInitialMetadata());
   response.trailers = ToMetadata(call->context.GetServerTrailingMetadata());
+  response.never_sent = IsConnectFailure(status);
+  response.http_status = HttpStatusOf(status, response);
   if (status.ok()) response.body = Flatten(call->response);
   Callback done = std::move(call->done);
   finishing_call = call;

@@ -86,6 +86,15 @@ echo "ok: 50 calls, all OK, both endpoints"
 grep -q "status: OK 10" "$tmp/table.txt" || fail "table: $(cat "$tmp/table.txt")"
 echo "ok: table"
 
+# --metrics: the per-route counters agree with the calls made.
+"$call" "${common[@]}" --count 12 --metrics >"$tmp/metrics.txt" ||
+  fail "metrics run exited $?"
+grep -qF 'route_request_total{authority="echo.local:7000",route="[default]"} 12' \
+  "$tmp/metrics.txt" || fail "metrics: $(cat "$tmp/metrics.txt")"
+grep -qF 'route_response_total{authority="echo.local:7000",route="[default]",classification="success",grpc_status="0"} 12' \
+  "$tmp/metrics.txt" || fail "metrics: $(cat "$tmp/metrics.txt")"
+echo "ok: per-route metrics"
+
 expect_exit() {
   local want="$1"
   shift
@@ -96,6 +105,7 @@ expect_exit() {
 }
 expect_exit 2 "${common[@]}" --no-such-flag
 expect_exit 2 "${common[@]}" --count 0
+expect_exit 2 "${common[@]}" --metrics --json
 expect_exit 2 --static "$a" --target echo.local:7000  # no --method
 # Nothing listens on port 1: discovery never answers within --wait.
 expect_exit 1 --linkerd 127.0.0.1:1 --target echo.local:7000 \

@@ -16,60 +16,7 @@ namespace {
 constexpr char kTarget[] = "echo.test:7000";
 constexpr char kMethod[] = "/test.Echo/Say";
 
-// Keeps `concurrency` async calls in flight until `total` have been started,
-// then waits (bounded) for all of them. Records each result in start order.
-class Load {
- public:
-  struct Outcome {
-    absl::StatusCode code;
-    std::string endpoint;
-  };
-
-  Load(Channel& channel, int total, int concurrency)
-      : channel_(channel), total_(total), concurrency_(concurrency) {
-    results_.resize(total);
-  }
-
-  // Runs `between(i)` on this thread before starting call i.
-  void Run(const std::function<void(int)>& between = nullptr) {
-    for (int i = 0; i < total_; ++i) {
-      {
-        absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(
-            +[](Load* l) { return l->in_flight_ < l->concurrency_; }, this));
-        ++in_flight_;
-      }
-      if (between) between(i);
-      channel_.CallRawAsync(kMethod, "x", {}, [this, i](CallResult r) {
-        absl::MutexLock lock(&mu_);
-        results_[i] = {r.status.code(), r.endpoint};
-        --in_flight_;
-        ++completed_;
-      });
-    }
-    absl::MutexLock lock(&mu_);
-    bool all = mu_.AwaitWithTimeout(
-        absl::Condition(
-            +[](Load* l) { return l->completed_ == l->total_; }, this),
-        absl::Seconds(30));
-    EXPECT_TRUE(all) << "calls hung: " << completed_ << " of " << total_;
-  }
-
-  int completed() {
-    absl::MutexLock lock(&mu_);
-    return completed_;
-  }
-  const std::vector<Outcome>& results() const { return results_; }
-
- private:
-  Channel& channel_;
-  const int total_;
-  const int concurrency_;
-  absl::Mutex mu_;
-  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  int completed_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<Outcome> results_;
-};
+using testing::Load;
 
 struct Fixture {
   Fixture() {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
 
 namespace mesh::testing {
 
@@ -20,6 +21,55 @@ std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n) {
     out.push_back(*std::move(backend));
   }
   return out;
+}
+
+Load::Load(Channel& channel, int total, int concurrency, std::string method)
+    : channel_(channel),
+      total_(total),
+      concurrency_(concurrency),
+      method_(std::move(method)) {
+  results_.resize(total);
+}
+
+void Load::Run(const std::function<void(int)>& between) {
+  for (int i = 0; i < total_; ++i) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](Load* l) { return l->in_flight_ < l->concurrency_; }, this));
+      ++in_flight_;
+    }
+    if (between) between(i);
+    channel_.CallRawAsync(method_, "x", {}, [this, i](CallResult r) {
+      absl::MutexLock lock(&mu_);
+      results_[i] = {r.status.code(), r.endpoint};
+      --in_flight_;
+      ++completed_;
+    });
+  }
+  absl::MutexLock lock(&mu_);
+  bool all = mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](Load* l) { return l->completed_ == l->total_; }, this),
+      absl::Seconds(30));
+  EXPECT_TRUE(all) << "calls hung: " << completed_ << " of " << total_;
+}
+
+int Load::completed() {
+  absl::MutexLock lock(&mu_);
+  return completed_;
+}
+
+int Load::CountOn(const std::string& endpoint) const {
+  int n = 0;
+  for (const Outcome& o : results_) n += o.endpoint == endpoint ? 1 : 0;
+  return n;
+}
+
+int Load::CountOk() const {
+  int n = 0;
+  for (const Outcome& o : results_) n += o.code == absl::StatusCode::kOk;
+  return n;
 }
 
 std::vector<Endpoint> EndpointsOf(

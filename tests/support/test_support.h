@@ -1,6 +1,6 @@
 // Shared helpers for the integration tests: a fleet of real EchoBackends on
-// loopback, a bounded wait-for-condition, and a discovery source that counts
-// its subscriptions.
+// loopback, a bounded wait-for-condition, a load of async calls, and a
+// discovery source that counts its subscriptions.
 //
 // Thread-compatible unless noted.
 #ifndef MESH_TESTS_SUPPORT_TEST_SUPPORT_H_
@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "examples/common/echo_backend.h"
+#include "mesh/channel.h"
 #include "mesh/discovery.h"
 #include "mesh/endpoint.h"
 
@@ -31,6 +33,39 @@ std::vector<Endpoint> EndpointsOf(
 // returns its last value. For conditions with no event to wait on.
 bool WaitFor(const std::function<bool()>& condition,
              absl::Duration timeout = absl::Seconds(10));
+
+// Keeps `concurrency` async calls of `method` in flight until `total` have
+// been started, then waits (bounded, 30 s) for all of them. Records each
+// result in start order. Thread-compatible.
+class Load {
+ public:
+  struct Outcome {
+    absl::StatusCode code;
+    std::string endpoint;
+  };
+
+  Load(Channel& channel, int total, int concurrency,
+       std::string method = "/test.Echo/Say");
+
+  // Runs `between(i)` on this thread before starting call i.
+  void Run(const std::function<void(int)>& between = nullptr);
+
+  int completed();
+  const std::vector<Outcome>& results() const { return results_; }
+  // Calls among results() that ended on `endpoint`, and that ended OK.
+  int CountOn(const std::string& endpoint) const;
+  int CountOk() const;
+
+ private:
+  Channel& channel_;
+  const int total_;
+  const int concurrency_;
+  const std::string method_;
+  absl::Mutex mu_;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int completed_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Outcome> results_;
+};
 
 // Forwards to another source and counts live subscriptions. Thread-safe.
 class CountingDiscovery final : public DiscoverySource {

@@ -88,6 +88,36 @@ TEST_F(P2cTest, InvalidOptionsNameTheField) {
               ::testing::HasSubstr("decay"));
 }
 
+TEST_F(P2cTest, InvalidEjectionOptionsNameTheField) {
+  auto message = [](const BalancerOptions& o) {
+    absl::Status s = Balancer::Create(o).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    return std::string(s.message());
+  };
+  for (absl::Duration base : {absl::ZeroDuration(), -absl::Seconds(1)}) {
+    BalancerOptions o;
+    o.ejection_base = base;
+    EXPECT_THAT(message(o), ::testing::HasSubstr("ejection_base"));
+  }
+  BalancerOptions o;
+  o.ejection_base = absl::Seconds(2);
+  o.ejection_max = absl::Seconds(1);
+  EXPECT_THAT(message(o), ::testing::HasSubstr("ejection_max"));
+  for (double share : {-0.1, 1.5, std::nan("")}) {
+    o = {};
+    o.ejection_max_share = share;
+    EXPECT_THAT(message(o), ::testing::HasSubstr("ejection_max_share"))
+        << share;
+  }
+  // The bounds themselves are valid, and so is max == base.
+  for (double share : {0.0, 1.0}) {
+    o = {};
+    o.ejection_max_share = share;
+    o.ejection_max = o.ejection_base;
+    EXPECT_TRUE(Balancer::Create(o).ok()) << share;
+  }
+}
+
 TEST_F(P2cTest, LowerCostWinsAndPendingRaisesCost) {
   auto b = Make();
   b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
@@ -219,24 +249,34 @@ TEST_F(P2cTest, FailingEndpointIsEjectedThenTriedAgain) {
   EXPECT_GT(back, 0);
 }
 
-TEST_F(P2cTest, ConsecutiveFailuresBackOffLongerButPicksNeverFail) {
+TEST_F(P2cTest, PicksNeverFailEvenWhenEveryEndpointIsEjected) {
   BalancerOptions o;
   o.ejection_base = absl::Seconds(1);
-  o.ejection_max = absl::Seconds(3);
   auto b = Make(o);
+  // Failures never eject both of two endpoints...
   b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
-  // Fail everything three times over: both endpoints end up ejected.
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 10; ++i)
     b->Pick()->Complete(CallOutcome::kEndpointFailure);
   auto stats = b->Stats();
+  EXPECT_EQ(stats[0].ejected + stats[1].ejected, 1);
+  // ...but an update can leave only ejected ones: two of four were ejected,
+  // and the other two leave.
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80"), Ep("10.0.0.3:80"),
+                   Ep("10.0.0.4:80")});
+  for (int i = 0; i < 1000; ++i) {
+    absl::StatusOr<CallHandle> h = b->Pick();
+    ASSERT_TRUE(h.ok());
+    h->Complete(h->endpoint().address <= "10.0.0.2:80"
+                    ? CallOutcome::kEndpointFailure
+                    : CallOutcome::kCancelled);
+  }
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
+  stats = b->Stats();
+  ASSERT_EQ(stats.size(), 2u);
   EXPECT_TRUE(stats[0].ejected);
   EXPECT_TRUE(stats[1].ejected);
-  EXPECT_TRUE(b->Pick().ok());  // never all ejected into a failure
-  clock_.Advance(absl::Seconds(2));
-  // The backoff doubled past 1 s for whichever failed twice or more.
-  stats = b->Stats();
-  EXPECT_TRUE(stats[0].ejected || stats[1].ejected);
-  clock_.Advance(absl::Seconds(2));  // 4 s > ejection_max
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(b->Pick().ok());
+  clock_.Advance(absl::Seconds(1));
   stats = b->Stats();
   EXPECT_FALSE(stats[0].ejected);
   EXPECT_FALSE(stats[1].ejected);

@@ -1,0 +1,80 @@
+// EjectionGroup decides, for the endpoints of one balancer, whether a failing
+// endpoint may be ejected now (outlier ejection as in Envoy's outlier
+// detection: consecutive failures, base × times-ejected backoff, a maximum
+// ejected share), and records the ejection in the endpoint's EndpointLoad.
+// Every EndpointLoad of a balancer holds the balancer's group by shared_ptr.
+//
+//   auto group = std::make_shared<EjectionGroup>(options);
+//   group->SetMembers(loads);                  // on each SetEndpoints
+//   if (group->TryEject(*load, now)) { ... }   // on a failure at threshold
+//   load->Ejected(now);                        // picks: one relaxed load
+//
+// Thread-safe. Only the failure and update paths take its mutex; picks read
+// EndpointLoad::ejected_until_ns without it.
+#ifndef MESH_SRC_BALANCE_EJECTION_GROUP_H_
+#define MESH_SRC_BALANCE_EJECTION_GROUP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "mesh/balancer.h"
+
+namespace mesh::internal {
+
+struct EndpointLoad;
+
+// The most endpoints of a set of `n` that may be ejected at once:
+// floor(share × n), at least 1 when n >= 2, never n.
+size_t MaxEjected(size_t n, double share);
+
+// How long the `times`-th ejection lasts: min(base × times, max), without
+// overflow. REQUIRES: times >= 1, 0 < base_ns <= max_ns.
+int64_t EjectionNanos(uint64_t times, int64_t base_ns, int64_t max_ns);
+
+class EjectionGroup {
+ public:
+  // REQUIRES: options valid (Balancer::Create checks them).
+  explicit EjectionGroup(const BalancerOptions& options);
+  EjectionGroup(const EjectionGroup&) = delete;
+  EjectionGroup& operator=(const EjectionGroup&) = delete;
+
+  // Classified failures in a row that eject; 0: never on classified failures.
+  uint32_t consecutive_failures() const { return consecutive_failures_; }
+
+  // Makes `loads` the current set. Their ejection state is read as it is now
+  // (an inheriting record has copied its predecessor's, see Replace).
+  void SetMembers(const std::vector<std::shared_ptr<EndpointLoad>>& loads);
+
+  // Moves the ejection state (deadline, times ejected, ejection count) of
+  // `from` to `to`, which takes its place in the set, in one step: a failure
+  // settling on `from` meanwhile cannot eject it behind `to`'s back.
+  void Replace(const EndpointLoad& from, EndpointLoad& to);
+
+  // Ejects `load` at `now_ns` if it is a member of the current set, is not
+  // ejected already, and the ejected share allows one more. On success sets
+  // its deadline, times ejected and ejection count, resets its consecutive
+  // failures, and returns true; otherwise changes nothing and returns false.
+  bool TryEject(EndpointLoad& load, int64_t now_ns);
+
+ private:
+  const uint32_t consecutive_failures_;
+  const int64_t base_ns_;
+  const int64_t max_ns_;
+  const double max_share_;
+  // A pthread mutex rather than absl::Mutex: failures settle on many threads
+  // at once, and TSan sees only the former's ordering when Abseil itself is
+  // not built with TSan (as Debian's is not).
+  std::mutex mu_;
+  // Guarded by mu_: each member's ejection deadline, mirrored from its
+  // EndpointLoad (written only under mu_), so that counting never touches a
+  // record that may be gone. Keys are identities: never dereferenced.
+  absl::flat_hash_map<const EndpointLoad*, int64_t> until_ns_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_BALANCE_EJECTION_GROUP_H_

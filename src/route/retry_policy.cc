@@ -1,0 +1,48 @@
+#include "src/route/retry_policy.h"
+
+#include <algorithm>
+
+#include "absl/random/distributions.h"
+#include "absl/strings/str_cat.h"
+
+namespace mesh::internal {
+
+absl::Status ValidateRetryPolicy(const RetryPolicy& policy) {
+  if (policy.backoff_base < absl::ZeroDuration() ||
+      policy.backoff_base == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retry_policy.backoff_base ", absl::FormatDuration(policy.backoff_base),
+        " must be finite and >= 0"));
+  }
+  if (policy.backoff_max < absl::ZeroDuration() ||
+      policy.backoff_max == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retry_policy.backoff_max ", absl::FormatDuration(policy.backoff_max),
+        " must be finite and >= 0"));
+  }
+  if (policy.backoff_max != absl::ZeroDuration() &&
+      policy.backoff_max < policy.backoff_base) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retry_policy.backoff_max ", absl::FormatDuration(policy.backoff_max),
+        " is below backoff_base ", absl::FormatDuration(policy.backoff_base)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Duration RetryBackoff(const RetryPolicy& policy, int retry,
+                            absl::BitGenRef gen) {
+  if (policy.backoff_base <= absl::ZeroDuration() || retry < 1) {
+    return absl::ZeroDuration();
+  }
+  absl::Duration cap = policy.backoff_max > absl::ZeroDuration()
+                           ? policy.backoff_max
+                           : policy.backoff_base * 10;
+  absl::Duration ceiling = policy.backoff_base;
+  for (int i = 1; i < retry && ceiling < cap; ++i) ceiling *= 2;
+  ceiling = std::min(ceiling, cap);
+  int64_t ceiling_ns = absl::ToInt64Nanoseconds(ceiling);
+  return absl::Nanoseconds(
+      absl::Uniform<int64_t>(absl::IntervalClosed, gen, 0, ceiling_ns));
+}
+
+}  // namespace mesh::internal

@@ -1,0 +1,50 @@
+// TrafficSplit: the weighted backends of a destination (Linkerd
+// dst_overrides, xDS weighted_clusters) compiled for a per-request draw.
+// Each backend is a destination of its own ("name:port"), with its own
+// endpoint set from discovery.
+//
+//   std::vector<std::string> dropped;
+//   auto split = TrafficSplit::Build(config.backends, &dropped);
+//   size_t first = split->Draw(gen, {});  // an index into split->backends()
+//
+// Immutable after Build; safe to share.
+#ifndef MESH_SRC_ROUTE_TRAFFIC_SPLIT_H_
+#define MESH_SRC_ROUTE_TRAFFIC_SPLIT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/random/bit_gen_ref.h"
+#include "mesh/service_config.h"
+
+namespace mesh::internal {
+
+class TrafficSplit {
+ public:
+  // Keeps the backends with a non-zero weight and a valid "name:port"
+  // authority, in order, merging repeats of one authority; each one dropped
+  // adds a line naming it to `dropped` (may be null). Null when none is
+  // left: calls go to the destination itself.
+  static std::shared_ptr<const TrafficSplit> Build(
+      const std::vector<WeightedBackend>& backends,
+      std::vector<std::string>* dropped);
+
+  const std::vector<WeightedBackend>& backends() const { return backends_; }
+
+  // A backend index drawn with probability proportional to weight among
+  // those whose bit in `excluded` is clear (bit i: backend i); size() when
+  // all are excluded. At most 64 backends are kept.
+  size_t Draw(absl::BitGenRef gen, uint64_t excluded) const;
+  size_t size() const { return backends_.size(); }
+
+  static constexpr size_t kMaxBackends = 64;
+
+ private:
+  std::vector<WeightedBackend> backends_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_ROUTE_TRAFFIC_SPLIT_H_

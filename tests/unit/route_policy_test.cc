@@ -1,0 +1,206 @@
+// The per-route policies: response classification, retry backoff and its
+// validity, the traffic split draw, and the RouteBuilder.
+#include <map>
+
+#include "absl/random/random.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/route/classify.h"
+#include "src/route/retry_policy.h"
+#include "src/route/route_table.h"
+#include "src/route/traffic_split.h"
+
+namespace mesh::internal {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ClassifyTest, DefaultClassesAreLinkerds) {
+  for (absl::StatusCode code :
+       {absl::StatusCode::kDataLoss, absl::StatusCode::kDeadlineExceeded,
+        absl::StatusCode::kInternal, absl::StatusCode::kPermissionDenied,
+        absl::StatusCode::kUnavailable, absl::StatusCode::kUnknown}) {
+    EXPECT_TRUE(IsFailure({}, absl::Status(code, "x"), 200)) << code;
+  }
+  for (absl::StatusCode code :
+       {absl::StatusCode::kOk, absl::StatusCode::kNotFound,
+        absl::StatusCode::kInvalidArgument, absl::StatusCode::kCancelled,
+        absl::StatusCode::kResourceExhausted,
+        absl::StatusCode::kUnauthenticated}) {
+    EXPECT_FALSE(IsFailure({}, absl::Status(code, "x"), 200)) << code;
+  }
+  // HTTP 5xx without a failing gRPC status.
+  EXPECT_TRUE(IsFailure({}, absl::OkStatus(), 503));
+  EXPECT_FALSE(IsFailure({}, absl::OkStatus(), 404));
+  EXPECT_FALSE(IsFailure({}, absl::OkStatus(), 0));
+}
+
+TEST(ClassifyTest, FirstMatchingClassDecides) {
+  std::vector<ResponseClass> classes = {
+      {ResponseMatch::Status(200, 299), false},
+      {ResponseMatch::Status(200, 200), true},  // never reached for 200
+      {ResponseMatch::Any(
+           {ResponseMatch::Status(404, 404), ResponseMatch::Status(429, 429)}),
+       true},
+  };
+  // 200 with INTERNAL: the first class says success, whatever gRPC says.
+  EXPECT_FALSE(IsFailure(classes, absl::InternalError("x"), 200));
+  EXPECT_TRUE(IsFailure(classes, absl::OkStatus(), 404));
+  EXPECT_TRUE(IsFailure(classes, absl::OkStatus(), 429));
+  // No class matches: the default.
+  EXPECT_TRUE(IsFailure(classes, absl::OkStatus(), 500));
+  EXPECT_FALSE(IsFailure(classes, absl::OkStatus(), 302));
+  // No HTTP status (the connection failed): no range matches.
+  EXPECT_TRUE(IsFailure(classes, absl::UnavailableError("x"), 0));
+}
+
+TEST(ClassifyTest, NotAllAndEmptyTrees) {
+  EXPECT_TRUE(MatchesResponse(ResponseMatch::All({}), 200));
+  EXPECT_FALSE(MatchesResponse(ResponseMatch::Any({}), 200));
+  auto not_2xx = ResponseMatch::Not(ResponseMatch::Status(200, 299));
+  EXPECT_FALSE(MatchesResponse(not_2xx, 204));
+  EXPECT_TRUE(MatchesResponse(not_2xx, 500));
+  EXPECT_TRUE(MatchesResponse(
+      ResponseMatch::All({ResponseMatch::Status(500, 599), not_2xx}), 502));
+}
+
+TEST(RouteTableTest, InvalidResponseClassesAndPoliciesAreDroppedNotTheRoute) {
+  Route r;
+  r.name = "R";
+  r.condition = RequestMatch::All({});
+  r.response_classes = {{ResponseMatch::Status(99, 200), true},
+                        {ResponseMatch::Status(500, 599), true},
+                        {ResponseMatch::Status(300, 200), true}};
+  r.is_retryable = true;
+  r.retry_policy.backoff_base = absl::Seconds(1);
+  r.retry_policy.backoff_max = absl::Milliseconds(10);
+  ServiceConfig c;
+  c.routes = {r};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), 1u);
+  const CompiledRoute& route = t->Match({"POST", "/a.B/C"});
+  EXPECT_EQ(route.name, "R");
+  ASSERT_EQ(route.response_classes.size(), 1u);
+  EXPECT_EQ(route.response_classes[0].condition.min, 500u);
+  EXPECT_EQ(route.retry_policy.backoff_base, absl::ZeroDuration());
+  ASSERT_EQ(dropped.size(), 3u);
+  EXPECT_THAT(dropped[0], HasSubstr("backoff_max"));
+  EXPECT_THAT(dropped[1], HasSubstr("99-200"));
+  EXPECT_THAT(dropped[2], HasSubstr("300-200"));
+}
+
+TEST(RetryPolicyTest, ValidationNamesTheField) {
+  RetryPolicy p;
+  EXPECT_TRUE(ValidateRetryPolicy(p).ok());
+  p.backoff_base = absl::Milliseconds(-1);
+  EXPECT_THAT(ValidateRetryPolicy(p).message(), HasSubstr("backoff_base"));
+  p.backoff_base = absl::Milliseconds(25);
+  p.backoff_max = absl::InfiniteDuration();
+  EXPECT_THAT(ValidateRetryPolicy(p).message(), HasSubstr("backoff_max"));
+  p.backoff_max = absl::Milliseconds(10);
+  EXPECT_THAT(ValidateRetryPolicy(p).message(), HasSubstr("below"));
+  p.backoff_max = absl::Milliseconds(25);
+  EXPECT_TRUE(ValidateRetryPolicy(p).ok());
+}
+
+TEST(RetryPolicyTest, BackoffIsFullJitterUnderADoublingCeiling) {
+  RetryPolicy p;
+  p.backoff_base = absl::Milliseconds(10);
+  p.backoff_max = absl::Milliseconds(50);
+  absl::BitGen gen;
+  // Retry n waits within [0, min(10 ms × 2^(n-1), 50 ms)]; over many draws
+  // the largest comes close to the ceiling and the smallest close to 0.
+  const absl::Duration ceilings[] = {
+      absl::Milliseconds(10), absl::Milliseconds(20), absl::Milliseconds(40),
+      absl::Milliseconds(50), absl::Milliseconds(50)};
+  for (int retry = 1; retry <= 5; ++retry) {
+    absl::Duration lo = absl::InfiniteDuration(), hi = absl::ZeroDuration();
+    for (int i = 0; i < 2000; ++i) {
+      absl::Duration d = RetryBackoff(p, retry, gen);
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+    }
+    absl::Duration ceiling = ceilings[retry - 1];
+    EXPECT_GE(lo, absl::ZeroDuration());
+    EXPECT_LE(hi, ceiling) << "retry " << retry;
+    EXPECT_GT(hi, ceiling * 0.95) << "retry " << retry;
+    EXPECT_LT(lo, ceiling * 0.05) << "retry " << retry;
+  }
+}
+
+TEST(RetryPolicyTest, ZeroBaseMeansNoWaitAndZeroMaxMeansTenTimesBase) {
+  absl::BitGen gen;
+  RetryPolicy none;
+  EXPECT_EQ(RetryBackoff(none, 3, gen), absl::ZeroDuration());
+  RetryPolicy p;
+  p.backoff_base = absl::Milliseconds(25);  // xDS default max: 250 ms
+  absl::Duration hi = absl::ZeroDuration();
+  for (int i = 0; i < 2000; ++i) hi = std::max(hi, RetryBackoff(p, 20, gen));
+  EXPECT_LE(hi, absl::Milliseconds(250));
+  EXPECT_GT(hi, absl::Milliseconds(240));
+}
+
+TEST(TrafficSplitTest, DrawFollowsWeightsAndSkipsExcluded) {
+  std::vector<std::string> dropped;
+  auto split = TrafficSplit::Build({{"v1.books:80", 9000},
+                                    {"v2.books:80", 1000},
+                                    {"bad", 5},
+                                    {"v3.books:80", 0},
+                                    {"v1.books:80", 0}},
+                                   &dropped);
+  ASSERT_NE(split, nullptr);
+  ASSERT_EQ(split->size(), 2u);
+  EXPECT_EQ(dropped.size(), 3u);
+  absl::BitGen gen;
+  int counts[2] = {0, 0};
+  const int kDraws = 100000;
+  for (int i = 0; i < kDraws; ++i) ++counts[split->Draw(gen, 0)];
+  // 10% ± 6σ (σ = sqrt(n·p·(1-p)) ≈ 95).
+  EXPECT_NEAR(counts[1], kDraws / 10, 570);
+  EXPECT_EQ(split->Draw(gen, 0b01), 1u);  // v1 excluded: always v2
+  EXPECT_EQ(split->Draw(gen, 0b11), split->size());
+}
+
+TEST(TrafficSplitTest, RepeatsMergeAndNothingLeftIsNull) {
+  auto merged = TrafficSplit::Build({{"a.b:1", 1}, {"a.b:1", 2}}, nullptr);
+  ASSERT_NE(merged, nullptr);
+  ASSERT_EQ(merged->size(), 1u);
+  EXPECT_EQ(merged->backends()[0].weight, 3u);
+  EXPECT_EQ(TrafficSplit::Build({{"a.b:1", 0}}, nullptr), nullptr);
+  EXPECT_EQ(TrafficSplit::Build({}, nullptr), nullptr);
+}
+
+TEST(RouteBuilderTest, BuildsARouteThatMatchesItsGrpcMethodOnly) {
+  RetryPolicy policy;
+  policy.max_attempts = 3;
+  ServiceConfig c;
+  c.routes = {RouteBuilder("GetBook")
+                  .GrpcMethod("books.Library", "GetBook")
+                  .Timeout(absl::Milliseconds(300))
+                  .Retryable(policy)
+                  .Classify(ResponseMatch::Status(500, 599), true)
+                  .Label("team", "books")
+                  .Build(),
+              RouteBuilder("Posts").HttpMethod("POST").Build()};
+  EXPECT_EQ(c.routes[0].condition.kind, RequestMatch::Kind::kPath);
+  EXPECT_EQ(c.routes[0].condition.path_regex, "/books\\.Library/GetBook");
+  auto t = RouteTable::Build(c, nullptr);
+  ASSERT_EQ(t->size(), 2u);
+  const CompiledRoute& get = t->Match({"POST", "/books.Library/GetBook"});
+  EXPECT_EQ(get.name, "GetBook");
+  EXPECT_EQ(get.timeout, absl::Milliseconds(300));
+  EXPECT_TRUE(get.is_retryable);
+  EXPECT_EQ(get.retry_policy.max_attempts, 3u);
+  EXPECT_EQ(get.metrics_labels.at("team"), "books");
+  // The dot is escaped: "booksXLibrary" is not the same service.
+  EXPECT_EQ(t->Match({"POST", "/booksXLibrary/GetBook"}).name, "Posts");
+  EXPECT_TRUE(t->Match({"GET", "/booksXLibrary/GetBook"}).is_default);
+  // No condition at all: every request.
+  EXPECT_EQ(RouteBuilder("All").Build().condition.kind,
+            RequestMatch::Kind::kAll);
+  EXPECT_TRUE(RouteBuilder("All").Build().condition.children.empty());
+}
+
+}  // namespace
+}  // namespace mesh::internal
