@@ -13,6 +13,7 @@
 #ifndef MESH_TRANSPORT_H_
 #define MESH_TRANSPORT_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,10 @@ struct TransportRequest {
   Metadata headers;
   std::string body;  // for gRPC: the serialized message, no framing
   absl::Time deadline = absl::InfiniteFuture();
+  // The labels of the request's route ("route" = its name, and its metrics
+  // labels), for the tap hook; null when the request has no route. Valid
+  // until `done` has been called.
+  const std::map<std::string, std::string>* route_labels = nullptr;
 };
 
 struct TransportResponse {

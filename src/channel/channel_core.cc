@@ -296,6 +296,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
   req.body = call->replayable ? call->body : std::move(call->body);
   req.deadline = call->deadline;
+  req.route_labels = &call->route->labels;
   // The endpoint lives in the load record the handle shares, so moving the
   // handle into the callback leaves the reference valid.
   const Endpoint& endpoint = attempt.handle.endpoint();

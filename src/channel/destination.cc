@@ -38,19 +38,10 @@ Destination::Routes Destination::RoutesFor(
                 TrafficSplit::Build(config.backends, dropped),
                 std::move(direct),
                 {}};
-  // Metrics by route name (kept across configs); a route without one is
-  // known by its place.
+  // Metrics by route name, kept across configs.
   for (size_t i = 0; i <= routes.table->size(); ++i) {
-    const CompiledRoute& route = routes.table->At(i);
-    std::string name = route.name;
-    if (route.is_default) {
-      name = "[default]";
-    } else if (name.empty()) {
-      auto label = route.metrics_labels.find("route");
-      name = label != route.metrics_labels.end() ? label->second
-                                                 : absl::StrCat("#", i);
-    }
-    routes.route_metrics.push_back(metrics_->Route(target_, name));
+    routes.route_metrics.push_back(
+        metrics_->Route(target_, routes.table->At(i).metrics_name));
   }
   return routes;
 }

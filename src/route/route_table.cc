@@ -73,7 +73,11 @@ bool ValidResponseMatch(const ResponseMatch& m, std::string* error) {
 
 }  // namespace
 
-RouteTable::RouteTable() { default_route_.is_default = true; }
+RouteTable::RouteTable() {
+  default_route_.is_default = true;
+  default_route_.metrics_name = "[default]";
+  default_route_.labels["route"] = "[default]";
+}
 RouteTable::~RouteTable() = default;
 
 size_t RouteTable::size() const { return routes_.size(); }
@@ -156,6 +160,13 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
       }
     }
     entry.route.metrics_labels = r.metrics_labels;
+    auto route_label = r.metrics_labels.find("route");
+    entry.route.metrics_name = !r.name.empty() ? r.name
+                               : route_label != r.metrics_labels.end()
+                                   ? route_label->second
+                                   : absl::StrCat("#", entry.route.index);
+    entry.route.labels = r.metrics_labels;
+    entry.route.labels["route"] = entry.route.metrics_name;
     table->routes_.push_back(std::move(entry));
   }
   table->default_route_.index = table->routes_.size();

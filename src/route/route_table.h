@@ -49,6 +49,11 @@ struct CompiledRoute {
   RetryPolicy retry_policy;
   std::vector<ResponseClass> response_classes;
   std::map<std::string, std::string> metrics_labels;
+  // The "route" label of its metrics: the name, else metrics_labels'
+  // "route", else "#<index>"; "[default]" for the default route.
+  std::string metrics_name;
+  // metrics_labels plus "route" = metrics_name: what the tap hook reports.
+  std::map<std::string, std::string> labels;
 };
 
 class RouteTable {

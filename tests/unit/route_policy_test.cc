@@ -202,5 +202,28 @@ TEST(RouteBuilderTest, BuildsARouteThatMatchesItsGrpcMethodOnly) {
   EXPECT_TRUE(RouteBuilder("All").Build().condition.children.empty());
 }
 
+TEST(RouteTableTest, MetricsNamesAndTapLabels) {
+  ServiceConfig c;
+  Route named = RouteBuilder("GetBook").Label("team", "books").Build();
+  Route labelled;
+  labelled.metrics_labels = {{"route", "FromLabel"}};
+  labelled.condition = RequestMatch::Method("GET");
+  Route anonymous;
+  anonymous.condition = RequestMatch::Method("PUT");
+  named.condition = RequestMatch::Method("POST");
+  c.routes = {named, labelled, anonymous};
+  auto t = RouteTable::Build(c, nullptr);
+  EXPECT_EQ(t->Match({"POST", "/a.B/C"}).metrics_name, "GetBook");
+  EXPECT_EQ(t->Match({"GET", "/a.B/C"}).metrics_name, "FromLabel");
+  EXPECT_EQ(t->Match({"PUT", "/a.B/C"}).metrics_name, "#2");
+  EXPECT_EQ(t->Match({"HEAD", "/a.B/C"}).metrics_name, "[default]");
+  using Labels = std::map<std::string, std::string>;
+  EXPECT_EQ(t->Match({"POST", "/a.B/C"}).labels,
+            (Labels{{"route", "GetBook"}, {"team", "books"}}));
+  EXPECT_EQ(t->Match({"HEAD", "/a.B/C"}).labels,
+            (Labels{{"route", "[default]"}}));
+  EXPECT_EQ(&t->At(t->size()), &t->Match({"HEAD", "/a.B/C"}));
+}
+
 }  // namespace
 }  // namespace mesh::internal
