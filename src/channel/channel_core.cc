@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/route/classify.h"
 #include "src/route/retry_policy.h"
+#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 namespace {
@@ -170,42 +171,61 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
 }
 
 std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
-    const std::string& authority,
-    const std::shared_ptr<const TrafficSplit>& split) {
+    const std::string& authority, const Destination::Routes& routes) {
   if (authority == target_) return apex_;
-  absl::MutexLock lock(&legs_mu_);
-  if (legs_split_ != split) {
-    // Backends the new split no longer has are dropped (in-flight attempts
-    // keep their leg alive until they end).
-    absl::erase_if(legs_, [&split](const auto& entry) {
-      for (const WeightedBackend& b : split->backends()) {
-        if (b.authority == entry.first) return false;
+  std::vector<std::shared_ptr<Leg>> dropped;
+  std::shared_ptr<Leg> leg;
+  {
+    absl::MutexLock lock(&legs_mu_);
+    if (routes.generation > legs_generation_) {
+      // A newer split: backends it no longer has are dropped (in-flight
+      // attempts keep their leg alive until they end). Calls still under an
+      // older split never prune.
+      for (auto it = legs_.begin(); it != legs_.end();) {
+        bool kept = false;
+        for (const WeightedBackend& b : routes.split->backends()) {
+          kept = kept || b.authority == it->first;
+        }
+        if (kept) {
+          ++it;
+        } else {
+          dropped.push_back(std::move(it->second));
+          legs_.erase(it++);
+        }
       }
-      return true;
-    });
-    legs_split_ = split;
+      legs_generation_ = routes.generation;
+    }
+    auto found = legs_.find(authority);
+    if (found != legs_.end()) {
+      leg = found->second;
+    } else {
+      absl::StatusOr<std::shared_ptr<Destination>> dest =
+          mesh_->GetDestination(authority);
+      // The options were validated when the channel was made.
+      absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+          Balancer::Create(options_.balancer);
+      if (dest.ok() && balancer.ok()) {
+        leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
+        // A backend of an older split (a retry's) is used once, not kept.
+        if (routes.generation == legs_generation_) legs_[authority] = leg;
+      }
+    }
   }
-  auto found = legs_.find(authority);
-  if (found != legs_.end()) return found->second;
-  absl::StatusOr<std::shared_ptr<Destination>> dest =
-      mesh_->GetDestination(authority);
-  // The options were validated when the channel was made.
-  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
-      Balancer::Create(options_.balancer);
-  if (!dest.ok() || !balancer.ok()) return nullptr;
-  auto leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
-  legs_[authority] = leg;
+  // Possibly the last owners of destinations (and their transports): not
+  // on this thread, which may be a gRPC callback thread.
+  if (!dropped.empty()) DestroyLater([d = std::move(dropped)] {});
   return leg;
 }
 
 std::shared_ptr<ChannelCore::Leg> ChannelCore::DirectLeg(
     const std::shared_ptr<const Endpoint>& to) {
   absl::MutexLock lock(&legs_mu_);
-  if (direct_to_ == to) return direct_leg_;
+  if (direct_to_ != nullptr && *direct_to_ == *to) return direct_leg_;
   absl::StatusOr<std::unique_ptr<Balancer>> balancer =
       Balancer::Create(options_.balancer);
   if (!balancer.ok()) return nullptr;
   (*balancer)->SetEndpoints({*to});
+  // The old one (not attached, same destination) may go on this thread.
   direct_leg_ = std::make_shared<Leg>(apex_->destination, *std::move(balancer),
                                       /*attach=*/false);
   direct_to_ = to;
@@ -246,7 +266,8 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(const Call& call) {
   for (size_t i = split->Draw(gen, excluded); i < split->size();
        i = split->Draw(gen, excluded)) {
     excluded |= uint64_t{1} << i;
-    std::shared_ptr<Leg> leg = LegFor(split->backends()[i].authority, split);
+    std::shared_ptr<Leg> leg =
+        LegFor(split->backends()[i].authority, call.routes);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
@@ -263,25 +284,29 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(const Call& call) {
 }
 
 void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
+  absl::Status early;
+  absl::StatusOr<Picked> picked = absl::UnknownError("not picked");
   if (mesh_->shut_down()) {
-    CallResult result;
-    result.status = absl::CancelledError(
+    early = absl::CancelledError(
         absl::StrCat("mesh shut down; call to '", target_, "'"));
-    return Finish(std::move(call), std::move(result));
-  }
-  if (absl::Now() >= call->deadline) {
+  } else if (absl::Now() >= call->deadline) {
     // Spent before an attempt could start (a tiny timeout, a long backoff):
     // nothing is sent.
-    CallResult result;
-    result.status = absl::DeadlineExceededError(
+    early = absl::DeadlineExceededError(
         absl::StrCat("deadline passed before sending to '", target_, "'"));
-    return Finish(std::move(call), std::move(result));
+  } else {
+    picked = Pick(*call);
+    if (!picked.ok()) early = std::move(picked).status();
   }
-  absl::StatusOr<Picked> picked = Pick(*call);
-  if (!picked.ok()) {
+  if (!early.ok()) {
     CallResult result;
-    result.status = std::move(picked).status();
-    return Finish(std::move(call), std::move(result));
+    result.status = std::move(early);
+    Finish(*call, std::move(result));
+    // A retry runs on a gRPC or timer thread, where the call (and the
+    // caller's callback in it) must not be destroyed; a first attempt is on
+    // the caller's own thread.
+    if (call->attempts > 0) DestroyLater([c = std::move(call)] {});
+    return;
   }
   ++call->attempts;
   call->metrics->RecordAttempt(/*is_retry=*/call->attempts > 1);
@@ -304,12 +329,13 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   transport.Send(endpoint, std::move(req),
                  [self = shared_from_this(), attempt = std::move(attempt),
                   call = std::move(call)](TransportResponse response) mutable {
-                   self->OnAttemptDone(std::move(call), std::move(attempt),
-                                       std::move(response));
+                   // The callback keeps owning what it holds: the transport
+                   // releases it off gRPC's threads.
+                   self->OnAttemptDone(call, attempt, std::move(response));
                  });
 }
 
-void ChannelCore::OnAttemptDone(std::unique_ptr<Call> call, Attempt attempt,
+void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                                 TransportResponse response) {
   const CompiledRoute& route = *call->route;
   bool failure =
@@ -320,8 +346,6 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call> call, Attempt attempt,
     attempt.endpoint_metrics->RecordResponse(
         failure, static_cast<int>(response.status.code()));
   }
-  attempt.leg.reset();
-  attempt.endpoint_metrics.reset();
 
   // A classified failure on a retryable route (a timeout is never retried:
   // the deadline covers every attempt), or, when the channel allows it, a
@@ -366,20 +390,19 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call> call, Attempt attempt,
   result.body = std::move(response.body);
   result.headers = std::move(response.headers);
   result.trailers = std::move(response.trailers);
-  Finish(std::move(call), std::move(result), failure);
+  Finish(*call, std::move(result), failure);
 }
 
-void ChannelCore::Finish(std::unique_ptr<Call> call, CallResult result) {
+void ChannelCore::Finish(Call& call, CallResult result) {
   bool failure =
-      IsFailure(call->route->response_classes, result.status, /*http=*/0);
-  Finish(std::move(call), std::move(result), failure);
+      IsFailure(call.route->response_classes, result.status, /*http=*/0);
+  Finish(call, std::move(result), failure);
 }
 
-void ChannelCore::Finish(std::unique_ptr<Call> call, CallResult result,
-                         bool failure) {
-  call->metrics->RecordResponse(failure, static_cast<int>(result.status.code()),
-                                absl::Now() - call->start);
-  call->done(std::move(result));
+void ChannelCore::Finish(Call& call, CallResult result, bool failure) {
+  call.metrics->RecordResponse(failure, static_cast<int>(result.status.code()),
+                               absl::Now() - call.start);
+  call.done(std::move(result));
 }
 
 }  // namespace mesh::internal

@@ -60,30 +60,34 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // and sends one attempt.
   void StartAttempt(std::unique_ptr<Call> call);
   // Classifies one attempt's response; retries, or completes the call.
-  void OnAttemptDone(std::unique_ptr<Call> call, Attempt attempt,
+  // `call` and `attempt` stay owned by the transport's callback (released
+  // off gRPC's threads); a retry moves `call` on.
+  void OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                      TransportResponse response);
   // The backend and endpoint for the call's next attempt, or the status to
   // fail it with.
   absl::StatusOr<Picked> Pick(const Call& call);
   // The leg for a split backend, made on first use; null if the mesh is
   // shut down.
+  // Under a split older than the legs', a backend without a leg gets a
+  // one-off leg and nothing is pruned.
   std::shared_ptr<Leg> LegFor(const std::string& authority,
-                              const std::shared_ptr<const TrafficSplit>& split);
+                              const Destination::Routes& routes);
   // The leg for the config's direct endpoint, made when it changes.
   std::shared_ptr<Leg> DirectLeg(const std::shared_ptr<const Endpoint>& to);
   // Completes the call: route metrics, then the caller's callback. Without
   // `failure`, the result is classified with no HTTP status (no response).
-  void Finish(std::unique_ptr<Call> call, CallResult result);
-  void Finish(std::unique_ptr<Call> call, CallResult result, bool failure);
+  void Finish(Call& call, CallResult result);
+  void Finish(Call& call, CallResult result, bool failure);
 
   const std::string target_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
   const std::shared_ptr<Leg> apex_;  // the target itself
   absl::Mutex legs_mu_;
-  // The split the legs were made for; legs of backends it no longer has are
-  // dropped when it changes.
-  std::shared_ptr<const TrafficSplit> legs_split_ ABSL_GUARDED_BY(legs_mu_);
+  // The config generation the legs were made for; legs of backends a newer
+  // split no longer has are dropped.
+  uint64_t legs_generation_ ABSL_GUARDED_BY(legs_mu_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Leg>> legs_
       ABSL_GUARDED_BY(legs_mu_);
   std::shared_ptr<const Endpoint> direct_to_ ABSL_GUARDED_BY(legs_mu_);

@@ -13,7 +13,7 @@ namespace mesh::internal {
 // (valid) budget, Linkerd's default applies: 20% of requests, 10 retries/s,
 // over 10 s. The budget starts afresh with each new config.
 Destination::Routes Destination::RoutesFor(
-    const ServiceConfig& config, std::vector<std::string>* dropped) const {
+    const ServiceConfig& config, std::vector<std::string>* dropped) {
   RetryBudget budget;
   if (config.retry_budget) {
     absl::Status valid = ValidateRetryBudget(*config.retry_budget);
@@ -37,7 +37,8 @@ Destination::Routes Destination::RoutesFor(
                 std::make_shared<RetryBudgetLedger>(budget, Clock::Real()),
                 TrafficSplit::Build(config.backends, dropped),
                 std::move(direct),
-                {}};
+                {},
+                config_generation_.fetch_add(1) + 1};
   // Metrics by route name, kept across configs.
   for (size_t i = 0; i <= routes.table->size(); ++i) {
     routes.route_metrics.push_back(

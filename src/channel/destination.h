@@ -8,6 +8,7 @@
 #ifndef MESH_SRC_CHANNEL_DESTINATION_H_
 #define MESH_SRC_CHANNEL_DESTINATION_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,8 @@ class Destination final : public EndpointObserver,
     std::shared_ptr<const Endpoint> direct;
     // Per route, by CompiledRoute::index (the default route last).
     std::vector<std::shared_ptr<RouteMetrics>> route_metrics;
+    // Counts the configs this destination has had (0: none yet).
+    uint64_t generation = 0;
   };
   Routes routes() const;
 
@@ -96,13 +99,15 @@ class Destination final : public EndpointObserver,
  private:
   using EndpointMetricsMap =
       absl::flat_hash_map<std::string, std::shared_ptr<EndpointMetrics>>;
+  // Compiles `config` into the next generation of routes.
   Routes RoutesFor(const ServiceConfig& config,
-                   std::vector<std::string>* dropped) const;
+                   std::vector<std::string>* dropped);
 
   const std::string target_;
   const std::unique_ptr<Transport> transport_;
   const std::shared_ptr<MetricsRegistry> metrics_;
   SnapshotCell<EndpointMetricsMap> endpoint_metrics_;
+  std::atomic<uint64_t> config_generation_{0};
   mutable absl::Mutex mu_;
   EndpointSet set_ ABSL_GUARDED_BY(mu_);
   std::vector<Endpoint> current_ ABSL_GUARDED_BY(mu_);

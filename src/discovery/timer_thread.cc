@@ -1,5 +1,7 @@
 #include "src/discovery/timer_thread.h"
 
+#include "src/transport/reaper.h"
+
 namespace mesh::internal {
 
 TimerThread::TimerThread() : thread_([this] { Loop(); }) {}
@@ -93,7 +95,10 @@ void TimerThread::Loop() {
     running_ = node.key().second;
     mu_.Unlock();
     node.mapped()();
-    node.mapped() = nullptr;  // destroy captures outside the lock too
+    // Its captures may hold the last reference to this timer's owner (a
+    // retry's channel holds the Mesh that owns its timer): destroyed on the
+    // reaper thread, never here, where that would join this very thread.
+    DestroyLater(std::move(node.mapped()));
     mu_.Lock();
     running_ = 0;
   }

@@ -123,6 +123,49 @@ TEST(SplitTest, AChangedSplitMovesTrafficAtOnce) {
   }
 }
 
+TEST(SplitTest, SplitChangesUnderLoadWithRetriesInFlight) {
+  Fixture f;
+  auto backends = testing::StartBackends(3);
+  const std::string v[] = {"v1.books.test:7000", "v2.books.test:7000",
+                           "v3.books.test:7000"};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        f.discovery->SetEndpoints(v[i], {{backends[i]->address()}}).ok());
+  }
+  // v2 fails: its calls are retried after a short backoff, so retries still
+  // hold the split they started under when it changes.
+  backends[1]->set_status(grpc::StatusCode::INTERNAL);
+  auto channel = *f.mesh->NewChannel(kTarget);
+  RetryPolicy policy;
+  policy.max_attempts = 4;
+  policy.backoff_base = absl::Milliseconds(5);
+  auto config_with = [&](std::vector<WeightedBackend> split) {
+    ServiceConfig config = SplitOf(std::move(split));
+    config.routes = {RouteBuilder("All").Retryable(policy).Build()};
+    config.retry_budget = RetryBudget{1000, 1000, absl::Seconds(10)};
+    return config;
+  };
+  f.Configure(*channel, config_with({{v[0], 1}, {v[1], 1}}));
+  Load load(*channel, 600, 8);
+  load.Run([&](int i) {
+    std::vector<WeightedBackend> next;
+    if (i == 150) next = {{v[0], 1}, {v[2], 1}};
+    if (i == 300) next = {{v[2], 1}};
+    if (i == 450) next = {{v[0], 1}, {v[1], 1}};
+    if (!next.empty()) {
+      EXPECT_TRUE(
+          f.discovery->SetServiceConfig(kTarget, config_with(next)).ok());
+    }
+  });
+  for (const auto& r : load.results()) {
+    EXPECT_THAT(r.code, ::testing::AnyOf(absl::StatusCode::kOk,
+                                         absl::StatusCode::kInternal));
+  }
+  EXPECT_GT(backends[2]->calls_received(), 0);
+  // Every failure is v2's, after its attempts: the others never fail.
+  EXPECT_EQ(load.CountOk() + load.CountOn(backends[1]->address()), 600);
+}
+
 TEST(DirectEndpointTest, ACallGoesStraightToTheConfiguredEndpoint) {
   Fixture f;
   auto backends = testing::StartBackends(2);
@@ -281,6 +324,21 @@ TEST(ConnectFailureTest, WithoutTheOptionTheFailureReachesTheCaller) {
   }
   // Round robin reaches the dead endpoint within two calls.
   EXPECT_GE(unavailable, 1);
+}
+
+TEST(ConnectFailureTest, AServerSentUnavailableIsNotReplayedOnANormalRoute) {
+  Fixture f;
+  auto backends = testing::StartBackends(2);
+  for (auto& b : backends) b->set_status(grpc::StatusCode::UNAVAILABLE);
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);  // retry_connect_failures on
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(channel->CallRaw(kMethod, "x").status.code(),
+              absl::StatusCode::kUnavailable);
+  }
+  // The server got each request: none was sent twice.
+  EXPECT_EQ(backends[0]->calls_received() + backends[1]->calls_received(), 10);
 }
 
 TEST(EjectionTest, AFastFailingBackendLosesItsTrafficAndWinsItBackHealed) {
