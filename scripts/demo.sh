@@ -5,7 +5,9 @@
 #   2. Linkerd discovery: mesh-control-plane serving a config file, three
 #      mesh-echo-server processes, and mesh-call sending traffic through it
 #      while this script edits the file — adding a backend, then removing
-#      one — so each second's line shows the traffic follow.
+#      one — so each second's line shows the traffic follow; mesh-tap shows
+#      three live requests through mesh-call's tap server, and mesh-call
+#      ends with the per-route metrics.
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -20,7 +22,7 @@ cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release \
 
 echo "demo: building"
 cmake --build build/demo -j "$(nproc)" --target mesh-quickstart \
-  mesh-control-plane mesh-call mesh-echo-server
+  mesh-control-plane mesh-call mesh-echo-server mesh-tap
 
 bin=build/demo/examples
 echo
@@ -83,9 +85,22 @@ echo "demo: backends A=${backends[0]} B=${backends[1]} C=${backends[2]}; the con
 
 "$bin/mesh-call" --linkerd "127.0.0.1:$port" --target echo.local:7000 \
   --method /demo.Echo/Say --duration 6 --interval 1 --concurrency 8 \
-  --deadline 1000 --metrics &
+  --deadline 1000 --metrics --tap 127.0.0.1:0 2>"$work/call.err" &
 call=$!
-sleep 2
+# mesh-call serves Linkerd's tap API while it runs: watch three requests.
+tap_port=""
+for _ in $(seq 50); do
+  tap_port=$(sed -n 's/.*tap (Observe) on .*, port \([0-9]*\).*/\1/p' "$work/call.err")
+  [ -n "$tap_port" ] && break
+  sleep 0.1
+done
+if [ -n "$tap_port" ]; then
+  echo "demo: mesh-tap 127.0.0.1:$tap_port --limit 3 (live requests of mesh-call):"
+  "$bin/mesh-tap" "127.0.0.1:$tap_port" --limit 3 --timeout 5 | sed 's/^/  /'
+else
+  echo "demo: mesh-call did not report its tap port: $(cat "$work/call.err")" >&2
+fi
+sleep 1
 echo "demo: editing the config: add C"
 write_config "${backends[0]}" "${backends[1]}" "${backends[2]}"
 sleep 2

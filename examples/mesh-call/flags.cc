@@ -54,6 +54,9 @@ Set-up and output:
   --json                  print one JSON object instead of the table
   --metrics               after the table, print the target's per-route
                           metrics (Mesh::Metrics(), Prometheus text format)
+  --tap ADDR              while running, serve Linkerd's tap API on ADDR
+                          (e.g. 127.0.0.1:4190; port 0 picks one, printed to
+                          stderr) for mesh-tap or linkerd viz tap
   --help                  this text
 
 When the count or duration is reached, mesh-call stops starting calls and
@@ -72,7 +75,8 @@ constexpr const char* kValueFlags[] = {
     "linkerd",  "context-token", "static",      "xds-bootstrap",
     "target",   "method",        "data",        "header",
     "count",    "duration",      "concurrency", "rate",
-    "deadline", "balancer",      "wait",        "interval"};
+    "deadline", "balancer",      "wait",        "interval",
+    "tap"};
 
 bool TakesValue(absl::string_view name) {
   for (const char* f : kValueFlags) {
@@ -160,6 +164,10 @@ absl::Status Apply(absl::string_view name, absl::string_view value,
     f->json = true;
   } else if (name == "metrics") {
     f->metrics = true;
+  } else if (name == "tap") {
+    if (value.empty())
+      return Bad(name, "needs an address such as 127.0.0.1:4190");
+    f->tap = std::string(value);
   } else if (name == "linkerd") {
     if (value.empty()) return Bad(name, "needs an address");
     f->linkerd = std::string(value);

@@ -51,6 +51,9 @@ struct CallFlags {
   // --metrics: after the table, the target's per-route metrics from
   // Mesh::Metrics() (Prometheus text; histogram buckets left out).
   bool metrics = false;
+  // --tap ADDR: serve Linkerd's tap API (Observe) from the run's Mesh on
+  // ADDR ("127.0.0.1:4190"; port 0 picks one) while it runs.
+  std::string tap;
   bool help = false;  // --help: print Usage() and exit 0
 };
 

@@ -364,8 +364,15 @@ int Main(int argc, char** argv) {
   }
   MeshOptions mesh_options;
   mesh_options.discovery = discovery;
+  mesh_options.tap_address = flags.tap;
   auto mesh = Mesh::Create(mesh_options);
   if (!mesh.ok()) return SetupFailed("creating the mesh", mesh.status());
+  if (!flags.tap.empty()) {
+    // One line, flushed, that scripts wait for before starting mesh-tap.
+    std::fprintf(stderr, "mesh-call: tap (Observe) on %s, port %d\n",
+                 flags.tap.c_str(), (*mesh)->tap_port());
+    std::fflush(stderr);
+  }
   ChannelOptions channel_options;
   channel_options.balancer.kind = flags.balancer;
   auto channel = (*mesh)->NewChannel(flags.target, channel_options);

@@ -20,12 +20,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "mesh/balancer.h"
 #include "mesh/channel.h"
 #include "mesh/discovery.h"
+#include "mesh/tap.h"
 #include "mesh/transport.h"
 
 namespace mesh {
@@ -34,12 +36,42 @@ namespace internal {
 class MeshCore;
 }
 
+// TLS for the Observe server (MeshOptions::tap_tls). Empty cert_chain_pem:
+// plaintext, served to peers on this host only. Set: mutual TLS, served to
+// clients whose certificate names an allowed identity, wherever they are.
+struct TapTlsOptions {
+  // The server's certificate chain, PEM. Empty: no TLS.
+  std::string cert_chain_pem;
+  // The server's private key, PEM. Required with cert_chain_pem.
+  std::string private_key_pem;
+  // CA certificates, PEM, that client certificates must chain to. Required
+  // with TLS: every client must present a certificate it verifies.
+  std::string client_ca_pem;
+  // Client identities allowed to tap, compared exactly with the client
+  // certificate's SAN URIs and DNS names and its subject CN (e.g.
+  // "spiffe://cluster.local/ns/linkerd-viz/sa/tap"). Not empty with TLS.
+  std::vector<std::string> allowed_identities;
+};
+
 struct MeshOptions {
   // Where endpoints come from. Required.
   std::shared_ptr<DiscoverySource> discovery;
   // Makes the transport for one destination (shared by that destination's
-  // channels). Empty: the gRPC transport with default options.
+  // channels). Empty: the gRPC transport with default options. The Mesh
+  // wraps it in its tap hook (see mesh/tap.h).
   std::function<std::unique_ptr<Transport>()> transport_factory;
+  // Where to serve Linkerd's tap API (io.linkerd.proxy.tap.Tap/Observe) for
+  // `linkerd viz tap` and `mesh-tap`, e.g. "127.0.0.1:4190" (Linkerd's
+  // port; 0 picks one, see tap_port()). Empty: no server (Mesh::Tap still
+  // works in-process). Without tap_tls only peers on 127.0.0.1 or ::1 are
+  // served.
+  std::string tap_address;
+  // Mutual TLS for the Observe server, with an identity allow-list that
+  // replaces the loopback rule. Default: none (plaintext, loopback only).
+  TapTlsOptions tap_tls;
+  // Header names whose values tap never shows, besides authorization,
+  // proxy-authorization, cookie and set-cookie.
+  std::vector<std::string> tap_redacted_headers;
 };
 
 struct ChannelOptions {
@@ -81,6 +113,14 @@ class Mesh {
   // an application's own /metrics handler. Names and labels:
   // mesh/metrics.h. Costs a pass over the registry; not for the data path.
   std::string Metrics() const;
+
+  // An in-process tap subscription (see mesh/tap.h): INVALID_ARGUMENT
+  // naming the bad part of `options`.
+  absl::StatusOr<std::unique_ptr<TapSubscription>> Tap(
+      const TapOptions& options) const;
+
+  // The port of the Observe server; 0 without one.
+  int tap_port() const;
 
  private:
   explicit Mesh(std::shared_ptr<internal::MeshCore> core);

@@ -14,8 +14,9 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
     return absl::InvalidArgumentError(
         "MeshOptions.discovery is required (e.g. StaticDiscovery::Create())");
   }
-  return std::unique_ptr<Mesh>(
-      new Mesh(std::make_shared<internal::MeshCore>(std::move(options))));
+  auto core = std::make_shared<internal::MeshCore>(std::move(options));
+  if (absl::Status s = core->StartTapServer(); !s.ok()) return s;
+  return std::unique_ptr<Mesh>(new Mesh(std::move(core)));
 }
 
 Mesh::Mesh(std::shared_ptr<internal::MeshCore> core) : core_(std::move(core)) {}
@@ -25,6 +26,13 @@ Mesh::~Mesh() { core_->Shutdown(); }
 std::string Mesh::Describe() const { return core_->Describe(); }
 
 std::string Mesh::Metrics() const { return core_->Metrics(); }
+
+absl::StatusOr<std::unique_ptr<TapSubscription>> Mesh::Tap(
+    const TapOptions& options) const {
+  return core_->tap_hub().Subscribe(options);
+}
+
+int Mesh::tap_port() const { return core_->tap_port(); }
 
 absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     const std::string& target, const ChannelOptions& options) {

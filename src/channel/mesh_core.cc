@@ -4,9 +4,79 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "src/tap/tap_transport.h"
+
 namespace mesh::internal {
 
-MeshCore::MeshCore(MeshOptions options) : options_(std::move(options)) {}
+MeshCore::MeshCore(MeshOptions options)
+    : options_(std::move(options)),
+      tap_hub_(std::make_shared<TapHub>(options_.tap_redacted_headers)) {}
+
+namespace {
+
+// The combinations of MeshOptions::tap_tls that make sense: nothing (plain
+// text), or cert, key, CA, allowed identities and an address together.
+absl::Status ValidateTapTls(const TapTlsOptions& tls,
+                            const std::string& tap_address) {
+  if (tls.cert_chain_pem.empty()) {
+    if (!tls.private_key_pem.empty()) {
+      return absl::InvalidArgumentError(
+          "MeshOptions.tap_tls.cert_chain_pem is required with "
+          "MeshOptions.tap_tls.private_key_pem");
+    }
+    if (!tls.client_ca_pem.empty() || !tls.allowed_identities.empty()) {
+      return absl::InvalidArgumentError(
+          "MeshOptions.tap_tls.cert_chain_pem is required with "
+          "MeshOptions.tap_tls.client_ca_pem or allowed_identities: without "
+          "it the Observe server would run in plain text");
+    }
+    return absl::OkStatus();
+  }
+  if (tls.private_key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.tap_tls.private_key_pem is required with "
+        "MeshOptions.tap_tls.cert_chain_pem");
+  }
+  if (tls.client_ca_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.tap_tls.client_ca_pem is required with TLS: it verifies "
+        "the clients' certificates");
+  }
+  if (tls.allowed_identities.empty()) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.tap_tls.allowed_identities must not be empty with TLS: "
+        "no client could tap");
+  }
+  if (tap_address.empty()) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.tap_tls is set but MeshOptions.tap_address is empty: "
+        "there is no Observe server to secure");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status MeshCore::StartTapServer() {
+  if (absl::Status s = ValidateTapTls(options_.tap_tls, options_.tap_address);
+      !s.ok()) {
+    return s;
+  }
+  if (options_.tap_address.empty()) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<ObserveServer>> server =
+      ObserveServer::Start(options_.tap_address, tap_hub_, options_.tap_tls);
+  if (!server.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options_.tap_tls.cert_chain_pem.empty()
+                         ? "MeshOptions.tap_address: "
+                         : "MeshOptions.tap_address or MeshOptions.tap_tls: ",
+                     server.status().message()));
+  }
+  observe_server_ = *std::move(server);
+  tap_port_ = observe_server_->port();
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     const std::string& target) {
@@ -32,6 +102,7 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
       return absl::InvalidArgumentError(
           "MeshOptions.transport_factory returned null");
     }
+    transport = NewTapTransport(std::move(transport), tap_hub_);
     // Not make_shared: a weak_ptr left in the map must not keep the whole
     // Destination's memory.
     dest = std::shared_ptr<Destination>(
@@ -90,6 +161,8 @@ void MeshCore::Shutdown() {
     }
     destinations_.clear();
   }
+  // Tap streams end first (their handlers return within a poll).
+  observe_server_.reset();
   // Retries waiting out their backoff see the shutdown and fail at once.
   for (auto& retry : timers_.Close()) retry();
   for (auto& d : live) d->Shutdown();

@@ -16,6 +16,8 @@
 #include "mesh/mesh.h"
 #include "src/channel/destination.h"
 #include "src/discovery/timer_thread.h"
+#include "src/tap/observe_server.h"
+#include "src/tap/tap_hub.h"
 
 namespace mesh::internal {
 
@@ -33,6 +35,12 @@ class MeshCore {
 
   // Route and endpoint metrics in the Prometheus text format (Mesh::Metrics).
   std::string Metrics();
+
+  // Starts the Observe server if MeshOptions::tap_address is set; the error
+  // names that field. Call once, before use.
+  absl::Status StartTapServer();
+  TapHub& tap_hub() { return *tap_hub_; }
+  int tap_port() const { return tap_port_; }
 
   // Runs `task` on the mesh's timer thread after `delay` (a retry's
   // backoff); false, leaving `task` with the caller, after Shutdown.
@@ -55,6 +63,9 @@ class MeshCore {
   absl::flat_hash_map<std::string, std::weak_ptr<Destination>> destinations_
       ABSL_GUARDED_BY(mu_);
   TimerThread timers_;
+  const std::shared_ptr<TapHub> tap_hub_;
+  std::unique_ptr<ObserveServer> observe_server_;  // set before use
+  int tap_port_ = 0;                               // set before use
 };
 
 }  // namespace mesh::internal

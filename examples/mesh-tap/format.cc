@@ -1,0 +1,356 @@
+#include "examples/mesh-tap/format.h"
+
+#include <arpa/inet.h>
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "examples/mesh-call/grpc_codes.h"
+
+namespace mesh::examples {
+namespace {
+
+namespace wire = ::io::linkerd::proxy::tap;
+namespace wire_http = ::io::linkerd::proxy::http_types;
+namespace wire_net = ::io::linkerd::proxy::net;
+using WireHttp = wire::TapEvent::Http;
+
+constexpr char kMicros[] = "\xc2\xb5s";  // "µs", as Linkerd prints it
+constexpr int kLastGrpcCode = 16;        // UNAUTHENTICATED
+
+// Printable ASCII as is, other bytes \xNN: a line stays one line.
+std::string Printable(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out.push_back(c);
+    } else {
+      absl::StrAppendFormat(&out, "\\x%02x", u);
+    }
+  }
+  return out;
+}
+
+int64_t Micros(const google::protobuf::Duration& d) {
+  return d.seconds() * 1000000 + d.nanos() / 1000;
+}
+
+std::string Method(const wire_http::HttpMethod& method) {
+  switch (method.type_case()) {
+    case wire_http::HttpMethod::kRegistered:
+      return wire_http::HttpMethod::Registered_Name(method.registered());
+    case wire_http::HttpMethod::kUnregistered:
+      return method.unregistered();
+    case wire_http::HttpMethod::TYPE_NOT_SET:
+      break;
+  }
+  return "";
+}
+
+std::string Scheme(const wire_http::Scheme& scheme) {
+  switch (scheme.type_case()) {
+    case wire_http::Scheme::kRegistered:
+      if (scheme.registered() == wire_http::Scheme::HTTP) return "http";
+      if (scheme.registered() == wire_http::Scheme::HTTPS) return "https";
+      break;
+    case wire_http::Scheme::kUnregistered:
+      return scheme.unregistered();
+    case wire_http::Scheme::TYPE_NOT_SET:
+      break;
+  }
+  return "";
+}
+
+std::string Direction(const wire::TapEvent& event) {
+  switch (event.proxy_direction()) {
+    case wire::TapEvent::OUTBOUND:
+      return "out";
+    case wire::TapEvent::INBOUND:
+      return "in";
+    default:
+      return "-";
+  }
+}
+
+std::string Tls(const wire::TapEvent& event) {
+  const auto& labels = event.proxy_direction() == wire::TapEvent::INBOUND
+                           ? event.source_meta().labels()
+                           : event.destination_meta().labels();
+  auto it = labels.find("tls");
+  return it == labels.end() ? "false" : Printable(it->second);
+}
+
+std::string Id(const WireHttp::StreamId& id) {
+  return absl::StrCat(id.base(), ":", id.stream());
+}
+
+// The id of whichever event `http` holds; "-" for none.
+std::string IdOf(const WireHttp& http) {
+  switch (http.event_case()) {
+    case WireHttp::kRequestInit:
+      return Id(http.request_init().id());
+    case WireHttp::kResponseInit:
+      return Id(http.response_init().id());
+    case WireHttp::kResponseEnd:
+      return Id(http.response_end().id());
+    case WireHttp::EVENT_NOT_SET:
+      break;
+  }
+  return "-";
+}
+
+void AppendHeaderLines(const wire_http::Headers& headers, std::string* out) {
+  for (const wire_http::Header& h : headers.headers()) {
+    absl::StrAppend(out, "  ", Printable(h.name()), ": ", Printable(h.value()),
+                    "\n");
+  }
+}
+
+// A JSON object of string values.
+std::string JsonMap(const google::protobuf::Map<std::string, std::string>& m) {
+  // Sorted, so that the output does not depend on the map's order.
+  std::map<std::string, std::string> sorted(m.begin(), m.end());
+  std::string out = "{";
+  const char* sep = "";
+  for (const auto& [k, v] : sorted) {
+    absl::StrAppend(&out, sep, TapJsonString(k), ":", TapJsonString(v));
+    sep = ",";
+  }
+  return out + "}";
+}
+
+void AppendJsonHeaders(absl::string_view field,
+                       const wire_http::Headers& headers, std::string* out) {
+  if (headers.headers().empty()) return;
+  absl::StrAppend(out, ",\"", field, "\":[");
+  const char* sep = "";
+  for (const wire_http::Header& h : headers.headers()) {
+    absl::StrAppend(out, sep, "{\"name\":", TapJsonString(h.name()),
+                    ",\"value\":", TapJsonString(h.value()), "}");
+    sep = ",";
+  }
+  out->push_back(']');
+}
+
+// Length of the valid UTF-8 sequence at the start of `s` (RFC 3629 §4),
+// 0 if there is none.
+size_t Utf8SequenceLength(absl::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char b = byte(0);
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (b >= 0xc2 && b <= 0xdf) {
+    n = 2;
+  } else if (b >= 0xe0 && b <= 0xef) {
+    n = 3;
+    if (b == 0xe0) lo = 0xa0;  // no overlong forms
+    if (b == 0xed) hi = 0x9f;  // no surrogates
+  } else if (b >= 0xf0 && b <= 0xf4) {
+    n = 4;
+    if (b == 0xf0) lo = 0x90;  // no overlong forms
+    if (b == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string FormatTcpAddress(const wire_net::TcpAddress& a) {
+  if (!a.has_ip()) return "-";
+  unsigned char raw[16] = {};
+  char text[INET6_ADDRSTRLEN] = {};
+  switch (a.ip().ip_case()) {
+    case wire_net::IPAddress::kIpv4: {
+      const uint32_t v4 = a.ip().ipv4();
+      for (int i = 0; i < 4; ++i) raw[i] = (v4 >> (24 - 8 * i)) & 0xff;
+      inet_ntop(AF_INET, raw, text, sizeof(text));
+      return absl::StrCat(text, ":", a.port());
+    }
+    case wire_net::IPAddress::kIpv6: {
+      const uint64_t halves[2] = {a.ip().ipv6().first(), a.ip().ipv6().last()};
+      for (int i = 0; i < 16; ++i) {
+        raw[i] = (halves[i / 8] >> (56 - 8 * (i % 8))) & 0xff;
+      }
+      inet_ntop(AF_INET6, raw, text, sizeof(text));
+      return absl::StrCat("[", text, "]:", a.port());
+    }
+    case wire_net::IPAddress::IP_NOT_SET:
+      break;
+  }
+  return "-";
+}
+
+std::string GrpcStatusName(uint32_t code) {
+  if (code > kLastGrpcCode) return absl::StrCat("CODE_", code);
+  return GrpcCodeName(static_cast<absl::StatusCode>(code));
+}
+
+std::string FormatEventLine(const wire::TapEvent& event) {
+  const WireHttp& http = event.http();
+  const std::string common = absl::StrCat(
+      "id=", IdOf(http), " proxy=", Direction(event),
+      " src=", FormatTcpAddress(event.source()),
+      " dst=", FormatTcpAddress(event.destination()), " tls=", Tls(event));
+  std::string out;
+  switch (http.event_case()) {
+    case WireHttp::kRequestInit: {
+      const WireHttp::RequestInit& init = http.request_init();
+      std::string method = Method(init.method());
+      absl::StrAppend(&out, "req ", common,
+                      " :method=", method.empty() ? "-" : Printable(method),
+                      " :authority=", Printable(init.authority()),
+                      " :path=", Printable(init.path()), "\n");
+      AppendHeaderLines(init.headers(), &out);
+      break;
+    }
+    case WireHttp::kResponseInit: {
+      const WireHttp::ResponseInit& init = http.response_init();
+      absl::StrAppend(&out, "rsp ", common, " :status=", init.http_status(),
+                      " latency=", Micros(init.since_request_init()), kMicros,
+                      "\n");
+      AppendHeaderLines(init.headers(), &out);
+      break;
+    }
+    case WireHttp::kResponseEnd: {
+      const WireHttp::ResponseEnd& end = http.response_end();
+      std::string eos;
+      if (end.eos().end_case() == wire::Eos::kGrpcStatusCode) {
+        eos = absl::StrCat(" grpc-status=",
+                           GrpcStatusName(end.eos().grpc_status_code()));
+      } else if (end.eos().end_case() == wire::Eos::kResetErrorCode) {
+        eos = absl::StrCat(" reset-error=", end.eos().reset_error_code());
+      }
+      absl::StrAppend(&out, "end ", common, eos,
+                      " duration=", Micros(end.since_response_init()), kMicros,
+                      " response-length=", end.response_bytes(), "B\n");
+      AppendHeaderLines(end.trailers(), &out);
+      break;
+    }
+    case WireHttp::EVENT_NOT_SET:
+      absl::StrAppend(&out, "? ", common, "\n");
+      break;
+  }
+  return out;
+}
+
+std::string FormatEventJson(const wire::TapEvent& event) {
+  const WireHttp& http = event.http();
+  const char* kind = "?";
+  switch (http.event_case()) {
+    case WireHttp::kRequestInit:
+      kind = "req";
+      break;
+    case WireHttp::kResponseInit:
+      kind = "rsp";
+      break;
+    case WireHttp::kResponseEnd:
+      kind = "end";
+      break;
+    case WireHttp::EVENT_NOT_SET:
+      break;
+  }
+  std::string destination = FormatTcpAddress(event.destination());
+  std::string out =
+      absl::StrCat("{\"kind\":\"", kind,
+                   "\",\"id\":", TapJsonString(IdOf(http)), ",\"destination\":",
+                   destination == "-" ? "null" : TapJsonString(destination),
+                   ",\"labels\":", JsonMap(event.destination_meta().labels()),
+                   ",\"route_labels\":", JsonMap(event.route_meta().labels()));
+  switch (http.event_case()) {
+    case WireHttp::kRequestInit: {
+      const WireHttp::RequestInit& init = http.request_init();
+      absl::StrAppend(&out,
+                      ",\"method\":", TapJsonString(Method(init.method())),
+                      ",\"scheme\":", TapJsonString(Scheme(init.scheme())),
+                      ",\"authority\":", TapJsonString(init.authority()),
+                      ",\"path\":", TapJsonString(init.path()));
+      AppendJsonHeaders("headers", init.headers(), &out);
+      break;
+    }
+    case WireHttp::kResponseInit: {
+      const WireHttp::ResponseInit& init = http.response_init();
+      absl::StrAppend(&out, ",\"status\":", init.http_status(),
+                      ",\"latency_us\":", Micros(init.since_request_init()));
+      AppendJsonHeaders("headers", init.headers(), &out);
+      break;
+    }
+    case WireHttp::kResponseEnd: {
+      const WireHttp::ResponseEnd& end = http.response_end();
+      absl::StrAppend(&out,
+                      ",\"latency_us\":", Micros(end.since_request_init()),
+                      ",\"duration_us\":", Micros(end.since_response_init()),
+                      ",\"response_bytes\":", end.response_bytes());
+      if (end.eos().end_case() == wire::Eos::kGrpcStatusCode) {
+        absl::StrAppend(
+            &out, ",\"grpc_status\":",
+            TapJsonString(GrpcStatusName(end.eos().grpc_status_code())));
+      } else if (end.eos().end_case() == wire::Eos::kResetErrorCode) {
+        absl::StrAppend(&out,
+                        ",\"reset_error\":", end.eos().reset_error_code());
+      }
+      AppendJsonHeaders("trailers", end.trailers(), &out);
+      break;
+    }
+    case WireHttp::EVENT_NOT_SET:
+      break;
+  }
+  out += "}\n";
+  return out;
+}
+
+std::string TapJsonString(absl::string_view text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      size_t n = Utf8SequenceLength(text.substr(i));
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(text.data() + i, n);
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+    ++i;
+  }
+  out += "\"";
+  return out;
+}
+
+}  // namespace mesh::examples

@@ -1,0 +1,419 @@
+// ObserveRequest → TapOptions and TapEvent → wire TapEvent. See
+// observe_convert.h.
+#include "src/tap/observe_convert.h"
+
+#include <arpa/inet.h>
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "src/model/address.h"
+
+namespace mesh::internal {
+namespace {
+
+// Not `tap` or `net`: src/tap may well have namespaces of those names.
+namespace wire = ::io::linkerd::proxy::tap;
+namespace wire_http = ::io::linkerd::proxy::http_types;
+namespace wire_net = ::io::linkerd::proxy::net;
+
+using WireMatch = wire::ObserveRequest::Match;
+
+// Indexed by the Registered enums' numbers (design/wire-linkerd.md).
+constexpr const char* kMethodNames[] = {"GET",     "POST",  "PUT",
+                                        "DELETE",  "PATCH", "OPTIONS",
+                                        "CONNECT", "HEAD",  "TRACE"};
+static_assert(sizeof(kMethodNames) / sizeof(kMethodNames[0]) ==
+                  wire_http::HttpMethod::Registered_MAX + 1,
+              "one name per registered method");
+constexpr const char* kSchemeNames[] = {"http", "https"};
+static_assert(sizeof(kSchemeNames) / sizeof(kSchemeNames[0]) ==
+                  wire_http::Scheme::Registered_MAX + 1,
+              "one name per registered scheme");
+
+constexpr uint32_t kMaxPort = 65535;
+
+absl::Status Bad(absl::string_view path, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
+}
+
+TapMatch Leaf(TapMatch::Kind kind, std::string value) {
+  TapMatch m;
+  m.kind = kind;
+  m.value = std::move(value);
+  return m;
+}
+
+// Big-endian, as on the wire: the most significant byte is the first octet.
+void PutBigEndian(uint64_t value, int bytes, unsigned char* out) {
+  for (int i = 0; i < bytes; ++i) {
+    out[i] = static_cast<unsigned char>(value >> (8 * (bytes - 1 - i)));
+  }
+}
+
+uint64_t GetBigEndian(const unsigned char* in, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = (value << 8) | in[i];
+  return value;
+}
+
+absl::StatusOr<std::string> NetmaskCidr(const WireMatch::Tcp::Netmask& netmask,
+                                        const std::string& path) {
+  if (!netmask.has_ip()) return Bad(path, "no ip");
+  const wire_net::IPAddress& ip = netmask.ip();
+  unsigned char raw[16] = {};
+  int octets = 4;
+  switch (ip.ip_case()) {
+    case wire_net::IPAddress::kIpv4:
+      PutBigEndian(ip.ipv4(), 4, raw);
+      break;
+    case wire_net::IPAddress::kIpv6:
+      PutBigEndian(ip.ipv6().first(), 8, raw);
+      PutBigEndian(ip.ipv6().last(), 8, raw + 8);
+      octets = 16;
+      break;
+    case wire_net::IPAddress::IP_NOT_SET:
+      return Bad(path, "ip has neither ipv4 nor ipv6");
+  }
+  const uint32_t bits = 8 * octets;
+  if (netmask.mask() > bits) {
+    return Bad(path, absl::StrCat("mask ", netmask.mask(), " > ", bits,
+                                  octets == 4 ? " for IPv4" : " for IPv6"));
+  }
+  for (int i = 0; i < octets; ++i) {
+    const int keep = static_cast<int>(netmask.mask()) - 8 * i;  // bits
+    if (keep <= 0) {
+      raw[i] = 0;
+    } else if (keep < 8) {
+      raw[i] &= static_cast<unsigned char>(0xff00 >> keep);
+    }
+  }
+  char text[INET6_ADDRSTRLEN];
+  if (inet_ntop(octets == 4 ? AF_INET : AF_INET6, raw, text, sizeof(text)) ==
+      nullptr) {
+    return absl::InternalError(absl::StrCat(path, ": inet_ntop failed"));
+  }
+  return absl::StrCat(text, "/", netmask.mask());
+}
+
+absl::StatusOr<TapMatch> ConvertTcp(const WireMatch::Tcp& tcp, bool source,
+                                    const std::string& path) {
+  switch (tcp.match_case()) {
+    case WireMatch::Tcp::kNetmask: {
+      absl::StatusOr<std::string> cidr =
+          NetmaskCidr(tcp.netmask(), absl::StrCat(path, ".netmask"));
+      if (!cidr.ok()) return cidr.status();
+      return Leaf(
+          source ? TapMatch::Kind::kSourceNet : TapMatch::Kind::kDestinationNet,
+          *std::move(cidr));
+    }
+    case WireMatch::Tcp::kPorts: {
+      const std::string where = absl::StrCat(path, ".ports");
+      uint32_t min = tcp.ports().min(), max = tcp.ports().max();
+      if (min > kMaxPort)
+        return Bad(where, absl::StrCat("min ", min, " > 65535"));
+      if (max > kMaxPort)
+        return Bad(where, absl::StrCat("max ", max, " > 65535"));
+      if (min == 0) min = max;
+      if (max == 0) max = min;
+      if (min == 0) return Bad(where, "both bounds are 0");
+      if (min > max) {
+        return Bad(where, absl::StrCat("min ", min, " > max ", max));
+      }
+      TapMatch m;
+      m.kind = source ? TapMatch::Kind::kSourcePorts
+                      : TapMatch::Kind::kDestinationPorts;
+      m.port_min = min;
+      m.port_max = max;
+      return m;
+    }
+    case WireMatch::Tcp::MATCH_NOT_SET:
+      break;
+  }
+  return Bad(path, "neither netmask nor ports set");
+}
+
+absl::StatusOr<TapMatch> ConvertString(
+    const WireMatch::Http::StringMatch& match, TapMatch::Kind exact,
+    TapMatch::Kind prefix, const std::string& path) {
+  switch (match.match_case()) {
+    case WireMatch::Http::StringMatch::kExact:
+      return Leaf(exact, match.exact());
+    case WireMatch::Http::StringMatch::kPrefix:
+      return Leaf(prefix, match.prefix());
+    case WireMatch::Http::StringMatch::MATCH_NOT_SET:
+      break;
+  }
+  return Bad(path, "neither exact nor prefix set");
+}
+
+// HttpMethod and Scheme share their shape: a registered enum or a string.
+template <typename Message, size_t N>
+absl::StatusOr<std::string> RegisteredOrNot(const Message& message,
+                                            const char* const (&names)[N],
+                                            const std::string& path) {
+  switch (message.type_case()) {
+    case Message::kRegistered: {
+      const int n = static_cast<int>(message.registered());
+      if (n < 0 || static_cast<size_t>(n) >= N) {
+        return Bad(path, absl::StrCat("unknown registered value ", n));
+      }
+      return std::string(names[n]);
+    }
+    case Message::kUnregistered:
+      if (message.unregistered().empty()) {
+        return Bad(path, "unregistered value is empty");
+      }
+      return message.unregistered();
+    case Message::TYPE_NOT_SET:
+      break;
+  }
+  return Bad(path, "neither registered nor unregistered set");
+}
+
+absl::StatusOr<TapMatch> ConvertHttp(const WireMatch::Http& http,
+                                     const std::string& path) {
+  using Kind = TapMatch::Kind;
+  switch (http.match_case()) {
+    case WireMatch::Http::kScheme: {
+      absl::StatusOr<std::string> scheme = RegisteredOrNot(
+          http.scheme(), kSchemeNames, absl::StrCat(path, ".scheme"));
+      if (!scheme.ok()) return scheme.status();
+      return Leaf(Kind::kScheme, *std::move(scheme));
+    }
+    case WireMatch::Http::kMethod: {
+      absl::StatusOr<std::string> method = RegisteredOrNot(
+          http.method(), kMethodNames, absl::StrCat(path, ".method"));
+      if (!method.ok()) return method.status();
+      return Leaf(Kind::kMethod, *std::move(method));
+    }
+    case WireMatch::Http::kAuthority:
+      return ConvertString(http.authority(), Kind::kAuthorityExact,
+                           Kind::kAuthorityPrefix,
+                           absl::StrCat(path, ".authority"));
+    case WireMatch::Http::kPath:
+      return ConvertString(http.path(), Kind::kPathExact, Kind::kPathPrefix,
+                           absl::StrCat(path, ".path"));
+    case WireMatch::Http::MATCH_NOT_SET:
+      break;
+  }
+  return Bad(path, "no condition set");
+}
+
+absl::StatusOr<TapMatch> ConvertLabel(const WireMatch::Label& label,
+                                      TapMatch::Kind kind,
+                                      const std::string& path) {
+  if (label.key().empty()) return Bad(path, "empty key");
+  TapMatch m = Leaf(kind, label.value());
+  m.key = label.key();
+  return m;
+}
+
+absl::StatusOr<TapMatch> ConvertMatch(const WireMatch& match,
+                                      const std::string& path);
+
+absl::StatusOr<TapMatch> ConvertSeq(const WireMatch::Seq& seq,
+                                    TapMatch::Kind kind,
+                                    const std::string& path) {
+  TapMatch m;
+  m.kind = kind;
+  m.children.reserve(seq.matches_size());
+  for (int i = 0; i < seq.matches_size(); ++i) {
+    absl::StatusOr<TapMatch> child =
+        ConvertMatch(seq.matches(i), absl::StrCat(path, "[", i, "]"));
+    if (!child.ok()) return child.status();
+    m.children.push_back(*std::move(child));
+  }
+  return m;
+}
+
+absl::StatusOr<TapMatch> ConvertMatch(const WireMatch& match,
+                                      const std::string& path) {
+  using Kind = TapMatch::Kind;
+  switch (match.match_case()) {
+    case WireMatch::kAll:
+      return ConvertSeq(match.all(), Kind::kAll, absl::StrCat(path, ".all"));
+    case WireMatch::kAny:
+      return ConvertSeq(match.any(), Kind::kAny, absl::StrCat(path, ".any"));
+    case WireMatch::kNot: {
+      absl::StatusOr<TapMatch> inner =
+          ConvertMatch(match.not_(), absl::StrCat(path, ".not"));
+      if (!inner.ok()) return inner.status();
+      TapMatch m;
+      m.kind = Kind::kNot;
+      m.children.push_back(*std::move(inner));
+      return m;
+    }
+    case WireMatch::kSource:
+      return ConvertTcp(match.source(), /*source=*/true,
+                        absl::StrCat(path, ".source"));
+    case WireMatch::kDestination:
+      return ConvertTcp(match.destination(), /*source=*/false,
+                        absl::StrCat(path, ".destination"));
+    case WireMatch::kHttp:
+      return ConvertHttp(match.http(), absl::StrCat(path, ".http"));
+    case WireMatch::kDestinationLabel:
+      return ConvertLabel(match.destination_label(), Kind::kDestinationLabel,
+                          absl::StrCat(path, ".destination_label"));
+    case WireMatch::kRouteLabel:
+      return ConvertLabel(match.route_label(), Kind::kRouteLabel,
+                          absl::StrCat(path, ".route_label"));
+    case WireMatch::MATCH_NOT_SET:
+      break;
+  }
+  return Bad(path, "no condition set");
+}
+
+// --- TapEvent → wire ---------------------------------------------------------
+
+// Unset (false) unless `address` is "a.b.c.d:port" or "[v6]:port".
+bool ToTcpAddress(const std::string& address, wire_net::TcpAddress* out) {
+  absl::StatusOr<SocketAddress> parsed = ParseSocketAddress(address);
+  if (!parsed.ok()) return false;
+  unsigned char raw[16] = {};
+  if (inet_pton(parsed->ipv6 ? AF_INET6 : AF_INET, parsed->ip.c_str(), raw) !=
+      1) {
+    return false;
+  }
+  wire_net::IPAddress* ip = out->mutable_ip();
+  if (parsed->ipv6) {
+    ip->mutable_ipv6()->set_first(GetBigEndian(raw, 8));
+    ip->mutable_ipv6()->set_last(GetBigEndian(raw + 8, 8));
+  } else {
+    ip->set_ipv4(static_cast<uint32_t>(GetBigEndian(raw, 4)));
+  }
+  out->set_port(parsed->port);
+  return true;
+}
+
+void SetMethod(const std::string& method, wire_http::HttpMethod* out) {
+  for (size_t i = 0; i < std::size(kMethodNames); ++i) {
+    if (method == kMethodNames[i]) {
+      out->set_registered(static_cast<wire_http::HttpMethod::Registered>(i));
+      return;
+    }
+  }
+  out->set_unregistered(method);
+}
+
+void SetScheme(const std::string& scheme, wire_http::Scheme* out) {
+  for (size_t i = 0; i < std::size(kSchemeNames); ++i) {
+    if (absl::EqualsIgnoreCase(scheme, kSchemeNames[i])) {
+      out->set_registered(static_cast<wire_http::Scheme::Registered>(i));
+      return;
+    }
+  }
+  out->set_unregistered(scheme);
+}
+
+void SetHeaders(const Metadata& headers, wire_http::Headers* out) {
+  for (const auto& [name, value] : headers) {
+    wire_http::Header* header = out->add_headers();
+    header->set_name(name);
+    header->set_value(value);
+  }
+}
+
+void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
+  if (d < absl::ZeroDuration()) d = absl::ZeroDuration();
+  // Duration's documented range: up to 10,000 years.
+  constexpr int64_t kMaxSeconds = 315'576'000'000;
+  if (d > absl::Seconds(kMaxSeconds)) d = absl::Seconds(kMaxSeconds);
+  absl::Duration rest;
+  const int64_t seconds = absl::IDivDuration(d, absl::Seconds(1), &rest);
+  out->set_seconds(seconds);
+  out->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(rest)));
+}
+
+void SetId(const TapEvent& event, wire::TapEvent::Http::StreamId* out) {
+  out->set_base(event.base);
+  out->set_stream(event.stream);
+}
+
+}  // namespace
+
+absl::StatusOr<TapOptions> TapOptionsFromObserve(
+    const wire::ObserveRequest& request) {
+  if (request.limit() == 0) {
+    return absl::InvalidArgumentError("limit must be > 0");
+  }
+  if (!request.has_match()) {
+    return absl::InvalidArgumentError("match is required");
+  }
+  absl::StatusOr<TapMatch> match = ConvertMatch(request.match(), "match");
+  if (!match.ok()) return match.status();
+  TapOptions options;
+  options.match = *std::move(match);
+  options.limit = request.limit();
+  options.extract_headers = request.has_extract() &&
+                            request.extract().has_http() &&
+                            request.extract().http().has_headers();
+  return options;
+}
+
+wire::TapEvent TapEventToProto(const TapEvent& event) {
+  wire::TapEvent out;
+  wire_net::TcpAddress destination;
+  if (ToTcpAddress(event.destination, &destination)) {
+    *out.mutable_destination() = std::move(destination);
+  }
+  out.mutable_destination_meta()->mutable_labels()->insert(
+      event.destination_labels.begin(), event.destination_labels.end());
+  out.mutable_route_meta()->mutable_labels()->insert(event.route_labels.begin(),
+                                                     event.route_labels.end());
+  out.set_proxy_direction(wire::TapEvent::OUTBOUND);
+
+  wire::TapEvent::Http* http = out.mutable_http();
+  switch (event.kind) {
+    case TapEvent::Kind::kRequestInit: {
+      wire::TapEvent::Http::RequestInit* init = http->mutable_request_init();
+      SetId(event, init->mutable_id());
+      if (!event.method.empty())
+        SetMethod(event.method, init->mutable_method());
+      if (!event.scheme.empty())
+        SetScheme(event.scheme, init->mutable_scheme());
+      init->set_authority(event.authority);
+      init->set_path(event.path);
+      if (!event.headers.empty()) {
+        SetHeaders(event.headers, init->mutable_headers());
+      }
+      break;
+    }
+    case TapEvent::Kind::kResponseInit: {
+      wire::TapEvent::Http::ResponseInit* init = http->mutable_response_init();
+      SetId(event, init->mutable_id());
+      SetDuration(event.since_request_init, init->mutable_since_request_init());
+      init->set_http_status(event.http_status);
+      if (!event.headers.empty()) {
+        SetHeaders(event.headers, init->mutable_headers());
+      }
+      break;
+    }
+    case TapEvent::Kind::kResponseEnd: {
+      wire::TapEvent::Http::ResponseEnd* end = http->mutable_response_end();
+      SetId(event, end->mutable_id());
+      SetDuration(event.since_request_init, end->mutable_since_request_init());
+      SetDuration(event.since_response_init,
+                  end->mutable_since_response_init());
+      end->set_response_bytes(event.response_bytes);
+      if (event.reset_error_code.has_value()) {
+        end->mutable_eos()->set_reset_error_code(*event.reset_error_code);
+      } else if (event.grpc_status.has_value()) {
+        end->mutable_eos()->set_grpc_status_code(*event.grpc_status);
+      }
+      if (!event.trailers.empty()) {
+        SetHeaders(event.trailers, end->mutable_trailers());
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace mesh::internal

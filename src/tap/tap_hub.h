@@ -1,0 +1,133 @@
+// TapHub: the live tap subscriptions of one Mesh, and the request-side
+// entry point of the tap hook (src/tap/tap_transport.h).
+//
+// Subscribing validates the options, compiles the match and publishes a new
+// immutable list of subscriptions (SnapshotCell); a request reads the list
+// without a lock, claims one unit of the limit of each subscription whose
+// match accepts it (a compare-and-swap, so concurrent requests never tap
+// more than the limit), and gets a TapExchange that emits the response
+// events later. Each subscription buffers at most `options.buffer` events;
+// a full buffer drops the new event and counts it, so a request never waits
+// for a reader (it only takes the subscription's mutex for a push, which
+// the reader holds for one swap per batch). Buffered events are compact and
+// share the exchange's head; the TapEvent is built by the reader's Next.
+//
+//   auto hub = std::make_shared<TapHub>();
+//   absl::StatusOr<std::unique_ptr<TapSubscription>> sub = hub->Subscribe(o);
+//   if (hub->active()) {                          // the request path
+//     TapExchange ex = hub->Start(head, request.headers);  // RequestInit
+//     ... ex.Finish(response);                    // ResponseInit, ResponseEnd
+//   }
+//
+// Thread-safe. Subscriptions and exchanges share ownership of what they use,
+// so either may outlive the hub and each other.
+#ifndef MESH_SRC_TAP_TAP_HUB_H_
+#define MESH_SRC_TAP_TAP_HUB_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "mesh/clock.h"
+#include "mesh/tap.h"
+#include "mesh/transport.h"
+#include "src/tap/tap_match.h"
+
+namespace mesh::internal {
+
+class TapSubscriptionState;
+struct TapExchangeHead;  // what the events of one exchange share
+
+// One unary response as the tap events describe it (the decorator derives
+// it from a TransportResponse). The pointers may be null (no headers).
+struct TapResponse {
+  uint32_t http_status = 0;  // 0: no response (an error before one)
+  const Metadata* headers = nullptr;
+  uint64_t response_bytes = 0;
+  std::optional<uint32_t> grpc_status;
+  std::optional<uint32_t> reset_error_code;  // HTTP/2 error code
+  const Metadata* trailers = nullptr;
+};
+
+// The tapped side of one request: which subscriptions claimed it, under
+// which stream ids, and when it started. Empty (tapped() false) when no
+// subscription claimed the request. Movable, not copyable. Finishing it (or
+// destroying an unfinished one) ends the exchange for every subscription.
+//
+// Thread-compatible.
+class TapExchange {
+ public:
+  TapExchange() = default;
+  TapExchange(TapExchange&& other) noexcept;
+  TapExchange& operator=(TapExchange&& other) noexcept;
+  TapExchange(const TapExchange&) = delete;
+  TapExchange& operator=(const TapExchange&) = delete;
+  // An exchange destroyed unfinished (a transport that dropped its
+  // callback) ends as a stream reset with CANCEL (8).
+  ~TapExchange();
+
+  bool tapped() const { return !claims_.empty(); }
+
+  // Emits ResponseInit then ResponseEnd to every claiming subscription, for
+  // a response that arrived whole: one clock reading for both, so
+  // since_response_init is 0. Marks the exchange finished; later calls do
+  // nothing.
+  void Finish(const TapResponse& response);
+
+ private:
+  friend class TapHub;
+  struct Claim {
+    std::shared_ptr<TapSubscriptionState> sub;
+    uint64_t stream = 0;
+  };
+
+  absl::InlinedVector<Claim, 1> claims_;
+  Clock* clock_ = nullptr;
+  int64_t start_nanos_ = 0;
+  std::shared_ptr<const TapExchangeHead> head_;
+};
+
+class TapHub {
+ public:
+  // `extra_redacted_headers`: header names (any case) whose values are
+  // redacted besides kTapSensitiveHeaders. `clock` (null: Clock::Real())
+  // times the events; it must outlive the hub's exchanges.
+  explicit TapHub(std::vector<std::string> extra_redacted_headers = {},
+                  Clock* clock = nullptr);
+  ~TapHub();
+  TapHub(const TapHub&) = delete;
+  TapHub& operator=(const TapHub&) = delete;
+
+  // A new live subscription, or INVALID_ARGUMENT from ValidateTapOptions.
+  // Its `base` is this hub's count of subscriptions so far (from 0).
+  // Destroying it unsubscribes.
+  absl::StatusOr<std::unique_ptr<TapSubscription>> Subscribe(
+      const TapOptions& options);
+
+  // True while some subscription is live: one relaxed atomic load, for the
+  // request path to skip everything else when nobody taps.
+  bool active() const { return live_->load(std::memory_order_relaxed) != 0; }
+
+  // For one request: claims it for every live subscription whose match
+  // accepts `head` and whose limit is not used up (stream ids 0, 1, ... per
+  // subscription), emits RequestInit to each, and returns the exchange that
+  // emits the rest. `headers` are the request's own (the pseudo-headers are
+  // made from `head`). Copies what it needs: `head` and `headers` may go
+  // once it returns. No lock unless a subscription claims the request.
+  TapExchange Start(const TapRequestHead& head, const Metadata& headers);
+
+  class Core;
+
+ private:
+  std::shared_ptr<Core> core_;
+  const std::atomic<uint32_t>* live_;  // inside *core_
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TAP_TAP_HUB_H_

@@ -1,0 +1,313 @@
+#include "src/tap/tap_match.h"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace mesh::internal {
+namespace {
+
+using Kind = TapMatch::Kind;
+
+// The part names of error messages, after the wire's field names.
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kAll:
+      return "all";
+    case Kind::kAny:
+      return "any";
+    case Kind::kNot:
+      return "not";
+    case Kind::kSourceNet:
+      return "source_net";
+    case Kind::kSourcePorts:
+      return "source_ports";
+    case Kind::kDestinationNet:
+      return "destination_net";
+    case Kind::kDestinationPorts:
+      return "destination_ports";
+    case Kind::kDestinationLabel:
+      return "destination_label";
+    case Kind::kRouteLabel:
+      return "route_label";
+    case Kind::kScheme:
+      return "scheme";
+    case Kind::kAuthorityExact:
+      return "authority_exact";
+    case Kind::kAuthorityPrefix:
+      return "authority_prefix";
+    case Kind::kMethod:
+      return "method";
+    case Kind::kPathExact:
+      return "path_exact";
+    case Kind::kPathPrefix:
+      return "path_prefix";
+  }
+  return "unknown";
+}
+
+// "a.b.c.d/n" or "v6/n"; a bare address is a /32 or /128. The address is
+// masked to its prefix, so "10.1.2.3/8" is 10.0.0.0/8.
+bool ParseCidr(absl::string_view cidr, TapIp* net, int* prefix,
+               std::string* error) {
+  size_t slash = cidr.find('/');
+  std::string ip(cidr.substr(0, slash));
+  net->v6 = ip.find(':') != std::string::npos;
+  if (inet_pton(net->v6 ? AF_INET6 : AF_INET, ip.c_str(), net->bytes) != 1) {
+    *error = absl::StrCat("'", cidr, "' is not a CIDR (a.b.c.d/n or v6/n)");
+    return false;
+  }
+  int max = net->v6 ? 128 : 32;
+  *prefix = max;
+  if (slash != absl::string_view::npos &&
+      (!absl::SimpleAtoi(cidr.substr(slash + 1), prefix) || *prefix < 0 ||
+       *prefix > max)) {
+    *error = absl::StrCat("prefix length of '", cidr, "' must be 0..", max);
+    return false;
+  }
+  int full = *prefix / 8;
+  if (full < 16) {
+    int rem = *prefix % 8;
+    net->bytes[full] &= static_cast<uint8_t>(0xff00 >> rem);
+    for (int i = full + 1; i < 16; ++i) net->bytes[i] = 0;
+  }
+  return true;
+}
+
+bool InNet(const TapIp& ip, const TapIp& net, int prefix) {
+  if (ip.v6 != net.v6) return false;
+  int full = prefix / 8;
+  if (std::memcmp(ip.bytes, net.bytes, static_cast<size_t>(full)) != 0) {
+    return false;
+  }
+  int rem = prefix % 8;
+  if (rem == 0) return true;
+  uint8_t mask = static_cast<uint8_t>(0xff00 >> rem);
+  return (ip.bytes[full] & mask) == net.bytes[full];
+}
+
+// Linkerd's rule: a 0 bound copies the other (a single port); both 0, a
+// bound past 65535 or min > max is invalid.
+bool NormalizePorts(uint32_t* min, uint32_t* max, std::string* error) {
+  if (*min == 0) *min = *max;
+  if (*max == 0) *max = *min;
+  if (*min == 0) {
+    *error = "both bounds are 0";
+  } else if (*max > 65535) {
+    *error = absl::StrCat("port ", *max, " is above 65535");
+  } else if (*min > *max) {
+    *error = absl::StrCat("min ", *min, " is above max ", *max);
+  } else {
+    return true;
+  }
+  return false;
+}
+
+bool LabelIs(const std::map<std::string, std::string>* labels,
+             const std::string& key, const std::string& value) {
+  if (labels == nullptr) return false;
+  auto it = labels->find(key);
+  return it != labels->end() && it->second == value;
+}
+
+}  // namespace
+
+bool ParseTapAddress(absl::string_view address, TapIp* ip, uint16_t* port) {
+  absl::string_view port_text;
+  if (!address.empty() && address.front() == '[') {
+    size_t close = address.find(']');
+    if (close == absl::string_view::npos || close + 1 >= address.size() ||
+        address[close + 1] != ':') {
+      return false;
+    }
+    absl::string_view host = address.substr(1, close - 1);
+    char buf[64];
+    if (host.size() >= sizeof(buf)) return false;
+    std::memcpy(buf, host.data(), host.size());
+    buf[host.size()] = '\0';
+    if (inet_pton(AF_INET6, buf, ip->bytes) != 1) return false;
+    ip->v6 = true;
+    port_text = address.substr(close + 2);
+  } else {
+    size_t i = 0;
+    for (int octet = 0; octet < 4; ++octet) {
+      if (octet > 0) {
+        if (i >= address.size() || address[i] != '.') return false;
+        ++i;
+      }
+      uint32_t v = 0;
+      size_t start = i;
+      while (i < address.size() && i - start < 3 && address[i] >= '0' &&
+             address[i] <= '9') {
+        v = v * 10 + static_cast<uint32_t>(address[i] - '0');
+        ++i;
+      }
+      if (i == start || v > 255) return false;
+      ip->bytes[octet] = static_cast<uint8_t>(v);
+    }
+    if (i >= address.size() || address[i] != ':') return false;
+    ip->v6 = false;
+    port_text = address.substr(i + 1);
+  }
+  if (port_text.empty() || port_text.size() > 5) return false;
+  uint32_t p = 0;
+  for (char c : port_text) {
+    if (c < '0' || c > '9') return false;
+    p = p * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (p > 65535) return false;
+  *port = static_cast<uint16_t>(p);
+  return true;
+}
+
+TapMatchInput::TapMatchInput(const TapRequestHead& head)
+    : head_(head), path_(head.path.substr(0, head.path.find('?'))) {}
+
+bool TapMatchInput::Destination(const TapIp** ip, uint16_t* port) {
+  if (parsed_ == Parse::kNotYet) {
+    parsed_ = head_.endpoint != nullptr &&
+                      ParseTapAddress(head_.endpoint->address, &ip_, &port_)
+                  ? Parse::kOk
+                  : Parse::kFailed;
+  }
+  *ip = &ip_;
+  *port = port_;
+  return parsed_ == Parse::kOk;
+}
+
+absl::StatusOr<CompiledTapMatch> CompiledTapMatch::Compile(
+    const TapMatch& match, absl::string_view where) {
+  CompiledTapMatch compiled;
+  absl::Status status = compiled.Add(match, std::string(where), 0);
+  if (!status.ok()) return status;
+  return compiled;
+}
+
+absl::Status CompiledTapMatch::Add(const TapMatch& match,
+                                   const std::string& where, int depth) {
+  std::string part = absl::StrCat(where, ".", KindName(match.kind));
+  if (depth >= kMaxDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(part, ": nested deeper than ", kMaxDepth));
+  }
+  size_t index = nodes_.size();
+  nodes_.emplace_back();
+  Node node;
+  node.kind = match.kind;
+  std::string error;
+  switch (match.kind) {
+    case Kind::kAll:
+    case Kind::kAny:
+      break;
+    case Kind::kNot:
+      if (match.children.size() != 1) {
+        error = absl::StrCat("needs exactly one condition (has ",
+                             match.children.size(), ")");
+      }
+      break;
+    case Kind::kSourceNet:
+    case Kind::kDestinationNet:
+      ParseCidr(match.value, &node.net, &node.prefix, &error);
+      break;
+    case Kind::kSourcePorts:
+    case Kind::kDestinationPorts:
+      node.port_min = match.port_min;
+      node.port_max = match.port_max;
+      NormalizePorts(&node.port_min, &node.port_max, &error);
+      break;
+    case Kind::kDestinationLabel:
+    case Kind::kRouteLabel:
+      if (match.key.empty()) error = "empty label key";
+      node.key = match.key;
+      node.value = match.value;
+      break;
+    case Kind::kScheme:
+    case Kind::kAuthorityExact:
+    case Kind::kAuthorityPrefix:
+    case Kind::kMethod:
+    case Kind::kPathExact:
+    case Kind::kPathPrefix:
+      node.value = match.value;
+      break;
+    default:
+      error = "unknown condition kind";
+  }
+  if (!error.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(part, ": ", error));
+  }
+  if (match.kind == Kind::kAll || match.kind == Kind::kAny ||
+      match.kind == Kind::kNot) {
+    for (size_t i = 0; i < match.children.size(); ++i) {
+      std::string child_where =
+          match.kind == Kind::kNot ? part : absl::StrCat(part, "[", i, "]");
+      absl::Status status = Add(match.children[i], child_where, depth + 1);
+      if (!status.ok()) return status;
+    }
+  }
+  node.end = static_cast<uint32_t>(nodes_.size());
+  nodes_[index] = std::move(node);
+  return absl::OkStatus();
+}
+
+bool CompiledTapMatch::Matches(TapMatchInput& input) const {
+  return Eval(0, input);
+}
+
+bool CompiledTapMatch::Matches(const TapRequestHead& head) const {
+  TapMatchInput input(head);
+  return Eval(0, input);
+}
+
+bool CompiledTapMatch::Eval(uint32_t i, TapMatchInput& input) const {
+  const Node& n = nodes_[i];
+  const TapRequestHead& head = input.head();
+  const TapIp* ip = nullptr;
+  uint16_t port = 0;
+  switch (n.kind) {
+    case Kind::kAll:
+      for (uint32_t c = i + 1; c < n.end; c = nodes_[c].end) {
+        if (!Eval(c, input)) return false;
+      }
+      return true;
+    case Kind::kAny:
+      for (uint32_t c = i + 1; c < n.end; c = nodes_[c].end) {
+        if (Eval(c, input)) return true;
+      }
+      return false;
+    case Kind::kNot:
+      return !Eval(i + 1, input);
+    case Kind::kSourceNet:
+    case Kind::kSourcePorts:
+      return false;
+    case Kind::kDestinationNet:
+      return input.Destination(&ip, &port) && InNet(*ip, n.net, n.prefix);
+    case Kind::kDestinationPorts:
+      return input.Destination(&ip, &port) && port >= n.port_min &&
+             port <= n.port_max;
+    case Kind::kDestinationLabel:
+      return head.endpoint != nullptr &&
+             LabelIs(&head.endpoint->labels, n.key, n.value);
+    case Kind::kRouteLabel:
+      return LabelIs(head.route_labels, n.key, n.value);
+    case Kind::kScheme:
+      return head.scheme == n.value;
+    case Kind::kAuthorityExact:
+      return head.authority == n.value;
+    case Kind::kAuthorityPrefix:
+      return absl::StartsWith(head.authority, n.value);
+    case Kind::kMethod:
+      return head.method == n.value;
+    case Kind::kPathExact:
+      return input.path_without_query() == n.value;
+    case Kind::kPathPrefix:
+      return absl::StartsWith(input.path_without_query(), n.value);
+  }
+  return false;
+}
+
+}  // namespace mesh::internal

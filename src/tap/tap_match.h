@@ -1,0 +1,117 @@
+// CompiledTapMatch: a TapMatch tree (include/mesh/tap.h) checked once and
+// flattened for evaluation on each request head, as linkerd2-proxy's tap
+// does with an ObserveRequest.Match.
+//
+// Compiling validates the tree (the rules ValidateTapOptions documents) and
+// pre-parses what a request would otherwise parse every time: CIDRs become
+// masked address bytes, port ranges get their 0 bound filled in. Evaluation
+// reads the endpoint's address only if the tree has a destination net or
+// port leaf, and parses it at most once per request however many matches
+// read it (TapMatchInput caches it).
+//
+//   absl::StatusOr<CompiledTapMatch> m =
+//       CompiledTapMatch::Compile(TapMatch::PathPrefix("/books."));
+//   TapRequestHead head{"POST", "http", "books:7001", path, &endpoint,
+//   nullptr}; bool tapped = m.ok() && m->Matches(head);
+//
+// CompiledTapMatch is immutable; safe to share. TapMatchInput is
+// thread-compatible (one per request).
+#ifndef MESH_SRC_TAP_TAP_MATCH_H_
+#define MESH_SRC_TAP_TAP_MATCH_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "mesh/endpoint.h"
+#include "mesh/tap.h"
+
+namespace mesh::internal {
+
+// What a match sees of one request. The views and pointers must stay valid
+// while the head is evaluated; `endpoint` and `route_labels` may be null
+// (then destination and route leaves do not match).
+struct TapRequestHead {
+  absl::string_view method;
+  absl::string_view scheme;
+  absl::string_view authority;
+  absl::string_view path;  // may carry a query, which matches ignore
+  const Endpoint* endpoint = nullptr;
+  const std::map<std::string, std::string>* route_labels = nullptr;
+};
+
+// An IP address as bytes: 4 for IPv4, 16 for IPv6.
+struct TapIp {
+  bool v6 = false;
+  uint8_t bytes[16] = {};
+};
+
+// One request head plus what evaluation derives from it once: the path
+// without its query, and the endpoint's parsed address (on first need).
+class TapMatchInput {
+ public:
+  explicit TapMatchInput(const TapRequestHead& head);
+  TapMatchInput(const TapMatchInput&) = delete;
+  TapMatchInput& operator=(const TapMatchInput&) = delete;
+
+  const TapRequestHead& head() const { return head_; }
+  absl::string_view path_without_query() const { return path_; }
+  // The endpoint's address ("a.b.c.d:port" or "[v6]:port"), parsed on the
+  // first call; false when there is no endpoint or it does not parse.
+  bool Destination(const TapIp** ip, uint16_t* port);
+
+ private:
+  const TapRequestHead& head_;
+  absl::string_view path_;
+  enum class Parse : uint8_t { kNotYet, kOk, kFailed };
+  Parse parsed_ = Parse::kNotYet;
+  TapIp ip_;
+  uint16_t port_ = 0;
+};
+
+// Parses "a.b.c.d:port" or "[v6]:port" without allocating. False if
+// `address` is neither (host names, a port outside 0..65535, zone ids).
+bool ParseTapAddress(absl::string_view address, TapIp* ip, uint16_t* port);
+
+class CompiledTapMatch {
+ public:
+  // Trees deeper than this are refused (they would only come from a
+  // hostile or broken client; evaluation recurses).
+  static constexpr int kMaxDepth = 32;
+
+  // The compiled tree, or INVALID_ARGUMENT naming the part, e.g.
+  // "match.all[1].not: needs exactly one condition (has 2)". `where` is the
+  // name of the root in messages.
+  static absl::StatusOr<CompiledTapMatch> Compile(
+      const TapMatch& match, absl::string_view where = "match");
+
+  // True if the request head satisfies the tree. `all []` is true, `any []`
+  // false; source leaves never match (the hook does not see the source).
+  bool Matches(TapMatchInput& input) const;
+  bool Matches(const TapRequestHead& head) const;
+
+ private:
+  struct Node {
+    TapMatch::Kind kind = TapMatch::Kind::kAll;
+    uint32_t end = 0;  // one past the last node of this node's subtree
+    std::string value;
+    std::string key;
+    uint32_t port_min = 0;
+    uint32_t port_max = 0;
+    TapIp net;  // destination net, masked to its prefix
+    int prefix = 0;
+  };
+
+  CompiledTapMatch() = default;
+  absl::Status Add(const TapMatch& match, const std::string& where, int depth);
+  bool Eval(uint32_t i, TapMatchInput& input) const;
+
+  std::vector<Node> nodes_;  // pre-order; nodes_[0] is the root
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TAP_TAP_MATCH_H_

@@ -1,0 +1,48 @@
+// The tap hook: a Transport decorator that reports the requests it carries
+// to a TapHub's subscriptions. It wraps any Transport (the gRPC one or an
+// application's own HTTP/2 client), so tapping is transport-neutral.
+//
+// With no live subscription, Send costs one relaxed atomic load before it
+// forwards the request untouched. Otherwise the hub evaluates the request
+// head; a request no subscription claims is forwarded untouched too. A
+// claimed one emits RequestInit before it is sent, and its callback is
+// wrapped to emit ResponseInit and ResponseEnd before the caller's callback
+// runs.
+//
+//   auto hub = std::make_shared<TapHub>();
+//   std::unique_ptr<Transport> t = NewTapTransport(NewGrpcTransport(), hub);
+//   auto sub = hub->Subscribe(options);   // now t's requests are tapped
+//
+// Thread-safe (as the inner transport is).
+#ifndef MESH_SRC_TAP_TAP_TRANSPORT_H_
+#define MESH_SRC_TAP_TAP_TRANSPORT_H_
+
+#include <memory>
+
+#include "mesh/transport.h"
+#include "src/tap/tap_hub.h"
+
+namespace mesh::internal {
+
+// `inner` carries the requests; `hub` (shared with whoever subscribes) says
+// who taps them. RetainOnly and Shutdown go to `inner`.
+std::unique_ptr<Transport> NewTapTransport(std::unique_ptr<Transport> inner,
+                                           std::shared_ptr<TapHub> hub);
+
+// How a unary TransportResponse is reported (the pointers point into
+// `response`):
+// - http_status: response.http_status; if 0, 200 when the response has
+//   headers or an OK status, else 0 (no response).
+// - A stream reset instead of a grpc-status when the status is CANCELLED or
+//   UNAVAILABLE with http_status 0 and no headers (the call never got an
+//   answer): reset_error_code 8 (HTTP/2 CANCEL) for CANCELLED, 7
+//   (REFUSED_STREAM) for a request never sent, 2 (INTERNAL_ERROR) for any
+//   other connection error.
+// - Otherwise grpc_status: the "grpc-status" trailer, else the header (a
+//   trailers-only answer), else the status code.
+// - response_bytes: the body's size.
+TapResponse TapResponseOf(const TransportResponse& response);
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TAP_TAP_TRANSPORT_H_

@@ -1,0 +1,457 @@
+// Tap end to end: a Mesh serving the Observe API on 127.0.0.1, real gRPC
+// backends, and a real gRPC client of io.linkerd.proxy.tap.Tap/Observe;
+// plus the in-process Mesh::Tap and the hook around a test-only transport.
+//
+// "Non-local peer": the server treats only 127.0.0.1 and ::1 as local, so a
+// client whose connection comes from 127.0.0.2 (through a relay that binds
+// its outgoing socket there) stands for a remote one.
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "linkerd/tap.grpc.pb.h"
+#include "mesh/mesh.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+namespace tap = ::io::linkerd::proxy::tap;
+using ::testing::HasSubstr;
+
+constexpr char kTarget[] = "books.test:7000";
+
+struct Fixture {
+  explicit Fixture(int backends_n = 2) {
+    backends = testing::StartBackends(backends_n);
+    discovery = StaticDiscovery::Create();
+    std::vector<Endpoint> endpoints = testing::EndpointsOf(backends);
+    for (size_t i = 0; i < endpoints.size(); ++i) {
+      endpoints[i].labels["zone"] = i == 0 ? "a" : "b";
+    }
+    EXPECT_TRUE(discovery->SetEndpoints(kTarget, endpoints).ok());
+    ServiceConfig config;
+    config.routes = {
+        RouteBuilder("One").GrpcMethod("test.Echo", "One").Build()};
+    EXPECT_TRUE(discovery->SetServiceConfig(kTarget, config).ok());
+    MeshOptions options;
+    options.discovery = discovery;
+    options.tap_address = "127.0.0.1:0";
+    options.tap_redacted_headers = {"x-api-key"};
+    mesh = *Mesh::Create(options);
+    channel = *mesh->NewChannel(kTarget);
+    EXPECT_TRUE(testing::WaitFor(
+        [&] { return channel->service_config().has_value(); }));
+  }
+  std::string tap_target() const {
+    return "127.0.0.1:" + std::to_string(mesh->tap_port());
+  }
+  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::shared_ptr<StaticDiscovery> discovery;
+  std::unique_ptr<Mesh> mesh;
+  std::unique_ptr<Channel> channel;
+};
+
+// Sends calls (alternating methods) from a thread until Stop(), at most
+// 5000 of them, so a subscription made at any moment sees traffic.
+class Traffic {
+ public:
+  explicit Traffic(Channel& channel, Metadata metadata = {}) {
+    thread_ = std::thread([this, &channel, metadata] {
+      CallOptions options;
+      options.metadata = metadata;
+      for (int i = 0; i < 5000 && !stop_.HasBeenNotified(); ++i) {
+        channel.CallRaw(i % 2 == 0 ? "/test.Echo/One" : "/test.Echo/Two",
+                        "hello", options);
+        sent_.fetch_add(1);
+      }
+    });
+  }
+  ~Traffic() { Stop(); }
+  void Stop() {
+    if (!stop_.HasBeenNotified()) stop_.Notify();
+    if (thread_.joinable()) thread_.join();
+  }
+  int sent() const { return sent_.load(); }
+
+ private:
+  absl::Notification stop_;
+  std::atomic<int> sent_{0};
+  std::thread thread_;
+};
+
+struct Observed {
+  grpc::Status status;
+  std::vector<tap::TapEvent> events;
+  std::map<std::string, std::string> trailers;
+};
+
+// Runs one Observe call to `target` to its end (bounded by 20 s).
+Observed Observe(const std::string& target,
+                 const tap::ObserveRequest& request) {
+  auto stub = tap::Tap::NewStub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  auto reader = stub->Observe(&context, request);
+  Observed out;
+  tap::TapEvent event;
+  while (reader->Read(&event)) out.events.push_back(event);
+  out.status = reader->Finish();
+  for (const auto& [k, v] : context.GetServerTrailingMetadata()) {
+    out.trailers[std::string(k.data(), k.size())] =
+        std::string(v.data(), v.size());
+  }
+  return out;
+}
+
+tap::ObserveRequest AllRequests(uint32_t limit) {
+  tap::ObserveRequest request;
+  request.set_limit(limit);
+  request.mutable_match()->mutable_all();
+  return request;
+}
+
+std::string HeaderValue(const io::linkerd::proxy::http_types::Headers& headers,
+                        const std::string& name) {
+  for (const auto& h : headers.headers()) {
+    if (h.name() == name) return h.value();
+  }
+  return "(absent)";
+}
+
+TEST(ObserveTest, EventsArriveInOrderPerRequestAndTheLimitEndsTheStream) {
+  Fixture f;
+  for (auto& b : f.backends) b->set_delay(absl::Milliseconds(3));
+  Traffic traffic(*f.channel, {{"authorization", "Bearer secret"},
+                               {"cookie", "session=1"},
+                               {"x-api-key", "k"},
+                               {"x-ok", "visible"}});
+  tap::ObserveRequest request = AllRequests(5);
+  request.mutable_extract()->mutable_http()->mutable_headers();
+  Observed got = Observe(f.tap_target(), request);
+  traffic.Stop();
+
+  ASSERT_TRUE(got.status.ok()) << got.status.error_message();
+  ASSERT_EQ(got.events.size(), 15u);
+  // Per stream id: RequestInit, ResponseInit, ResponseEnd, in that order,
+  // with plausible times (the backends take 3 ms).
+  std::map<uint64_t, std::vector<int>> kinds;
+  for (const tap::TapEvent& e : got.events) {
+    ASSERT_TRUE(e.has_http());
+    const auto& http = e.http();
+    EXPECT_EQ(e.proxy_direction(), tap::TapEvent::OUTBOUND);
+    EXPECT_TRUE(e.has_destination());
+    if (http.has_request_init()) {
+      const auto& init = http.request_init();
+      kinds[init.id().stream()].push_back(0);
+      EXPECT_EQ(init.authority(), kTarget);
+      EXPECT_THAT(init.path(), ::testing::StartsWith("/test.Echo/"));
+      EXPECT_EQ(HeaderValue(init.headers(), "authorization"), "[redacted]");
+      EXPECT_EQ(HeaderValue(init.headers(), "cookie"), "[redacted]");
+      EXPECT_EQ(HeaderValue(init.headers(), "x-api-key"), "[redacted]");
+      EXPECT_EQ(HeaderValue(init.headers(), "x-ok"), "visible");
+      EXPECT_EQ(HeaderValue(init.headers(), ":path"), init.path());
+      EXPECT_EQ(e.route_meta().labels().count("route"), 1u);
+    } else if (http.has_response_init()) {
+      const auto& rsp = http.response_init();
+      kinds[rsp.id().stream()].push_back(1);
+      EXPECT_EQ(rsp.http_status(), 200u);
+      int64_t ms = rsp.since_request_init().seconds() * 1000 +
+                   rsp.since_request_init().nanos() / 1000000;
+      EXPECT_GE(ms, 2);
+      EXPECT_LT(ms, 5000);
+    } else {
+      ASSERT_TRUE(http.has_response_end());
+      const auto& end = http.response_end();
+      kinds[end.id().stream()].push_back(2);
+      EXPECT_EQ(end.eos().grpc_status_code(), 0u);
+      EXPECT_EQ(end.response_bytes(), 5u);  // the echo of "hello"
+    }
+  }
+  ASSERT_EQ(kinds.size(), 5u);
+  uint64_t expected_stream = 0;
+  for (const auto& [stream, seq] : kinds) {
+    EXPECT_EQ(stream, expected_stream++);
+    EXPECT_EQ(seq, (std::vector<int>{0, 1, 2})) << "stream " << stream;
+  }
+  // Nothing was lost on the way.
+  EXPECT_EQ(got.trailers["mesh-tap-dropped-events"], "0");
+}
+
+// The requests a match lets through, over the wire: each tapped request
+// satisfies the match, and at least one request was tapped.
+TEST(ObserveTest, MatchTreeOverTheWire) {
+  Fixture f;
+  Traffic traffic(*f.channel);
+  using Match = tap::ObserveRequest::Match;
+  struct Case {
+    std::string name;
+    std::function<void(Match*)> build;
+    std::function<bool(const tap::TapEvent::Http::RequestInit&,
+                       const tap::TapEvent&)>
+        holds;
+  };
+  std::vector<Case> cases = {
+      {"path prefix",
+       [](Match* m) {
+         m->mutable_http()->mutable_path()->set_prefix("/test.Echo/On");
+       },
+       [](const auto& init, const auto&) {
+         return init.path() == "/test.Echo/One";
+       }},
+      {"not path exact",
+       [](Match* m) {
+         m->mutable_not_()->mutable_http()->mutable_path()->set_exact(
+             "/test.Echo/One");
+       },
+       [](const auto& init, const auto&) {
+         return init.path() == "/test.Echo/Two";
+       }},
+      {"route label",
+       [](Match* m) {
+         m->mutable_route_label()->set_key("route");
+         m->mutable_route_label()->set_value("One");
+       },
+       [](const auto& init, const auto&) {
+         return init.path() == "/test.Echo/One";
+       }},
+      {"destination label",
+       [](Match* m) {
+         m->mutable_destination_label()->set_key("zone");
+         m->mutable_destination_label()->set_value("b");
+       },
+       [](const auto&, const auto& e) {
+         return e.destination_meta().labels().at("zone") == "b";
+       }},
+      {"any of authority exact and a method nobody uses",
+       [](Match* m) {
+         auto* any = m->mutable_any();
+         any->add_matches()->mutable_http()->mutable_authority()->set_exact(
+             kTarget);
+         any->add_matches()->mutable_http()->mutable_method()->set_registered(
+             io::linkerd::proxy::http_types::HttpMethod::GET);
+       },
+       [](const auto& init, const auto&) {
+         return init.authority() == kTarget;
+       }},
+      {"all of POST and destination port range",
+       [&f](Match* m) {
+         auto* all = m->mutable_all();
+         all->add_matches()->mutable_http()->mutable_method()->set_registered(
+             io::linkerd::proxy::http_types::HttpMethod::POST);
+         auto* ports =
+             all->add_matches()->mutable_destination()->mutable_ports();
+         ports->set_min(static_cast<uint32_t>(f.backends[0]->port()));
+         ports->set_max(0);  // a 0 bound copies the other
+       },
+       [&f](const auto&, const auto& e) {
+         return e.destination().port() ==
+                static_cast<uint32_t>(f.backends[0]->port());
+       }},
+  };
+  for (const Case& c : cases) {
+    tap::ObserveRequest request;
+    request.set_limit(4);
+    c.build(request.mutable_match());
+    Observed got = Observe(f.tap_target(), request);
+    ASSERT_TRUE(got.status.ok())
+        << c.name << ": " << got.status.error_message();
+    int inits = 0;
+    for (const tap::TapEvent& e : got.events) {
+      if (!e.http().has_request_init()) continue;
+      ++inits;
+      EXPECT_TRUE(c.holds(e.http().request_init(), e)) << c.name;
+    }
+    EXPECT_EQ(inits, 4) << c.name;
+  }
+}
+
+TEST(ObserveTest, InvalidRequestsAreRefusedNamingThePart) {
+  Fixture f;
+  auto expect_invalid = [&](const tap::ObserveRequest& request,
+                            const std::string& part) {
+    Observed got = Observe(f.tap_target(), request);
+    EXPECT_EQ(got.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << part;
+    EXPECT_THAT(got.status.error_message(), HasSubstr(part));
+  };
+  expect_invalid(AllRequests(0), "limit");
+  tap::ObserveRequest no_match;
+  no_match.set_limit(1);
+  expect_invalid(no_match, "match");
+  tap::ObserveRequest ports = AllRequests(1);
+  auto* range = ports.mutable_match()->mutable_destination()->mutable_ports();
+  range->set_min(9000);
+  range->set_max(80);
+  expect_invalid(ports, "ports");
+  tap::ObserveRequest label = AllRequests(1);
+  label.mutable_match()->mutable_destination_label()->set_value("x");
+  expect_invalid(label, "key");
+}
+
+// Accepts one connection on 127.0.0.1 and relays it to `to_port` from a
+// socket bound to 127.0.0.2, so the server sees a peer that is not local.
+class RelayFrom127002 {
+ public:
+  explicit RelayFrom127002(int to_port) {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+              0);
+    EXPECT_EQ(listen(listener_, 1), 0);
+    socklen_t len = sizeof addr;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this, to_port] { Run(to_port); });
+  }
+  ~RelayFrom127002() {
+    shutdown(listener_, SHUT_RDWR);
+    close(listener_);
+    stop_.store(true);
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  void Run(int to_port) {
+    int in = accept(listener_, nullptr, nullptr);
+    if (in < 0) return;
+    int out = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.2", &from.sin_addr);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(to_port));
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (bind(out, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+        connect(out, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+      close(in);
+      close(out);
+      return;
+    }
+    char buf[16384];
+    // Bounded: at most 20 s of 10 ms polls.
+    for (int i = 0; i < 2000 && !stop_.load(); ++i) {
+      pollfd fds[2] = {{in, POLLIN, 0}, {out, POLLIN, 0}};
+      if (poll(fds, 2, 10) < 0) break;
+      bool closed = false;
+      for (int k = 0; k < 2; ++k) {
+        if (fds[k].revents == 0) continue;
+        ssize_t n = read(fds[k].fd, buf, sizeof buf);
+        if (n <= 0 || write(fds[1 - k].fd, buf, n) != n) closed = true;
+      }
+      if (closed) break;
+    }
+    close(in);
+    close(out);
+  }
+
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(ObserveTest, APeerThatIsNotLocalIsRefused) {
+  Fixture f;
+  RelayFrom127002 relay(f.mesh->tap_port());
+  Observed got =
+      Observe("127.0.0.1:" + std::to_string(relay.port()), AllRequests(1));
+  EXPECT_EQ(got.status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << got.status.error_message();
+  EXPECT_THAT(got.status.error_message(), HasSubstr("127.0.0.2"));
+}
+
+TEST(TapTest, ASubscriberThatNeverReadsLosesEventsNotCalls) {
+  Fixture f;
+  TapOptions options;
+  options.match = TapMatch::All({});
+  options.limit = 1000;
+  options.buffer = 4;
+  auto sub = f.mesh->Tap(options);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  const int kCalls = 50;
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(f.channel->CallRaw("/test.Echo/One", "x").status.ok());
+  }
+  // 3 events per call; the buffer kept 4, the rest were dropped.
+  EXPECT_EQ((*sub)->dropped(), 3u * kCalls - 4);
+  int pulled = 0;
+  while ((*sub)->Next(absl::ZeroDuration())) ++pulled;
+  EXPECT_EQ(pulled, 4);
+  EXPECT_EQ(f.backends[0]->calls_received() + f.backends[1]->calls_received(),
+            kCalls);
+}
+
+TEST(TapTest, InvalidInProcessOptionsAreRefused) {
+  Fixture f;
+  TapOptions options;
+  options.limit = 0;
+  EXPECT_EQ(f.mesh->Tap(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.limit = 1;
+  options.match = TapMatch::DestinationPorts(9000, 80);
+  EXPECT_THAT(f.mesh->Tap(options).status().message(), HasSubstr("port"));
+}
+
+// A transport that is not gRPC: answers every request itself.
+class LocalTransport final : public Transport {
+ public:
+  void Send(const Endpoint&, TransportRequest request, Callback done) override {
+    TransportResponse response;
+    response.http_status = 200;
+    response.body = "local:" + request.body;
+    response.trailers = {{"x-local", "1"}};
+    done(std::move(response));
+  }
+};
+
+TEST(TapTest, TheHookIsTransportNeutral) {
+  auto discovery = StaticDiscovery::Create();
+  ASSERT_TRUE(discovery->SetEndpoints(kTarget, {{"10.9.9.9:80"}}).ok());
+  MeshOptions options;
+  options.discovery = discovery;
+  options.transport_factory = [] { return std::make_unique<LocalTransport>(); };
+  auto mesh = *Mesh::Create(options);
+  auto channel = *mesh->NewChannel(kTarget);
+  TapOptions tap_options;
+  tap_options.match = TapMatch::PathPrefix("/local.");
+  tap_options.limit = 2;
+  tap_options.extract_headers = true;
+  auto sub = mesh->Tap(tap_options);
+  ASSERT_TRUE(sub.ok());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(channel->CallRaw("/local.Svc/Get", "abc").body, "local:abc");
+  }
+  EXPECT_TRUE(channel->CallRaw("/other.Svc/Get", "abc").status.ok());
+  std::vector<TapEvent> events;
+  while (auto e = (*sub)->Next(absl::Seconds(1))) events.push_back(*e);
+  ASSERT_EQ(events.size(), 6u);  // the limit: two requests
+  EXPECT_TRUE((*sub)->done());
+  EXPECT_EQ(events[0].kind, TapEvent::Kind::kRequestInit);
+  EXPECT_EQ(events[0].destination, "10.9.9.9:80");
+  EXPECT_EQ(events[0].path, "/local.Svc/Get");
+  EXPECT_EQ(events[2].kind, TapEvent::Kind::kResponseEnd);
+  EXPECT_EQ(events[2].response_bytes, 9u);
+  EXPECT_THAT(events[2].trailers,
+              ::testing::Contains(
+                  std::make_pair(std::string("x-local"), std::string("1"))));
+}
+
+}  // namespace
+}  // namespace mesh

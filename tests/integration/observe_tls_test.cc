@@ -1,0 +1,380 @@
+// The Observe server with mutual TLS (MeshOptions::tap_tls): a real gRPC
+// client with a client certificate taps when its identity is allowed, is
+// refused with UNAUTHENTICATED naming its identity when it is not, and
+// cannot tap without a certificate; invalid tap_tls options are refused by
+// Mesh::Create.
+//
+// Certificates are made at run time with the `openssl` command (a CA, a
+// server certificate for localhost / 127.0.0.1, two client certificates
+// with SPIFFE URIs) in a temporary directory; without `openssl` every test
+// fails saying so (scripts/install-deps.sh installs it).
+#include <grpcpp/grpcpp.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "linkerd/tap.grpc.pb.h"
+#include "mesh/mesh.h"
+#include "src/tap/observe_server.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+namespace tap = ::io::linkerd::proxy::tap;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kTarget[] = "books.test:7000";
+constexpr char kAllowed[] = "spiffe://mesh.test/ns/viz/sa/tap";
+constexpr char kIntruder[] = "spiffe://mesh.test/ns/other/sa/intruder";
+
+// A key and certificate, PEM.
+struct KeyPair {
+  std::string key;
+  std::string cert;
+};
+
+struct Certificates {
+  std::string error;  // empty when every certificate was made
+  std::string ca;
+  KeyPair server;
+  KeyPair allowed_client;
+  KeyPair intruder_client;
+};
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// Runs `command` in a shell, bounded to 30 s, its output into `log`; an
+// error naming it, with its output, unless it exits 0.
+std::string Run(const std::string& command, const std::filesystem::path& log) {
+  int rc = std::system(
+      absl::StrCat("timeout 30 ", command, " >", log.string(), " 2>&1")
+          .c_str());
+  if (rc == 0) return "";
+  return absl::StrCat("`", command, "` failed (status ", rc,
+                      "): ", ReadFile(log));
+}
+
+// Makes the test PKI in a fresh directory under the test temp dir, which
+// is removed before returning. EC P-256 keys, valid for one day.
+Certificates MakeCertificates() {
+  Certificates out;
+  if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
+    out.error =
+        "the `openssl` command is not installed; it makes this test's "
+        "certificates (scripts/install-deps.sh installs it)";
+    return out;
+  }
+  std::string tmpl = ::testing::TempDir() + "observe_tls_XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    out.error =
+        "cannot create a temporary directory under " + ::testing::TempDir();
+    return out;
+  }
+  const std::filesystem::path dir = tmpl;
+  // A configuration of our own, so the system's openssl.cnf does not matter.
+  WriteFile(dir / "req.cnf",
+            "[req]\ndistinguished_name = dn\n[dn]\n"
+            "[v3_ca]\nbasicConstraints = critical,CA:true\n"
+            "keyUsage = critical,keyCertSign,cRLSign\n"
+            "subjectKeyIdentifier = hash\n");
+  const std::string cnf = (dir / "req.cnf").string();
+  const std::string newkey =
+      "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+  auto path = [&](const std::string& name) { return (dir / name).string(); };
+  out.error = Run(absl::StrCat("openssl req -x509 -config ", cnf,
+                               " -extensions v3_ca -days 1 ", newkey,
+                               " -subj /CN=mesh-test-ca -keyout ",
+                               path("ca.key"), " -out ", path("ca.pem")),
+                  dir / "openssl.log");
+  // Signs a leaf certificate with subject CN `cn` and extensions `ext`.
+  auto leaf = [&](const std::string& name, const std::string& cn,
+                  const std::string& ext, int serial) -> KeyPair {
+    if (!out.error.empty()) return {};
+    WriteFile(dir / (name + ".ext"),
+              absl::StrCat("basicConstraints = CA:FALSE\n",
+                           "authorityKeyIdentifier = keyid\n", ext));
+    out.error =
+        Run(absl::StrCat("openssl req -new -config ", cnf, " ", newkey,
+                         " -subj /CN=", cn, " -keyout ", path(name + ".key"),
+                         " -out ", path(name + ".csr")),
+            dir / "openssl.log");
+    if (!out.error.empty()) return {};
+    out.error = Run(
+        absl::StrCat("openssl x509 -req -in ", path(name + ".csr"), " -CA ",
+                     path("ca.pem"), " -CAkey ", path("ca.key"),
+                     " -set_serial ", serial, " -days 1 -out ",
+                     path(name + ".pem"), " -extfile ", path(name + ".ext")),
+        dir / "openssl.log");
+    if (!out.error.empty()) return {};
+    return {ReadFile(dir / (name + ".key")), ReadFile(dir / (name + ".pem"))};
+  };
+  out.server = leaf("server", "localhost",
+                    "subjectAltName = DNS:localhost,IP:127.0.0.1\n"
+                    "extendedKeyUsage = serverAuth\n",
+                    2);
+  out.allowed_client = leaf("tap", "tap-client",
+                            absl::StrCat("subjectAltName = URI:", kAllowed,
+                                         "\nextendedKeyUsage = clientAuth\n"),
+                            3);
+  out.intruder_client = leaf("intruder", "intruder-client",
+                             absl::StrCat("subjectAltName = URI:", kIntruder,
+                                          "\nextendedKeyUsage = clientAuth\n"),
+                             4);
+  if (out.error.empty()) out.ca = ReadFile(dir / "ca.pem");
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return out;
+}
+
+// Made once for the binary.
+const Certificates& Certs() {
+  static const Certificates* certs = new Certificates(MakeCertificates());
+  return *certs;
+}
+
+TapTlsOptions ServerTls() {
+  TapTlsOptions tls;
+  tls.cert_chain_pem = Certs().server.cert;
+  tls.private_key_pem = Certs().server.key;
+  tls.client_ca_pem = Certs().ca;
+  tls.allowed_identities = {kAllowed};
+  return tls;
+}
+
+// A Mesh serving Observe on 127.0.0.1 with mutual TLS, in front of two
+// echo backends.
+struct Fixture {
+  explicit Fixture(std::vector<std::string> allowed = {kAllowed}) {
+    backends = testing::StartBackends(2);
+    discovery = StaticDiscovery::Create();
+    EXPECT_TRUE(
+        discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+    MeshOptions options;
+    options.discovery = discovery;
+    options.tap_address = "127.0.0.1:0";
+    options.tap_tls = ServerTls();
+    options.tap_tls.allowed_identities = std::move(allowed);
+    absl::StatusOr<std::unique_ptr<Mesh>> created = Mesh::Create(options);
+    EXPECT_TRUE(created.ok()) << created.status();
+    if (!created.ok()) return;
+    mesh = *std::move(created);
+    channel = *mesh->NewChannel(kTarget);
+  }
+  std::string tap_target() const {
+    return "127.0.0.1:" + std::to_string(mesh->tap_port());
+  }
+  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::shared_ptr<StaticDiscovery> discovery;
+  std::unique_ptr<Mesh> mesh;
+  std::unique_ptr<Channel> channel;
+};
+
+// Sends calls from a thread until Stop(), at most 5000 of them, so a
+// subscription made at any moment sees traffic.
+class Traffic {
+ public:
+  explicit Traffic(Channel& channel) {
+    thread_ = std::thread([this, &channel] {
+      for (int i = 0; i < 5000 && !stop_.HasBeenNotified(); ++i) {
+        channel.CallRaw("/test.Echo/One", "hello");
+      }
+    });
+  }
+  ~Traffic() { Stop(); }
+  void Stop() {
+    if (!stop_.HasBeenNotified()) stop_.Notify();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+struct Observed {
+  grpc::Status status;
+  std::vector<tap::TapEvent> events;
+};
+
+// Runs one Observe call (every request, up to `limit`) over TLS to its end,
+// bounded by 20 s. `client` empty: no client certificate.
+Observed Observe(const std::string& target, const KeyPair& client,
+                 uint32_t limit) {
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = Certs().ca;
+  ssl.pem_private_key = client.key;
+  ssl.pem_cert_chain = client.cert;
+  grpc::ChannelArguments args;
+  args.SetSslTargetNameOverride("localhost");
+  auto stub = tap::Tap::NewStub(
+      grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  tap::ObserveRequest request;
+  request.set_limit(limit);
+  request.mutable_match()->mutable_all();
+  auto reader = stub->Observe(&context, request);
+  Observed out;
+  tap::TapEvent event;
+  while (reader->Read(&event)) out.events.push_back(event);
+  out.status = reader->Finish();
+  return out;
+}
+
+class ObserveTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(Certs().error.empty())
+        << "cannot make the test certificates: " << Certs().error;
+  }
+};
+
+TEST_F(ObserveTlsTest, AnAllowedIdentityTaps) {
+  Fixture f;
+  ASSERT_NE(f.mesh, nullptr);
+  Traffic traffic(*f.channel);
+  Observed got = Observe(f.tap_target(), Certs().allowed_client, 3);
+  traffic.Stop();
+  ASSERT_TRUE(got.status.ok()) << got.status.error_message();
+  ASSERT_EQ(got.events.size(), 9u);  // 3 requests, 3 events each
+  EXPECT_TRUE(got.events[0].http().has_request_init());
+  EXPECT_EQ(got.events[0].http().request_init().authority(), kTarget);
+}
+
+// The subject CN is an identity too.
+TEST_F(ObserveTlsTest, TheCommonNameCanBeAllowed) {
+  Fixture f({"someone-else", "tap-client"});
+  ASSERT_NE(f.mesh, nullptr);
+  Traffic traffic(*f.channel);
+  Observed got = Observe(f.tap_target(), Certs().allowed_client, 1);
+  traffic.Stop();
+  ASSERT_TRUE(got.status.ok()) << got.status.error_message();
+  EXPECT_EQ(got.events.size(), 3u);
+}
+
+// The intruder connects from 127.0.0.1: with TLS, loopback is not enough.
+TEST_F(ObserveTlsTest, AnIdentityNotAllowedIsRefusedByName) {
+  Fixture f;
+  ASSERT_NE(f.mesh, nullptr);
+  Traffic traffic(*f.channel);
+  Observed got = Observe(f.tap_target(), Certs().intruder_client, 3);
+  traffic.Stop();
+  EXPECT_EQ(got.status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << got.status.error_message();
+  EXPECT_THAT(got.status.error_message(), HasSubstr(kIntruder));
+  EXPECT_TRUE(got.events.empty());
+}
+
+TEST_F(ObserveTlsTest, AClientWithoutACertificateCannotTap) {
+  Fixture f;
+  ASSERT_NE(f.mesh, nullptr);
+  Traffic traffic(*f.channel);
+  Observed got = Observe(f.tap_target(), KeyPair{}, 3);
+  traffic.Stop();
+  // The handshake fails (UNAVAILABLE); never OK, never an event.
+  EXPECT_FALSE(got.status.ok());
+  EXPECT_THAT(got.status.error_code(),
+              ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE,
+                               grpc::StatusCode::UNAUTHENTICATED))
+      << got.status.error_message();
+  EXPECT_TRUE(got.events.empty());
+}
+
+TEST_F(ObserveTlsTest, APlaintextClientCannotTap) {
+  Fixture f;
+  ASSERT_NE(f.mesh, nullptr);
+  auto stub = tap::Tap::NewStub(
+      grpc::CreateChannel(f.tap_target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  tap::ObserveRequest request;
+  request.set_limit(1);
+  request.mutable_match()->mutable_all();
+  auto reader = stub->Observe(&context, request);
+  tap::TapEvent event;
+  EXPECT_FALSE(reader->Read(&event));
+  EXPECT_THAT(reader->Finish().error_code(), Not(grpc::StatusCode::OK));
+}
+
+TEST_F(ObserveTlsTest, InvalidTlsOptionsAreRefusedNamingTheField) {
+  auto discovery = StaticDiscovery::Create();
+  struct Case {
+    std::string name;
+    std::function<void(MeshOptions&)> change;
+    std::string field;
+  };
+  std::vector<Case> cases = {
+      {"cert without key",
+       [](MeshOptions& o) { o.tap_tls.private_key_pem.clear(); },
+       "MeshOptions.tap_tls.private_key_pem"},
+      {"key without cert",
+       [](MeshOptions& o) { o.tap_tls.cert_chain_pem.clear(); },
+       "MeshOptions.tap_tls.cert_chain_pem"},
+      {"no client CA", [](MeshOptions& o) { o.tap_tls.client_ca_pem.clear(); },
+       "MeshOptions.tap_tls.client_ca_pem"},
+      {"no allowed identity",
+       [](MeshOptions& o) { o.tap_tls.allowed_identities.clear(); },
+       "MeshOptions.tap_tls.allowed_identities"},
+      {"no tap address", [](MeshOptions& o) { o.tap_address.clear(); },
+       "MeshOptions.tap_address"},
+      {"allow-list without a certificate",
+       [](MeshOptions& o) {
+         o.tap_tls.cert_chain_pem.clear();
+         o.tap_tls.private_key_pem.clear();
+       },
+       "MeshOptions.tap_tls.cert_chain_pem"},
+      {"a key that is not PEM",
+       [](MeshOptions& o) { o.tap_tls.private_key_pem = "not a key"; },
+       "MeshOptions.tap_tls"},
+  };
+  for (const Case& c : cases) {
+    MeshOptions options;
+    options.discovery = discovery;
+    options.tap_address = "127.0.0.1:0";
+    options.tap_tls = ServerTls();
+    c.change(options);
+    absl::StatusOr<std::unique_ptr<Mesh>> mesh = Mesh::Create(options);
+    EXPECT_EQ(mesh.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.name << ": " << mesh.status();
+    EXPECT_THAT(mesh.status().message(), HasSubstr(c.field)) << c.name;
+  }
+}
+
+TEST(IsAllowedIdentityTest, ExactMatchOfAnyPresentedIdentity) {
+  using internal::IsAllowedIdentity;
+  EXPECT_TRUE(IsAllowedIdentity({"cn", kAllowed}, {"x", kAllowed}));
+  EXPECT_TRUE(IsAllowedIdentity({"tap-client"}, {"tap-client"}));
+  EXPECT_FALSE(IsAllowedIdentity({kIntruder}, {kAllowed}));
+  EXPECT_FALSE(
+      IsAllowedIdentity({"SPIFFE://mesh.test/ns/viz/sa/tap"}, {kAllowed}));
+  EXPECT_FALSE(
+      IsAllowedIdentity({"spiffe://mesh.test/ns/viz/sa/tap/x"}, {kAllowed}));
+  EXPECT_FALSE(IsAllowedIdentity({}, {kAllowed}));
+  EXPECT_FALSE(IsAllowedIdentity({kAllowed}, {}));
+}
+
+}  // namespace
+}  // namespace mesh
