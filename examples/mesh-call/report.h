@@ -77,10 +77,6 @@ double Percentile(const std::vector<double>& sorted, double p);
 std::string FormatTable(const Summary& s);
 std::string FormatJson(const Summary& s);  // one line, ends in '\n'
 
-// `text` as a JSON string literal, quotes included. Bytes that are not valid
-// UTF-8 become U+FFFD.
-std::string JsonString(absl::string_view text);
-
 }  // namespace mesh::examples
 
 #endif  // MESH_EXAMPLES_MESH_CALL_REPORT_H_

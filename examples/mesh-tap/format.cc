@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/mesh-call/grpc_codes.h"
+#include "examples/mesh-call/json_string.h"
 
 namespace mesh::examples {
 namespace {
@@ -118,7 +119,7 @@ std::string JsonMap(const google::protobuf::Map<std::string, std::string>& m) {
   std::string out = "{";
   const char* sep = "";
   for (const auto& [k, v] : sorted) {
-    absl::StrAppend(&out, sep, TapJsonString(k), ":", TapJsonString(v));
+    absl::StrAppend(&out, sep, JsonString(k), ":", JsonString(v));
     sep = ",";
   }
   return out + "}";
@@ -130,38 +131,11 @@ void AppendJsonHeaders(absl::string_view field,
   absl::StrAppend(out, ",\"", field, "\":[");
   const char* sep = "";
   for (const wire_http::Header& h : headers.headers()) {
-    absl::StrAppend(out, sep, "{\"name\":", TapJsonString(h.name()),
-                    ",\"value\":", TapJsonString(h.value()), "}");
+    absl::StrAppend(out, sep, "{\"name\":", JsonString(h.name()),
+                    ",\"value\":", JsonString(h.value()), "}");
     sep = ",";
   }
   out->push_back(']');
-}
-
-// Length of the valid UTF-8 sequence at the start of `s` (RFC 3629 §4),
-// 0 if there is none.
-size_t Utf8SequenceLength(absl::string_view s) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  unsigned char b = byte(0);
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
-  if (b >= 0xc2 && b <= 0xdf) {
-    n = 2;
-  } else if (b >= 0xe0 && b <= 0xef) {
-    n = 3;
-    if (b == 0xe0) lo = 0xa0;  // no overlong forms
-    if (b == 0xed) hi = 0x9f;  // no surrogates
-  } else if (b >= 0xf0 && b <= 0xf4) {
-    n = 4;
-    if (b == 0xf0) lo = 0x90;  // no overlong forms
-    if (b == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
-  for (size_t i = 2; i < n; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-  }
-  return n;
 }
 
 }  // namespace
@@ -262,19 +236,18 @@ std::string FormatEventJson(const wire::TapEvent& event) {
   }
   std::string destination = FormatTcpAddress(event.destination());
   std::string out =
-      absl::StrCat("{\"kind\":\"", kind,
-                   "\",\"id\":", TapJsonString(IdOf(http)), ",\"destination\":",
-                   destination == "-" ? "null" : TapJsonString(destination),
+      absl::StrCat("{\"kind\":\"", kind, "\",\"id\":", JsonString(IdOf(http)),
+                   ",\"destination\":",
+                   destination == "-" ? "null" : JsonString(destination),
                    ",\"labels\":", JsonMap(event.destination_meta().labels()),
                    ",\"route_labels\":", JsonMap(event.route_meta().labels()));
   switch (http.event_case()) {
     case WireHttp::kRequestInit: {
       const WireHttp::RequestInit& init = http.request_init();
-      absl::StrAppend(&out,
-                      ",\"method\":", TapJsonString(Method(init.method())),
-                      ",\"scheme\":", TapJsonString(Scheme(init.scheme())),
-                      ",\"authority\":", TapJsonString(init.authority()),
-                      ",\"path\":", TapJsonString(init.path()));
+      absl::StrAppend(&out, ",\"method\":", JsonString(Method(init.method())),
+                      ",\"scheme\":", JsonString(Scheme(init.scheme())),
+                      ",\"authority\":", JsonString(init.authority()),
+                      ",\"path\":", JsonString(init.path()));
       AppendJsonHeaders("headers", init.headers(), &out);
       break;
     }
@@ -294,7 +267,7 @@ std::string FormatEventJson(const wire::TapEvent& event) {
       if (end.eos().end_case() == wire::Eos::kGrpcStatusCode) {
         absl::StrAppend(
             &out, ",\"grpc_status\":",
-            TapJsonString(GrpcStatusName(end.eos().grpc_status_code())));
+            JsonString(GrpcStatusName(end.eos().grpc_status_code())));
       } else if (end.eos().end_case() == wire::Eos::kResetErrorCode) {
         absl::StrAppend(&out,
                         ",\"reset_error\":", end.eos().reset_error_code());
@@ -306,50 +279,6 @@ std::string FormatEventJson(const wire::TapEvent& event) {
       break;
   }
   out += "}\n";
-  return out;
-}
-
-std::string TapJsonString(absl::string_view text) {
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      size_t n = Utf8SequenceLength(text.substr(i));
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(text.data() + i, n);
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-    ++i;
-  }
-  out += "\"";
   return out;
 }
 

@@ -52,10 +52,6 @@ std::string FormatTcpAddress(const ::io::linkerd::proxy::net::TcpAddress& a);
 // "OK", "NOT_FOUND", ... (gRPC's doc/statuscodes.md); "CODE_<n>" above 16.
 std::string GrpcStatusName(uint32_t code);
 
-// `text` as a JSON string literal, quotes included. Bytes that are not valid
-// UTF-8 become U+FFFD.
-std::string TapJsonString(absl::string_view text);
-
 }  // namespace mesh::examples
 
 #endif  // MESH_EXAMPLES_MESH_TAP_FORMAT_H_
