@@ -1,0 +1,94 @@
+#include "bench/e2e/latency_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace mesh::bench {
+
+LatencyStats LatencyStats::From(std::string name,
+                                std::vector<double> latencies_ms,
+                                int64_t succeeded) {
+  LatencyStats stats;
+  stats.name_ = std::move(name);
+  stats.sorted_ms_ = std::move(latencies_ms);
+  std::sort(stats.sorted_ms_.begin(), stats.sorted_ms_.end());
+  stats.succeeded_ = succeeded;
+  return stats;
+}
+
+double LatencyStats::success_rate() const {
+  return sorted_ms_.empty() ? 0.0
+                            : static_cast<double>(succeeded_) /
+                                  static_cast<double>(sorted_ms_.size());
+}
+
+double LatencyStats::Percentile(double p) const {
+  if (sorted_ms_.empty()) return 0.0;
+  const double n = static_cast<double>(sorted_ms_.size());
+  // Nearest rank: the smallest value with at least p % of the calls at or
+  // below it.
+  double rank = std::ceil(p / 100.0 * n);
+  size_t index = rank < 1.0 ? 0 : static_cast<size_t>(rank) - 1;
+  return sorted_ms_[std::min(index, sorted_ms_.size() - 1)];
+}
+
+int64_t LatencyStats::CountAtLeast(double ms) const {
+  return sorted_ms_.end() -
+         std::lower_bound(sorted_ms_.begin(), sorted_ms_.end(), ms);
+}
+
+std::vector<double> CurvePercentiles(int steps_per_decade) {
+  std::vector<double> out;
+  // x = log10(1 / (1 - p)) from 0 (p = 0) to 4 (p = 99.99).
+  for (int i = 0; i <= 4 * steps_per_decade; ++i) {
+    double x = static_cast<double>(i) / steps_per_decade;
+    out.push_back(100.0 * (1.0 - std::pow(10.0, -x)));
+  }
+  return out;
+}
+
+absl::Status WriteCsvFiles(const std::string& dir,
+                           const std::vector<LatencyStats>& runs) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", dir, ": ", error.message()));
+  }
+  const std::string summary_path = dir + "/tail_latency.csv";
+  std::ofstream summary(summary_path);
+  summary << "balancer,calls,succeeded,success_rate,p50_ms,p90_ms,p99_ms,"
+             "p99.9_ms,max_ms\n";
+  for (const LatencyStats& s : runs) {
+    summary << absl::StrFormat(
+        "%s,%d,%d,%.5f,%.3f,%.3f,%.3f,%.3f,%.3f\n", s.name(), s.calls(),
+        s.succeeded(), s.success_rate(), s.Percentile(50), s.Percentile(90),
+        s.Percentile(99), s.Percentile(99.9), s.Max());
+  }
+  const std::string curve_path = dir + "/tail_latency_curve.csv";
+  std::ofstream curve(curve_path);
+  curve << "percentile,one_over_one_minus_p";
+  for (const LatencyStats& s : runs) curve << "," << s.name();
+  curve << "\n";
+  for (double p : CurvePercentiles()) {
+    curve << absl::StrFormat("%.4f,%.4f", p, 100.0 / (100.0 - p));
+    for (const LatencyStats& s : runs) {
+      curve << absl::StrFormat(",%.3f", s.Percentile(p));
+    }
+    curve << "\n";
+  }
+  summary.close();
+  curve.close();
+  if (!summary || !curve) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", summary_path, " or ", curve_path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mesh::bench

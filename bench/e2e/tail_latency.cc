@@ -1,0 +1,378 @@
+// mesh_tail_latency_bench: tail latency with one slow backend, per balancer,
+// side by side (issue 6, item 2; the shape of Buoyant's "Beyond Round Robin"
+// experiment scaled to one machine).
+//
+// In one process: 10 EchoBackends on 127.0.0.1 answer after `--delay_ms`
+// plus up to `--jitter_ms` of uniform jitter. An open-loop load (calls start
+// at a fixed `--rate` whatever is in flight; each latency counts from the
+// call's scheduled start, so queueing in the client shows) runs for
+// `--duration` seconds through each balancer in turn, after `--warmup`
+// seconds that are not measured. During the middle third of each measured
+// run backend `--slow_backend` answers `--slow_extra_ms` later. The runs:
+//   p2c            mesh::Channel, P2C Peak-EWMA (the default balancer)
+//   grpc_rr        one grpc::Channel to "ipv4:a,b,...", LB policy round_robin
+//   grpc_pick_first  the same with pick_first
+//   mesh_rr        mesh::Channel, BalancerKind::kRoundRobin
+//   p2c_healthy    mesh::Channel, P2C, no slow phase (the baseline)
+// Prints a table and the goal ratios; writes tail_latency.csv and
+// tail_latency_curve.csv into `--out`. scripts/bench.sh runs it and plots.
+//
+//   mesh_tail_latency_bench --out results/ [--rate 500] [--duration 9]
+//
+// Exits 1 if a backend cannot start or a run cannot be set up.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "bench/e2e/latency_stats.h"
+#include "examples/common/echo_backend.h"
+#include "mesh/mesh.h"
+
+namespace mesh::bench {
+namespace {
+
+constexpr char kMethod[] = "/mesh.bench.Echo/Call";
+
+struct Flags {
+  std::string out = "results";
+  double rate = 500;           // calls started per second
+  double duration_s = 9;       // measured seconds per balancer
+  double warmup_s = 1;         // unmeasured seconds before each run
+  int backends = 10;           // echo backends
+  double delay_ms = 2;         // service time: delay_ms + U(0, jitter_ms)
+  double jitter_ms = 2;        //
+  double slow_extra_ms = 100;  // extra delay of the slow backend
+  int slow_backend = 0;        // which one (index into the list)
+  double timeout_ms = 5000;    // per-call deadline
+};
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "mesh_tail_latency_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      Die(absl::StrCat(arg, " needs a value"));
+    }
+    auto number = [&] {
+      char* end = nullptr;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || v < 0) {
+        Die(absl::StrCat("bad value for ", arg, ": ", value));
+      }
+      return v;
+    };
+    if (arg == "--out") {
+      f.out = value;
+    } else if (arg == "--rate") {
+      f.rate = number();
+    } else if (arg == "--duration") {
+      f.duration_s = number();
+    } else if (arg == "--warmup") {
+      f.warmup_s = number();
+    } else if (arg == "--backends") {
+      f.backends = static_cast<int>(number());
+    } else if (arg == "--delay_ms") {
+      f.delay_ms = number();
+    } else if (arg == "--jitter_ms") {
+      f.jitter_ms = number();
+    } else if (arg == "--slow_extra_ms") {
+      f.slow_extra_ms = number();
+    } else if (arg == "--slow_backend") {
+      f.slow_backend = static_cast<int>(number());
+    } else if (arg == "--timeout_ms") {
+      f.timeout_ms = number();
+    } else {
+      Die(absl::StrCat("unknown flag ", arg));
+    }
+  }
+  if (f.rate <= 0 || f.duration_s <= 0 || f.backends < 2 ||
+      f.slow_backend >= f.backends || f.timeout_ms <= 0) {
+    Die("need --rate > 0, --duration > 0, --backends >= 2, "
+        "--slow_backend < --backends, --timeout_ms > 0");
+  }
+  return f;
+}
+
+// Starts one call; `done(ok)` runs once, on any thread, and must not block.
+using StartCall = std::function<void(std::function<void(bool)> done)>;
+
+// The calls of one open-loop run. Shared with the completions, which may
+// outlive a run that timed out waiting for them.
+struct RunState {
+  explicit RunState(size_t n) : latency_ms(n, 0.0), ok(n, 0), done(n, 0) {}
+  std::vector<double> latency_ms;  // slot i: call i, from its scheduled start
+  std::vector<char> ok;
+  std::vector<char> done;
+  absl::Mutex mu;
+  size_t completed ABSL_GUARDED_BY(mu) = 0;
+};
+
+// Starts calls at `rate` per second for `duration_s`, each at its scheduled
+// time (or at once if the loop is behind), and waits for them up to the
+// call deadline plus 5 s. `phase(elapsed_s)` runs before each call, for the
+// slow-phase schedule. Calls not done by then count as failed, with the
+// time waited as their latency.
+LatencyStats RunOpenLoop(const std::string& name, const StartCall& start,
+                         double rate, double duration_s, double timeout_ms,
+                         const std::function<void(double)>& phase) {
+  using Clock = std::chrono::steady_clock;
+  const size_t n = static_cast<size_t>(rate * duration_s);
+  auto state = std::make_shared<RunState>(n);
+  const auto t0 = Clock::now() + std::chrono::milliseconds(1);
+  const std::chrono::duration<double> interval(1.0 / rate);
+  for (size_t i = 0; i < n; ++i) {
+    const auto scheduled =
+        t0 + std::chrono::duration_cast<Clock::duration>(interval * i);
+    std::this_thread::sleep_until(scheduled);
+    phase(std::chrono::duration<double>(Clock::now() - t0).count());
+    start([state, i, scheduled](bool ok) {
+      std::chrono::duration<double, std::milli> took = Clock::now() - scheduled;
+      absl::MutexLock lock(&state->mu);
+      state->latency_ms[i] = took.count();
+      state->ok[i] = ok ? 1 : 0;
+      state->done[i] = 1;
+      ++state->completed;
+    });
+  }
+  std::vector<double> latencies;
+  int64_t succeeded = 0;
+  {
+    absl::MutexLock lock(&state->mu);
+    auto all_done = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+      return state->completed == state->latency_ms.size();
+    };
+    const absl::Duration wait =
+        absl::Milliseconds(timeout_ms) + absl::Seconds(5);
+    if (!state->mu.AwaitWithTimeout(absl::Condition(&all_done), wait)) {
+      std::fprintf(stderr, "%s: %zu of %zu calls still in flight after %s\n",
+                   name.c_str(), n - state->completed, n,
+                   absl::FormatDuration(wait).c_str());
+      const double waited_ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      for (size_t i = 0; i < n; ++i) {
+        if (!state->done[i]) {
+          state->latency_ms[i] = waited_ms;
+        }
+      }
+    }
+    latencies = state->latency_ms;
+    for (char ok : state->ok) succeeded += ok;
+  }
+  return LatencyStats::From(name, std::move(latencies), succeeded);
+}
+
+// gRPC's own balancing: one channel to all the backends, calls through the
+// generic stub's callback API (as src/transport/grpc_transport.cc calls).
+class GrpcBalanced {
+ public:
+  GrpcBalanced(const std::vector<std::string>& addresses,
+               const std::string& policy, double timeout_ms)
+      : timeout_(absl::Milliseconds(timeout_ms)) {
+    grpc::ChannelArguments args;
+    args.SetLoadBalancingPolicyName(policy);
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    channel_ = grpc::CreateCustomChannel(
+        absl::StrCat("ipv4:", absl::StrJoin(addresses, ",")),
+        grpc::InsecureChannelCredentials(), args);
+  }
+
+  void Start(std::function<void(bool)> done) {
+    struct Call {
+      grpc::ClientContext context;
+      grpc::ByteBuffer request;
+      grpc::ByteBuffer response;
+    };
+    auto* call = new Call;
+    call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+    grpc::Slice slice(std::string(64, 'x'));
+    call->request = grpc::ByteBuffer(&slice, 1);
+    grpc::GenericStub stub(channel_);
+    stub.UnaryCall(&call->context, kMethod, grpc::StubOptions(), &call->request,
+                   &call->response,
+                   [call, done = std::move(done)](grpc::Status status) {
+                     done(status.ok());
+                     delete call;
+                   });
+  }
+
+ private:
+  absl::Duration timeout_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+// `slow_ms`: the latency from which a call counts as served slowly.
+void PrintTable(const std::vector<LatencyStats>& runs, double slow_ms) {
+  std::printf("%-16s %7s %9s %9s %9s %9s %9s %9s %7s\n", "balancer", "calls",
+              "success", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
+              absl::StrFormat(">=%.0fms", slow_ms).c_str());
+  for (const LatencyStats& s : runs) {
+    std::printf("%-16s %7lld %8.3f%% %9.2f %9.2f %9.2f %9.2f %9.2f %7lld\n",
+                s.name().c_str(), static_cast<long long>(s.calls()),
+                100.0 * s.success_rate(), s.Percentile(50), s.Percentile(90),
+                s.Percentile(99), s.Percentile(99.9), s.Max(),
+                static_cast<long long>(s.CountAtLeast(slow_ms)));
+  }
+}
+
+int Main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  using examples::EchoBackend;
+  std::vector<std::unique_ptr<EchoBackend>> backends;
+  std::vector<std::string> addresses;
+  std::vector<Endpoint> endpoints;
+  const absl::Duration base_delay = absl::Milliseconds(flags.delay_ms);
+  for (int i = 0; i < flags.backends; ++i) {
+    absl::StatusOr<std::unique_ptr<EchoBackend>> b = EchoBackend::Start();
+    if (!b.ok()) Die(absl::StrCat("backend ", i, ": ", b.status().ToString()));
+    (*b)->set_delay(base_delay);
+    (*b)->set_jitter(absl::Milliseconds(flags.jitter_ms));
+    addresses.push_back((*b)->address());
+    Endpoint endpoint;
+    endpoint.address = (*b)->address();
+    endpoints.push_back(endpoint);
+    backends.push_back(*std::move(b));
+  }
+  EchoBackend& slow = *backends[flags.slow_backend];
+  std::printf(
+      "%d backends (delay %.1f ms + U(0, %.1f ms)); %s slow (+%.0f ms) "
+      "during the middle third; %.0f calls/s open loop, %.1f s per "
+      "balancer after %.1f s warm-up\n",
+      flags.backends, flags.delay_ms, flags.jitter_ms, slow.address().c_str(),
+      flags.slow_extra_ms, flags.rate, flags.duration_s, flags.warmup_s);
+
+  auto discovery = StaticDiscovery::Create();
+  MeshOptions mesh_options;
+  mesh_options.discovery = discovery;
+  absl::StatusOr<std::unique_ptr<Mesh>> mesh = Mesh::Create(mesh_options);
+  if (!mesh.ok()) Die(mesh.status().ToString());
+
+  // Each run gets a fresh channel (its own balancer state and connections).
+  auto mesh_caller = [&](const std::string& target, BalancerKind kind) {
+    absl::Status s = discovery->SetEndpoints(target, endpoints);
+    if (!s.ok()) Die(s.ToString());
+    ChannelOptions options;
+    options.balancer.kind = kind;
+    absl::StatusOr<std::unique_ptr<Channel>> channel =
+        (*mesh)->NewChannel(target, options);
+    if (!channel.ok()) Die(channel.status().ToString());
+    s = (*channel)->WaitForEndpoints(absl::Seconds(5));
+    if (!s.ok()) Die(absl::StrCat(target, ": ", s.ToString()));
+    std::shared_ptr<Channel> shared = *std::move(channel);
+    CallOptions call_options;
+    call_options.timeout = absl::Milliseconds(flags.timeout_ms);
+    return StartCall([shared, call_options](std::function<void(bool)> done) {
+      shared->CallRawAsync(
+          kMethod, std::string(64, 'x'), call_options,
+          [done = std::move(done)](CallResult r) { done(r.status.ok()); });
+    });
+  };
+  auto grpc_caller = [&](const std::string& policy) {
+    auto g =
+        std::make_shared<GrpcBalanced>(addresses, policy, flags.timeout_ms);
+    return StartCall(
+        [g](std::function<void(bool)> done) { g->Start(std::move(done)); });
+  };
+
+  struct Run {
+    std::string name;
+    std::function<StartCall()> make;
+    bool slow_phase;
+  };
+  const std::vector<Run> plan = {
+      {"p2c", [&] { return mesh_caller("p2c:80", BalancerKind::kP2cPeakEwma); },
+       true},
+      {"grpc_rr", [&] { return grpc_caller("round_robin"); }, true},
+      {"grpc_pick_first", [&] { return grpc_caller("pick_first"); }, true},
+      {"mesh_rr",
+       [&] { return mesh_caller("mesh-rr:80", BalancerKind::kRoundRobin); },
+       true},
+      {"p2c_healthy",
+       [&] {
+         return mesh_caller("p2c-healthy:80", BalancerKind::kP2cPeakEwma);
+       },
+       false},
+  };
+  const absl::Duration slow_delay =
+      base_delay + absl::Milliseconds(flags.slow_extra_ms);
+  auto no_phase = [](double) {};
+  std::vector<LatencyStats> results;
+  for (const Run& run : plan) {
+    StartCall start = run.make();
+    if (flags.warmup_s > 0) {
+      RunOpenLoop(run.name + " warm-up", start, flags.rate, flags.warmup_s,
+                  flags.timeout_ms, no_phase);
+    }
+    std::atomic<int> phase{0};  // 0 before, 1 slow, 2 after
+    auto slow_phase = [&](double elapsed_s) {
+      int want = elapsed_s < flags.duration_s / 3       ? 0
+                 : elapsed_s < 2 * flags.duration_s / 3 ? 1
+                                                        : 2;
+      if (want == phase.load()) return;
+      phase.store(want);
+      slow.set_delay(want == 1 ? slow_delay : base_delay);
+    };
+    std::function<void(double)> schedule = no_phase;
+    if (run.slow_phase) schedule = slow_phase;
+    results.push_back(RunOpenLoop(run.name, start, flags.rate, flags.duration_s,
+                                  flags.timeout_ms, schedule));
+    slow.set_delay(base_delay);
+    std::printf("  %-16s done: p99 %.2f ms\n", run.name.c_str(),
+                results.back().Percentile(99));
+    std::fflush(stdout);
+  }
+
+  std::printf("\n");
+  // Half the slow backend's extra delay: only it can serve that slowly.
+  PrintTable(results,
+             flags.delay_ms + flags.jitter_ms + flags.slow_extra_ms / 2);
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  const LatencyStats& p2c = results[0];
+  const LatencyStats& grpc_rr = results[1];
+  const LatencyStats& healthy = results[4];
+  const double rr_over_p2c = ratio(grpc_rr.Percentile(99), p2c.Percentile(99));
+  const double slow_over_healthy =
+      ratio(p2c.Percentile(99.9), healthy.Percentile(99.9));
+  std::printf(
+      "\ngRPC round_robin p99 / P2C p99 = %.2fx (goal >= 10x: %s)\n"
+      "P2C p99.9 with the slow backend / all-healthy p99.9 = %.2fx "
+      "(goal <= 2x: %s)\n",
+      rr_over_p2c, rr_over_p2c >= 10 ? "met" : "missed", slow_over_healthy,
+      slow_over_healthy <= 2 ? "met" : "missed");
+
+  absl::Status written = WriteCsvFiles(flags.out, results);
+  if (!written.ok()) Die(written.ToString());
+  std::printf("wrote %s/tail_latency.csv and %s/tail_latency_curve.csv\n",
+              flags.out.c_str(), flags.out.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace mesh::bench
+
+int main(int argc, char** argv) { return mesh::bench::Main(argc, argv); }
