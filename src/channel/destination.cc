@@ -12,8 +12,8 @@ namespace mesh::internal {
 // A config's routes, retry budget, traffic split and direct endpoint. Without a
 // (valid) budget, Linkerd's default applies: 20% of requests, 10 retries/s,
 // over 10 s. The budget starts afresh with each new config.
-Destination::Routes Destination::RoutesFor(
-    const ServiceConfig& config, std::vector<std::string>* dropped) {
+Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
+                                           std::vector<std::string>* dropped) {
   RetryBudget budget;
   if (config.retry_budget) {
     absl::Status valid = ValidateRetryBudget(*config.retry_budget);
