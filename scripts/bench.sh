@@ -5,11 +5,14 @@
 #   results/tail_latency.csv     per balancer: calls, success, p50..max
 #   results/tail_latency_curve.csv  latency by percentile, one column each
 #   results/tail_latency.png     that curve, log x axis (gnuplot)
+#   results/overhead.csv         per variant: p50/p90/p99/max us, calls/s
+#   results/overhead_ratios.csv  mesh/raw gRPC ratios, proxy/mesh added p50
+#   results/memory.csv           RSS before/after N endpoints, bytes each
 #   results/machine.txt          nproc, CPU model, date, commit
 # Installs its Debian packages first (scripts/install-deps.sh plus
-# gnuplot-nox; idempotent), builds Release in build/bench. Not part of the
-# test command. Bounded: every step has a time limit (about 15 minutes in
-# all on 2 cores from a clean tree).
+# gnuplot-nox, and nghttp2-proxy for nghttpx; idempotent), builds Release
+# in build/bench. Not part of the test command. Bounded: every step has a
+# time limit (about 15 minutes in all on 2 cores from a clean tree).
 #
 #   scripts/bench.sh [mesh_tail_latency_bench flags, e.g. --duration 5]
 #
@@ -17,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh gnuplot-nox
+scripts/install-deps.sh gnuplot-nox nghttp2-proxy
 jobs="${MESH_BENCH_JOBS:-$(nproc)}"
 out=results
 mkdir -p "$out"
@@ -28,7 +31,8 @@ step "build (Release) in build/bench"
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
 timeout 600 cmake --build build/bench -j"$jobs" \
-  --target mesh_micro_bench mesh_tail_latency_bench
+  --target mesh_micro_bench mesh_tail_latency_bench \
+  mesh_overhead_bench mesh_memory_bench
 
 step "machine facts"
 {
@@ -49,6 +53,14 @@ echo "wrote $out/micro.json"
 step "tail latency with a slow backend"
 timeout 240 build/bench/bench/mesh_tail_latency_bench --out "$out" "$@" |
   tee "$out/tail_latency.txt"
+
+step "overhead against raw gRPC and an nghttpx hop"
+timeout 180 build/bench/bench/mesh_overhead_bench --out "$out" |
+  tee "$out/overhead.txt"
+
+step "memory per endpoint"
+timeout 180 build/bench/bench/mesh_memory_bench --out "$out" |
+  tee "$out/memory.txt"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 
 step "plot"
