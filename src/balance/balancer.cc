@@ -47,7 +47,7 @@ CallHandle& CallHandle::operator=(CallHandle&& other) noexcept {
 
 CallHandle::~CallHandle() { Complete(CallOutcome::kSuccess); }
 
-const Endpoint& CallHandle::endpoint() const { return load_->endpoint; }
+const Endpoint& CallHandle::endpoint() const { return *load_->endpoint; }
 
 void CallHandle::Complete(CallOutcome outcome) {
   if (load_ == nullptr) return;

@@ -2,8 +2,10 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
+#include "absl/strings/string_view.h"
 
 namespace mesh::internal {
 namespace {
@@ -12,7 +14,7 @@ std::vector<uint32_t> WeightsOf(
     const std::vector<std::shared_ptr<EndpointLoad>>& loads) {
   std::vector<uint32_t> weights;
   weights.reserve(loads.size());
-  for (const auto& l : loads) weights.push_back(l->endpoint.weight);
+  for (const auto& l : loads) weights.push_back(l->endpoint->weight);
   return weights;
 }
 
@@ -31,38 +33,58 @@ BalancerBase::BalancerBase(const BalancerOptions& options, const Clock* clock,
           std::vector<std::shared_ptr<EndpointLoad>>{})) {}
 
 void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
+  SetSharedEndpoints(
+      endpoints.size(),
+      [&](size_t i) -> const Endpoint& { return endpoints[i]; },
+      [&](size_t i) { return std::make_shared<const Endpoint>(endpoints[i]); });
+}
+
+void BalancerBase::SetSharedEndpoints(
+    size_t n, absl::FunctionRef<const Endpoint&(size_t)> endpoint,
+    absl::FunctionRef<std::shared_ptr<const Endpoint>(size_t)> share) {
   absl::MutexLock lock(&mu_);
   int64_t now = clock_->NowNanos();
-  // An endpoint that joins a set already in use starts at its peers' mean
-  // estimate rather than default_rtt: peers that have been answering fast
-  // have decayed far below default_rtt, and a newcomer at 30 ms would get
-  // no traffic until time decayed its default too (tens of seconds with
-  // decay = 10 s). Linkerd starts every endpoint at default_rtt.
-  double peers_ns = 0;
-  for (const auto& [address, load] : by_address_)
-    peers_ns += load->ewma.Estimate(now);
-  if (!by_address_.empty()) peers_ns /= static_cast<double>(by_address_.size());
-  absl::flat_hash_map<std::string, std::shared_ptr<EndpointLoad>> next_map;
-  next_map.reserve(endpoints.size());
   std::vector<std::shared_ptr<EndpointLoad>> loads;
-  loads.reserve(endpoints.size());
-  for (const Endpoint& e : endpoints) {
-    std::shared_ptr<EndpointLoad> load;
-    auto it = by_address_.find(e.address);
-    if (it != by_address_.end() && it->second->endpoint == e) {
-      load = it->second;
-    } else {
-      load = std::make_shared<EndpointLoad>(e, options_, now, ejection_);
-      if (it != by_address_.end()) {
-        load->InheritFrom(*it->second);
-      } else if (!by_address_.empty()) {
+  loads.reserve(n);
+  {
+    // The current records, from the current snapshot: only this function
+    // publishes, under mu_, so it cannot change meanwhile. (The section ends
+    // before Publish, which waits for readers.)
+    auto current = snapshot_.Read();
+    const std::vector<std::shared_ptr<EndpointLoad>>& old = current->loads;
+    // An endpoint that joins a set already in use starts at its peers' mean
+    // estimate rather than default_rtt: peers that have been answering fast
+    // have decayed far below default_rtt, and a newcomer at 30 ms would get
+    // no traffic until time decayed its default too (tens of seconds with
+    // decay = 10 s). Linkerd starts every endpoint at default_rtt.
+    double peers_ns = 0;
+    absl::flat_hash_map<absl::string_view, size_t> by_address;
+    by_address.reserve(old.size());
+    for (size_t i = 0; i < old.size(); ++i) {
+      peers_ns += old[i]->ewma.Estimate(now);
+      by_address.emplace(old[i]->endpoint->address, i);
+    }
+    if (!old.empty()) peers_ns /= static_cast<double>(old.size());
+    for (size_t i = 0; i < n; ++i) {
+      const Endpoint& e = endpoint(i);
+      auto it = by_address.find(e.address);
+      const std::shared_ptr<EndpointLoad>* previous =
+          it != by_address.end() ? &old[it->second] : nullptr;
+      if (previous != nullptr &&
+          ((*previous)->endpoint.get() == &e || *(*previous)->endpoint == e)) {
+        loads.push_back(*previous);
+        continue;
+      }
+      auto load =
+          std::make_shared<EndpointLoad>(share(i), options_, now, ejection_);
+      if (previous != nullptr) {
+        load->InheritFrom(**previous);
+      } else if (!old.empty()) {
         load->ewma.Seed(peers_ns, now);
       }
+      loads.push_back(std::move(load));
     }
-    loads.push_back(load);
-    next_map.emplace(e.address, std::move(load));
   }
-  by_address_ = std::move(next_map);
   ejection_->SetMembers(loads);
   auto snapshot = std::make_unique<Snapshot>(std::move(loads));
   // Round robin starts each snapshot at a random place, so that channels (and
@@ -80,8 +102,8 @@ std::vector<EndpointStats> BalancerBase::Stats() const {
   out.reserve(snap->loads.size());
   for (const auto& l : snap->loads) {
     EndpointStats s;
-    s.address = l->endpoint.address;
-    s.weight = l->endpoint.weight;
+    s.address = l->endpoint->address;
+    s.weight = l->endpoint->weight;
     s.pending = l->pending.load();
     s.rtt_estimate_ms = l->ewma.Estimate(now) / 1e6;
     s.picks = l->picks.load();

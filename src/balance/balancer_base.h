@@ -2,6 +2,12 @@
 // that survive updates, and the immutable snapshot that picks read. Each
 // policy (P2C, round robin) only implements Pick() over a Snapshot.
 //
+// Memory: the snapshot's vector is the only resident index of the records
+// (an update builds its address lookup for the time of the update), and a
+// record holds its endpoint by shared_ptr: SetSharedEndpoints() lets a caller
+// that already keeps one shared copy of each endpoint (the destination) hand
+// those in, so the balancer copies no endpoint.
+//
 // Thread-safe (see mesh/balancer.h).
 #ifndef MESH_SRC_BALANCE_BALANCER_BASE_H_
 #define MESH_SRC_BALANCE_BALANCER_BASE_H_
@@ -11,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/bit_gen_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "mesh/balancer.h"
@@ -29,6 +35,14 @@ class BalancerBase : public Balancer {
 
   void SetEndpoints(const std::vector<Endpoint>& endpoints) override;
   std::vector<EndpointStats> Stats() const override;
+
+  // As SetEndpoints over the `n` endpoints endpoint(0) .. endpoint(n - 1);
+  // share(i) returns a shared_ptr to endpoint(i) (the same object, or an
+  // equal one), which a new record keeps. Called only for the endpoints that
+  // need a new record.
+  void SetSharedEndpoints(
+      size_t n, absl::FunctionRef<const Endpoint&(size_t)> endpoint,
+      absl::FunctionRef<std::shared_ptr<const Endpoint>(size_t)> share);
 
  protected:
   struct Snapshot {
@@ -54,8 +68,6 @@ class BalancerBase : public Balancer {
 
  private:
   absl::Mutex mu_;  // serializes SetEndpoints
-  absl::flat_hash_map<std::string, std::shared_ptr<EndpointLoad>> by_address_
-      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mesh::internal

@@ -6,8 +6,8 @@
 
 namespace mesh::internal {
 
-EndpointLoad::EndpointLoad(Endpoint e, const BalancerOptions& options,
-                           int64_t now_ns,
+EndpointLoad::EndpointLoad(std::shared_ptr<const Endpoint> e,
+                           const BalancerOptions& options, int64_t now_ns,
                            std::shared_ptr<EjectionGroup> ejection)
     : endpoint(std::move(e)),
       ejection(std::move(ejection)),

@@ -1,7 +1,9 @@
 // EndpointLoad is the per-endpoint state the balancer shares across snapshot
 // swaps: the endpoint itself, pending calls, the Peak-EWMA estimate and the
 // ejection state. Snapshots and in-flight CallHandles hold it by shared_ptr,
-// so a removed endpoint's record lives until its last call settles.
+// so a removed endpoint's record lives until its last call settles. The
+// endpoint is held by shared_ptr too, so that a balancer fed by a
+// destination shares the destination's copy instead of making its own.
 //
 // Thread-safe: every mutable field is atomic (or PeakEwma, itself
 // thread-safe); the ejection fields are written only under the
@@ -23,7 +25,9 @@ class EjectionGroup;
 
 struct EndpointLoad {
   // `ejection` is the balancer's group, shared by all its records.
-  EndpointLoad(Endpoint e, const BalancerOptions& options, int64_t now_ns,
+  // REQUIRES: `e` not null.
+  EndpointLoad(std::shared_ptr<const Endpoint> e,
+               const BalancerOptions& options, int64_t now_ns,
                std::shared_ptr<EjectionGroup> ejection);
 
   // True while the endpoint is ejected at `now_ns`.
@@ -41,16 +45,17 @@ struct EndpointLoad {
   // the share limit, or seen while already ejected, keeps it).
   void Settle(CallOutcome outcome, int64_t start_ns, int64_t now_ns);
 
-  const Endpoint endpoint;
+  const std::shared_ptr<const Endpoint> endpoint;  // never null
   const std::shared_ptr<EjectionGroup> ejection;
   PeakEwma ewma;
   std::atomic<int64_t> pending{0};
   std::atomic<uint64_t> picks{0};
   std::atomic<uint64_t> failures{0};  // kFailure and kEndpointFailure
   std::atomic<uint32_t> consecutive_failures{0};
-  // Ejection state, written under the group's mutex.
-  std::atomic<int64_t> ejected_until_ns{0};  // end of the last ejection
+  // Ejection state, written under the group's mutex. (The two 32-bit fields
+  // side by side: no padding.)
   std::atomic<uint32_t> times_ejected{0};    // n of the backoff; may restart
+  std::atomic<int64_t> ejected_until_ns{0};  // end of the last ejection
   std::atomic<uint64_t> ejections{0};        // total, never restarts
 };
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/balance/balancer_base.h"
 
 namespace mesh::internal {
 
@@ -47,13 +48,22 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
   return routes;
 }
 
+Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
+    : entries(std::move(l)),
+      by_address(entries->size(), Hash{entries.get()}, Eq{entries.get()}) {
+  for (size_t i = 0; i < entries->size(); ++i) {
+    by_address.insert(static_cast<uint32_t>(i));
+  }
+}
+
 Destination::Destination(std::string target,
                          std::unique_ptr<Transport> transport,
                          std::shared_ptr<MetricsRegistry> metrics)
     : target_(std::move(target)),
       transport_(std::move(transport)),
       metrics_(std::move(metrics)),
-      endpoint_metrics_(std::make_unique<EndpointMetricsMap>()),
+      endpoint_index_(
+          std::make_unique<EndpointIndex>(std::make_shared<const List>())),
       routes_(std::make_unique<Routes>(RoutesFor(ServiceConfig{}, nullptr))) {}
 
 Destination::Routes Destination::routes() const { return *routes_.Read(); }
@@ -86,10 +96,25 @@ void Destination::Shutdown() {
   transport_->Shutdown();
 }
 
+void Destination::Feed(Balancer* balancer) {
+  const List& list = *set_.entries();
+  if (auto* ours = dynamic_cast<BalancerBase*>(balancer)) {
+    ours->SetSharedEndpoints(
+        list.size(),
+        [&list](size_t i) -> const Endpoint& { return list[i]->endpoint; },
+        [&list](size_t i) {
+          // Aliasing: keeps the entry alive, points at its endpoint.
+          return std::shared_ptr<const Endpoint>(list[i], &list[i]->endpoint);
+        });
+  } else {
+    balancer->SetEndpoints(set_.Endpoints());
+  }
+}
+
 void Destination::Attach(Balancer* balancer) {
   absl::MutexLock lock(&mu_);
   balancers_.push_back(balancer);
-  balancer->SetEndpoints(current_);
+  Feed(balancer);
 }
 
 void Destination::Detach(Balancer* balancer) {
@@ -124,6 +149,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
   std::vector<std::string> addresses;
   {
     absl::MutexLock lock(&mu_);
+    std::shared_ptr<const List> previous = set_.entries();
     absl::Status s = set_.Apply(update);
     if (!s.ok()) {
       last_error_ = s;
@@ -132,26 +158,40 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
               target_.c_str(), set_.size(), std::string(s.message()).c_str());
       return;
     }
-    current_ = set_.Endpoints();
     last_error_ = absl::OkStatus();
-    // Endpoint metrics follow the set: kept for endpoints that stay, made
-    // for newcomers, let go for those that left.
-    auto next = std::make_unique<EndpointMetricsMap>();
-    next->reserve(current_.size());
-    {
-      // Out of the read section before publishing: Publish waits for it.
-      auto previous = endpoint_metrics_.Read();
-      for (const Endpoint& e : current_) {
-        auto found = previous->find(e.address);
-        next->emplace(e.address, found != previous->end()
-                                     ? found->second
-                                     : metrics_->Endpoint(target_, e.address));
+    const std::shared_ptr<const List>& current = set_.entries();
+    if (current != previous) {
+      // Endpoint metrics follow the set: an endpoint the update left as it
+      // was keeps its entry, and with it its metrics; one whose attributes
+      // changed (a new entry for the same address) takes its predecessor's.
+      // Both lists are sorted by address.
+      {
+        absl::MutexLock metrics_lock(&metrics_mu_);
+        auto old = previous->begin();
+        for (const auto& entry : *current) {
+          while (old != previous->end() &&
+                 (*old)->endpoint.address < entry->endpoint.address) {
+            ++old;
+          }
+          if (old == previous->end()) break;
+          if (*old != entry &&
+              (*old)->endpoint.address == entry->endpoint.address) {
+            EndpointMetrics* m =
+                (*old)->metrics.load(std::memory_order_relaxed);
+            if (m != nullptr && entry->metrics_owner == nullptr) {
+              entry->metrics_owner = (*old)->metrics_owner;
+              entry->metrics.store(m, std::memory_order_release);
+            }
+          }
+        }
       }
+      endpoint_index_.Publish(std::make_unique<EndpointIndex>(current));
+      for (Balancer* b : balancers_) Feed(b);
     }
-    endpoint_metrics_.Publish(std::move(next));
-    for (Balancer* b : balancers_) b->SetEndpoints(current_);
-    addresses.reserve(current_.size());
-    for (const Endpoint& e : current_) addresses.push_back(e.address);
+    addresses.reserve(current->size());
+    for (const auto& entry : *current) {
+      addresses.push_back(entry->endpoint.address);
+    }
   }
   transport_->RetainOnly(addresses);
 }
@@ -188,7 +228,7 @@ DestinationView Destination::View() const {
   absl::MutexLock lock(&mu_);
   v.has_update = set_.has_update();
   v.exists = set_.exists();
-  v.endpoints = current_;
+  v.endpoints = set_.Endpoints();
   for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
   v.config = config_;
   v.last_error = last_error_;
@@ -198,9 +238,28 @@ DestinationView Destination::View() const {
 
 std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
     const std::string& address) const {
-  auto map = endpoint_metrics_.Read();
-  auto found = map->find(address);
-  return found != map->end() ? found->second : nullptr;
+  std::shared_ptr<const DestinationEndpoint> entry;
+  {
+    auto index = endpoint_index_.Read();
+    auto found = index->by_address.find(absl::string_view(address));
+    if (found == index->by_address.end()) return nullptr;
+    const std::shared_ptr<const DestinationEndpoint>& e =
+        (*index->entries)[*found];
+    EndpointMetrics* m = e->metrics.load(std::memory_order_acquire);
+    // Aliasing: the entry owns the metrics while it lives.
+    if (m != nullptr) return std::shared_ptr<EndpointMetrics>(e, m);
+    entry = e;
+  }
+  // The endpoint's first call. (Out of the read section first: it would
+  // hold up an update's Publish while we wait for the locks.)
+  absl::MutexLock lock(&metrics_mu_);
+  EndpointMetrics* m = entry->metrics.load(std::memory_order_relaxed);
+  if (m == nullptr) {
+    entry->metrics_owner = metrics_->Endpoint(target_, address);
+    m = entry->metrics_owner.get();
+    entry->metrics.store(m, std::memory_order_release);
+  }
+  return std::shared_ptr<EndpointMetrics>(entry, m);
 }
 
 void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {

@@ -4,6 +4,11 @@
 // shuts its transport down) when the last channel lets go or the Mesh shuts
 // down.
 //
+// Memory per endpoint: the set keeps one shared copy of each endpoint (a
+// DestinationEndpoint); the channels' balancers hold that copy rather than
+// their own, the lookup index for EndpointMetricsFor is 4-byte positions into
+// the set's list, and an endpoint's metrics are made on its first call.
+//
 // Thread-safe.
 #ifndef MESH_SRC_CHANNEL_DESTINATION_H_
 #define MESH_SRC_CHANNEL_DESTINATION_H_
@@ -14,7 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "mesh/balancer.h"
 #include "mesh/discovery.h"
@@ -29,6 +36,19 @@
 #include "src/route/traffic_split.h"
 
 namespace mesh::internal {
+
+// One endpoint of a destination, shared by the endpoint set, the lookup index
+// and (through aliasing shared_ptrs to `endpoint`) the balancers' records.
+struct DestinationEndpoint {
+  explicit DestinationEndpoint(const Endpoint& e) : endpoint(e) {}
+  const Endpoint endpoint;
+  // Made on the endpoint's first call (Destination::EndpointMetricsFor), or
+  // carried over from the entry this one replaced. `metrics_owner` is set
+  // under Destination::metrics_mu_ before `metrics` publishes it (release);
+  // readers load `metrics` (acquire) and never touch `metrics_owner`.
+  mutable std::atomic<EndpointMetrics*> metrics{nullptr};
+  mutable std::shared_ptr<EndpointMetrics> metrics_owner;
+};
 
 class Destination final : public EndpointObserver,
                           public ServiceConfigObserver {
@@ -77,8 +97,10 @@ class Destination final : public EndpointObserver,
   };
   Routes routes() const;
 
-  // The metrics of one of this destination's current endpoints; null for an
-  // address not in the set. Lock-free: one snapshot read and a hash lookup.
+  // The metrics of one of this destination's current endpoints, made on the
+  // endpoint's first call; null for an address not in the set. Lock-free
+  // once made: one snapshot read and a hash lookup (the first call of an
+  // endpoint takes metrics_mu_ and the registry's lock).
   std::shared_ptr<EndpointMetrics> EndpointMetricsFor(
       const std::string& address) const;
 
@@ -97,8 +119,44 @@ class Destination final : public EndpointObserver,
   void OnServiceConfigError(const absl::Status& status) override;
 
  private:
-  using EndpointMetricsMap =
-      absl::flat_hash_map<std::string, std::shared_ptr<EndpointMetrics>>;
+  using Set = BasicEndpointSet<DestinationEndpoint>;
+  using List = Set::List;
+  // An immutable lookup by address into one list of the set: positions into
+  // `entries`, hashed and compared by the address they point at (4 bytes a
+  // slot, no copy of the address).
+  struct EndpointIndex {
+    struct Hash {
+      using is_transparent = void;
+      size_t operator()(uint32_t i) const {
+        return (*this)((*list)[i]->endpoint.address);
+      }
+      size_t operator()(absl::string_view address) const {
+        return absl::Hash<absl::string_view>()(address);
+      }
+      const List* list = nullptr;
+    };
+    struct Eq {
+      using is_transparent = void;
+      bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+      bool operator()(uint32_t a, absl::string_view b) const {
+        return (*list)[a]->endpoint.address == b;
+      }
+      bool operator()(absl::string_view a, uint32_t b) const {
+        return (*this)(b, a);
+      }
+      const List* list = nullptr;
+    };
+    explicit EndpointIndex(std::shared_ptr<const List> l);
+    EndpointIndex(const EndpointIndex&) = delete;
+    EndpointIndex& operator=(const EndpointIndex&) = delete;
+
+    const std::shared_ptr<const List> entries;  // never null
+    absl::flat_hash_set<uint32_t, Hash, Eq> by_address;
+  };
+
+  // Hands the set's current endpoints to `balancer` (shared, if it is one of
+  // ours; copies otherwise).
+  void Feed(Balancer* balancer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Compiles `config` into the next generation of routes.
   Routes RoutesFor(const ServiceConfig& config,
                    std::vector<std::string>* dropped);
@@ -106,11 +164,13 @@ class Destination final : public EndpointObserver,
   const std::string target_;
   const std::unique_ptr<Transport> transport_;
   const std::shared_ptr<MetricsRegistry> metrics_;
-  SnapshotCell<EndpointMetricsMap> endpoint_metrics_;
+  SnapshotCell<EndpointIndex> endpoint_index_;
+  // Serializes making and carrying over endpoint metrics (the first call of
+  // an endpoint; updates). Never held while waiting for anything else.
+  mutable absl::Mutex metrics_mu_;
   std::atomic<uint64_t> config_generation_{0};
   mutable absl::Mutex mu_;
-  EndpointSet set_ ABSL_GUARDED_BY(mu_);
-  std::vector<Endpoint> current_ ABSL_GUARDED_BY(mu_);
+  Set set_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -6,10 +6,10 @@
 #include "absl/strings/str_cat.h"
 
 namespace mesh::internal {
-namespace {
 
-absl::Status ValidateAll(const std::vector<Endpoint>& endpoints) {
+absl::Status ValidateEndpointList(const std::vector<Endpoint>& endpoints) {
   absl::flat_hash_set<absl::string_view> seen;
+  seen.reserve(endpoints.size());
   for (const Endpoint& e : endpoints) {
     absl::Status s = ValidateEndpoint(e);
     if (!s.ok()) return s;
@@ -21,44 +21,19 @@ absl::Status ValidateAll(const std::vector<Endpoint>& endpoints) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status EndpointSet::Apply(const EndpointUpdate& update) {
-  switch (update.kind) {
-    case EndpointUpdate::Kind::kReset:
-    case EndpointUpdate::Kind::kAdd: {
-      absl::Status s = ValidateAll(update.endpoints);
-      if (!s.ok()) return s;
-      if (update.kind == EndpointUpdate::Kind::kReset) {
-        // clear() frees a large table; reserving avoids growing it again
-        // step by step for a big Reset.
-        endpoints_.clear();
-        endpoints_.reserve(update.endpoints.size());
-      }
-      for (const Endpoint& e : update.endpoints) endpoints_[e.address] = e;
-      exists_ = true;
-      break;
-    }
-    case EndpointUpdate::Kind::kRemove:
-      for (const std::string& a : update.addresses) endpoints_.erase(a);
-      break;
-    case EndpointUpdate::Kind::kNoEndpoints:
-      endpoints_.clear();
-      exists_ = update.exists;
-      break;
+std::vector<const Endpoint*> SortedByAddress(
+    const std::vector<Endpoint>& endpoints) {
+  std::vector<const Endpoint*> sorted;
+  sorted.reserve(endpoints.size());
+  for (const Endpoint& e : endpoints) sorted.push_back(&e);
+  auto less = [](const Endpoint* a, const Endpoint* b) {
+    return a->address < b->address;
+  };
+  // Discovery sources often deliver a sorted list.
+  if (!std::is_sorted(sorted.begin(), sorted.end(), less)) {
+    std::sort(sorted.begin(), sorted.end(), less);
   }
-  has_update_ = true;
-  return absl::OkStatus();
-}
-
-std::vector<Endpoint> EndpointSet::Endpoints() const {
-  std::vector<Endpoint> out;
-  out.reserve(endpoints_.size());
-  for (const auto& [address, e] : endpoints_) out.push_back(e);
-  std::sort(out.begin(), out.end(), [](const Endpoint& a, const Endpoint& b) {
-    return a.address < b.address;
-  });
-  return out;
+  return sorted;
 }
 
 }  // namespace mesh::internal

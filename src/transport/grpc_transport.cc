@@ -180,8 +180,7 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   absl::MutexLock lock(&mu_);
   retained_known_ = true;
-  retained_ =
-      absl::flat_hash_set<std::string>(addresses.begin(), addresses.end());
+  retained_ = AddressSet(addresses);
   std::vector<std::shared_ptr<grpc::Channel>> dropped;
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (!retained_.contains(it->first)) {

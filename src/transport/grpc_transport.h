@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "mesh/transport.h"
+#include "src/model/address_set.h"
 
 namespace mesh::internal {
 
@@ -48,7 +49,8 @@ class GrpcTransport final : public Transport {
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Until the first RetainOnly, every address counts as live.
   bool retained_known_ ABSL_GUARDED_BY(mu_) = false;
-  absl::flat_hash_set<std::string> retained_ ABSL_GUARDED_BY(mu_);
+  // The live addresses, packed (one buffer; no per-address allocation).
+  AddressSet retained_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>> channels_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Call*, std::shared_ptr<Call>> in_flight_

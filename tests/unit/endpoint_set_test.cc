@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/model/address_set.h"
 
 namespace mesh::internal {
 namespace {
@@ -89,6 +90,62 @@ TEST(EndpointSetTest, InvalidUpdateIsRejectedWholeAndKeepsLastGoodSet) {
   EXPECT_EQ(host.code(), absl::StatusCode::kInvalidArgument);
 
   EXPECT_THAT(Addresses(set), ElementsAre("10.0.0.1:80"));
+}
+
+TEST(EndpointSetTest, UnchangedEndpointsKeepTheirSharedEntry) {
+  EndpointSet set;
+  ASSERT_TRUE(set.Apply(EndpointUpdate::Reset(
+                            {Ep("10.0.0.2:80"), Ep("10.0.0.1:80", 2)}))
+                  .ok());
+  std::shared_ptr<const EndpointSet::List> first = set.entries();
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0]->endpoint.address, "10.0.0.1:80");  // sorted
+  EXPECT_EQ((*first)[0]->endpoint.weight, 2u);
+
+  // The same set again: the same list.
+  ASSERT_TRUE(set.Apply(EndpointUpdate::Reset(
+                            {Ep("10.0.0.1:80", 2), Ep("10.0.0.2:80")}))
+                  .ok());
+  EXPECT_EQ(set.entries(), first);
+  ASSERT_TRUE(set.Apply(EndpointUpdate::Remove({"10.9.9.9:1"})).ok());
+  EXPECT_EQ(set.entries(), first);
+
+  // A change makes a new list; the endpoint it left alone keeps its entry,
+  // the changed one gets a new entry, and the old list is untouched.
+  ASSERT_TRUE(
+      set.Apply(EndpointUpdate::Add({Ep("10.0.0.1:80", 3), Ep("10.0.0.3:80")}))
+          .ok());
+  const EndpointSet::List& now = *set.entries();
+  ASSERT_EQ(now.size(), 3u);
+  EXPECT_NE(now[0], (*first)[0]);
+  EXPECT_EQ(now[0]->endpoint.weight, 3u);
+  EXPECT_EQ(now[1], (*first)[1]);
+  EXPECT_EQ(now[2]->endpoint.address, "10.0.0.3:80");
+  EXPECT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0]->endpoint.weight, 2u);
+
+  ASSERT_TRUE(set.Apply(EndpointUpdate::Remove({"10.0.0.1:80"})).ok());
+  EXPECT_THAT(Addresses(set), ElementsAre("10.0.0.2:80", "10.0.0.3:80"));
+  EXPECT_EQ((*set.entries())[0], (*first)[1]);
+}
+
+TEST(AddressSetTest, ContainsExactlyItsMembers) {
+  AddressSet empty;
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_FALSE(empty.contains("10.0.0.1:80"));
+  EXPECT_FALSE(empty.contains(""));
+
+  AddressSet set({"10.0.0.2:80", "10.0.0.1:80", "[fd00::1]:443", "10.0.0.1:80",
+                  "10.0.0.10:80"});
+  EXPECT_EQ(set.size(), 4u);  // the duplicate once
+  for (const char* a :
+       {"10.0.0.1:80", "10.0.0.2:80", "10.0.0.10:80", "[fd00::1]:443"}) {
+    EXPECT_TRUE(set.contains(a)) << a;
+  }
+  for (const char* a : {"", "10.0.0.1:8", "10.0.0.1:800", "10.0.0.3:80",
+                        "0.0.0.0:1", "[fd00::2]:443", "~"}) {
+    EXPECT_FALSE(set.contains(a)) << a;
+  }
 }
 
 }  // namespace

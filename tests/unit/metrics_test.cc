@@ -10,6 +10,9 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mesh/balancer.h"
+#include "mesh/transport.h"
+#include "src/channel/destination.h"
 #include "src/metrics/endpoint_metrics.h"
 #include "src/metrics/latency_histogram.h"
 #include "src/metrics/metrics_registry.h"
@@ -436,6 +439,103 @@ TEST(MetricsRegistryTest, ConcurrentRecordingKeepsExactTotals) {
             route->responses.Count(false, 4) + route->responses.Count(true, 4));
   EXPECT_EQ(t.Value("route_timeout_total"),
             route->responses.Count(false, 4) + route->responses.Count(true, 4));
+}
+
+// A destination makes an endpoint's metrics on its first call, keeps them
+// while the endpoint stays (also when its attributes change), and lets them
+// go when it leaves.
+class NullTransport final : public Transport {
+ public:
+  void Send(const Endpoint&, TransportRequest, Callback done) override {
+    TransportResponse response;
+    response.status = absl::UnavailableError("null transport");
+    done(std::move(response));
+  }
+  void RetainOnly(const std::vector<std::string>& addresses) override {
+    retained = addresses;
+  }
+  std::vector<std::string> retained;
+};
+
+TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
+  auto registry = std::make_shared<MetricsRegistry>();
+  auto transport = std::make_unique<NullTransport>();
+  NullTransport* t = transport.get();
+  Destination d("books:8080", std::move(transport), registry);
+  EXPECT_EQ(d.EndpointMetricsFor("10.0.0.1:8080"), nullptr);
+
+  Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
+  d.OnEndpointUpdate(EndpointUpdate::Reset({b, a}));
+  EXPECT_THAT(t->retained, ElementsAre("10.0.0.1:8080", "10.0.0.2:8080"));
+  EXPECT_EQ(registry->EndpointEntriesForTest(), 0u);  // none called yet
+  EXPECT_EQ(d.EndpointMetricsFor("10.0.0.3:8080"), nullptr);
+
+  std::shared_ptr<EndpointMetrics> m = d.EndpointMetricsFor(a.address);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(d.EndpointMetricsFor(a.address), m);
+  EXPECT_EQ(registry->Endpoint("books:8080", a.address), m);
+  EXPECT_EQ(registry->EndpointEntriesForTest(), 1u);
+  m->RecordAttempt();
+
+  // A balancer attached to the destination shares its endpoints.
+  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+      Balancer::Create(BalancerOptions{});
+  ASSERT_TRUE(balancer.ok());
+  d.Attach(balancer->get());
+  ASSERT_EQ((*balancer)->Stats().size(), 2u);
+
+  // A new weight: a new entry, the same metrics.
+  a.weight = 3;
+  d.OnEndpointUpdate(EndpointUpdate::Add({a}));
+  EXPECT_EQ(d.EndpointMetricsFor(a.address), m);
+  EXPECT_EQ((*balancer)->Stats()[0].weight, 3u);
+  std::weak_ptr<EndpointMetrics> weak = m;
+  m.reset();
+
+  // Gone from the set: no metrics for it, and they are let go.
+  d.OnEndpointUpdate(EndpointUpdate::Remove({a.address}));
+  EXPECT_EQ(d.EndpointMetricsFor(a.address), nullptr);
+  EXPECT_TRUE(weak.expired());
+  EXPECT_THAT(t->retained, ElementsAre("10.0.0.2:8080"));
+  ASSERT_EQ((*balancer)->Stats().size(), 1u);
+  d.Detach(balancer->get());
+  d.Shutdown();
+}
+
+TEST(DestinationMetricsTest, ConcurrentCallsShareOneObjectAcrossUpdates) {
+  auto registry = std::make_shared<MetricsRegistry>();
+  Destination d("books:8080", std::make_unique<NullTransport>(), registry);
+  Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
+  d.OnEndpointUpdate(EndpointUpdate::Reset({a, b}));
+  std::shared_ptr<EndpointMetrics> first_a = d.EndpointMetricsFor(a.address);
+
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 2000;
+  std::vector<std::shared_ptr<EndpointMetrics>> seen_b(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        std::shared_ptr<EndpointMetrics> m = d.EndpointMetricsFor(a.address);
+        if (m != first_a) ADD_FAILURE() << "a's metrics changed";
+        m->RecordAttempt();
+        // b's first call races between the threads.
+        std::shared_ptr<EndpointMetrics> mb = d.EndpointMetricsFor(b.address);
+        if (seen_b[t] == nullptr) seen_b[t] = mb;
+        if (mb != seen_b[t]) ADD_FAILURE() << "b's metrics changed";
+      }
+    });
+  }
+  // Meanwhile a's attributes change back and forth: new entries, same
+  // metrics.
+  for (uint32_t w = 1; w <= 200; ++w) {
+    a.weight = w % 3 + 1;
+    d.OnEndpointUpdate(EndpointUpdate::Add({a}));
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& m : seen_b) EXPECT_EQ(m, seen_b[0]);
+  EXPECT_EQ(first_a->requests.load(), uint64_t{kThreads} * kPerThread);
+  d.Shutdown();
 }
 
 }  // namespace
