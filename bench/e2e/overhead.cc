@@ -181,7 +181,15 @@ struct Samples {
   std::vector<double> latency_ms;
   int64_t succeeded = 0;
   double wall_s = 0;
+  double cpu_s = 0;  // the whole process's CPU time (client and servers)
 };
+
+// CPU time used so far by every thread of this process, in seconds.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 // Runs `calls` calls with `concurrency` closed-loop workers, appending to
 // `samples` (if not null).
@@ -192,6 +200,7 @@ void RunClosedLoop(const StartCall& start, int calls, int concurrency,
   std::vector<std::vector<double>> latencies(concurrency);
   std::vector<int64_t> succeeded(concurrency, 0);
   const auto t0 = Clock::now();
+  const double cpu0 = ProcessCpuSeconds();
   std::vector<std::thread> workers;
   for (int w = 0; w < concurrency; ++w) {
     workers.emplace_back([&, w] {
@@ -215,6 +224,7 @@ void RunClosedLoop(const StartCall& start, int calls, int concurrency,
   for (std::thread& t : workers) t.join();
   if (samples == nullptr) return;
   samples->wall_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  samples->cpu_s += ProcessCpuSeconds() - cpu0;
   for (int w = 0; w < concurrency; ++w) {
     samples->latency_ms.insert(samples->latency_ms.end(), latencies[w].begin(),
                                latencies[w].end());
@@ -416,30 +426,35 @@ int Main(int argc, char** argv) {
 
   std::string csv =
       "variant,concurrency,calls,success_rate,p50_us,p90_us,p99_us,max_us,"
-      "calls_per_s\n";
+      "calls_per_s,cpu_us_per_call\n";
   std::string ratios_csv =
       "concurrency,mesh_p50_over_raw,mesh_rate_over_raw,mesh_many_p50_over_raw,"
-      "mesh_many_rate_over_raw,proxy_added_over_mesh_added\n";
-  std::printf("\n%-10s %4s %8s %8s %9s %9s %9s %10s %10s\n", "variant", "conc",
-              "calls", "success", "p50 us", "p90 us", "p99 us", "max us",
-              "calls/s");
+      "mesh_many_rate_over_raw,proxy_added_over_mesh_added,mesh_cpu_added_us,"
+      "proxy_cpu_added_us\n";
+  std::printf("\n%-10s %4s %8s %8s %9s %9s %9s %10s %10s %9s\n", "variant",
+              "conc", "calls", "success", "p50 us", "p90 us", "p99 us",
+              "max us", "calls/s", "cpu us");
   for (int c : flags.concurrency) {
     std::vector<LatencyStats> stats;
     std::vector<double> rate;
+    std::vector<double> cpu_us;  // process CPU per call
     for (size_t v = 0; v < variants.size(); ++v) {
       Samples& s = samples[c][v];
       rate.push_back(s.wall_s > 0 ? s.latency_ms.size() / s.wall_s : 0.0);
+      cpu_us.push_back(
+          s.latency_ms.empty() ? 0.0 : 1e6 * s.cpu_s / s.latency_ms.size());
       stats.push_back(LatencyStats::From(variants[v].name,
                                          std::move(s.latency_ms), s.succeeded));
       const LatencyStats& st = stats.back();
-      std::printf("%-10s %4d %8lld %7.3f%% %9.1f %9.1f %9.1f %10.1f %10.0f\n",
-                  st.name().c_str(), c, static_cast<long long>(st.calls()),
-                  100.0 * st.success_rate(), Us(st, 50), Us(st, 90), Us(st, 99),
-                  Us(st, 100), rate.back());
-      absl::StrAppendFormat(&csv, "%s,%d,%d,%.5f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
-                            st.name(), c, st.calls(), st.success_rate(),
-                            Us(st, 50), Us(st, 90), Us(st, 99), Us(st, 100),
-                            rate.back());
+      std::printf(
+          "%-10s %4d %8lld %7.3f%% %9.1f %9.1f %9.1f %10.1f %10.0f %9.1f\n",
+          st.name().c_str(), c, static_cast<long long>(st.calls()),
+          100.0 * st.success_rate(), Us(st, 50), Us(st, 90), Us(st, 99),
+          Us(st, 100), rate.back(), cpu_us.back());
+      absl::StrAppendFormat(
+          &csv, "%s,%d,%d,%.5f,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f\n", st.name(), c,
+          st.calls(), st.success_rate(), Us(st, 50), Us(st, 90), Us(st, 99),
+          Us(st, 100), rate.back(), cpu_us.back());
     }
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     const double raw_p50 = Us(stats[0], 50);
@@ -455,6 +470,19 @@ int Main(int argc, char** argv) {
         stats[2].name().c_str(), many_p50, mesh_rate,
         mesh_rate >= 0.97 ? "met" : "missed", stats[2].name().c_str(),
         many_rate);
+    const double mesh_cpu_added = cpu_us[1] - cpu_us[0];
+    std::printf(
+        "  mesh_1 CPU per call - grpc_raw's = %+.2f us (process CPU, "
+        "client and servers)\n",
+        mesh_cpu_added);
+    std::string proxy_cpu_added = "";
+    if (stats.size() > 3) {
+      proxy_cpu_added = absl::StrFormat("%.2f", cpu_us[3] - cpu_us[0]);
+      std::printf(
+          "  proxy_hop CPU per call - grpc_raw's = %+.2f us (nghttpx's "
+          "own process not counted)\n",
+          cpu_us[3] - cpu_us[0]);
+    }
     std::string proxy_ratio = "";
     if (stats.size() > 3) {
       const double mesh_added = Us(stats[1], 50) - raw_p50;
@@ -474,9 +502,9 @@ int Main(int argc, char** argv) {
             proxy_added, mesh_added);
       }
     }
-    absl::StrAppendFormat(&ratios_csv, "%d,%.4f,%.4f,%.4f,%.4f,%s\n", c,
-                          mesh_p50, mesh_rate, many_p50, many_rate,
-                          proxy_ratio);
+    absl::StrAppendFormat(&ratios_csv, "%d,%.4f,%.4f,%.4f,%.4f,%s,%.2f,%s\n", c,
+                          mesh_p50, mesh_rate, many_p50, many_rate, proxy_ratio,
+                          mesh_cpu_added, proxy_cpu_added);
   }
 
   std::error_code mkdir_error;

@@ -10,12 +10,16 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace mesh::internal {
 namespace {
 
 class Reaper {
  public:
+  static constexpr size_t kBatch = 64;
+  static constexpr absl::Duration kMaxDelay = absl::Milliseconds(2);
+
   Reaper() {
     std::thread([this] { Loop(); }).detach();
   }
@@ -31,11 +35,25 @@ class Reaper {
       std::deque<absl::AnyInvocable<void()>> batch;
       {
         absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(
-            +[](std::deque<absl::AnyInvocable<void()>>* q) {
-              return !q->empty();
-            },
-            &queue_));
+        // After a batch, wait up to kMaxDelay for kBatch more; an idle
+        // reaper wakes at the first object. So under load the thread wakes
+        // once per kBatch objects or per kMaxDelay, not once per call: a
+        // wake-up per call cost ~4 us of CPU per call (~7 %) at 8 calls in
+        // flight on 2 cores (docs/benchmarks.md, overhead).
+        mu_.AwaitWithTimeout(
+            absl::Condition(
+                +[](std::deque<absl::AnyInvocable<void()>>* q) {
+                  return q->size() >= kBatch;
+                },
+                &queue_),
+            kMaxDelay);
+        if (queue_.empty()) {
+          mu_.Await(absl::Condition(
+              +[](std::deque<absl::AnyInvocable<void()>>* q) {
+                return !q->empty();
+              },
+              &queue_));
+        }
         batch.swap(queue_);
       }
       batch.clear();  // the destructors run here, outside the lock

@@ -9,6 +9,9 @@
 //
 //   DestroyLater([keep = std::move(shared_thing)] {});  // dropped off-thread
 //
+// Objects are destroyed in batches, at most ~2 ms after they are handed
+// over (sooner when the thread is idle or a batch fills).
+//
 // Thread-safe. The thread is started on first use and lives as long as the
 // process (it holds no work at exit that matters).
 #ifndef MESH_SRC_TRANSPORT_REAPER_H_
