@@ -38,8 +38,11 @@
 //   route_timeout_total{authority,route}                      counter
 //       calls that ended DEADLINE_EXCEEDED
 //
-// Endpoint families (an endpoint's series exist while it is in its
-// destination's endpoint set):
+// Endpoint families. endpoint_request_total and endpoint_response_total
+// appear at an endpoint's first attempt (none for an endpoint never called,
+// so that large idle sets cost no memory) and go when it leaves its
+// destination's endpoint set; the balancer's gauges and
+// endpoint_ejections_total exist for every endpoint in the set:
 //   endpoint_request_total{authority,endpoint}                counter
 //       attempts sent to the endpoint
 //   endpoint_response_total{authority,endpoint,classification,grpc_status}

@@ -164,28 +164,41 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
       // Endpoint metrics follow the set: an endpoint the update left as it
       // was keeps its entry, and with it its metrics; one whose attributes
       // changed (a new entry for the same address) takes its predecessor's.
-      // Both lists are sorted by address.
-      {
-        absl::MutexLock metrics_lock(&metrics_mu_);
-        auto old = previous->begin();
-        for (const auto& entry : *current) {
-          while (old != previous->end() &&
-                 (*old)->endpoint.address < entry->endpoint.address) {
-            ++old;
-          }
-          if (old == previous->end()) break;
-          if (*old != entry &&
-              (*old)->endpoint.address == entry->endpoint.address) {
-            EndpointMetrics* m =
-                (*old)->metrics.load(std::memory_order_relaxed);
-            if (m != nullptr && entry->metrics_owner == nullptr) {
-              entry->metrics_owner = (*old)->metrics_owner;
-              entry->metrics.store(m, std::memory_order_release);
-            }
-          }
+      // The O(n) work — finding those pairs in the two lists (both sorted
+      // by address) and indexing the new list — is done before taking
+      // metrics_mu_, which an endpoint's first call waits for.
+      std::vector<std::pair<const DestinationEndpoint*,
+                            const DestinationEndpoint*>>
+          changed;  // {predecessor, successor}
+      auto old = previous->begin();
+      for (const auto& entry : *current) {
+        while (old != previous->end() &&
+               (*old)->endpoint.address < entry->endpoint.address) {
+          ++old;
+        }
+        if (old == previous->end()) break;
+        if (*old != entry &&
+            (*old)->endpoint.address == entry->endpoint.address) {
+          changed.emplace_back(old->get(), entry.get());
         }
       }
-      endpoint_index_.Publish(std::make_unique<EndpointIndex>(current));
+      auto index = std::make_unique<EndpointIndex>(current);
+      {
+        // Carry-over and Publish together: a first call (which looks the
+        // address up again under this lock) either makes its metrics on
+        // the predecessor before this, and they are carried over, or finds
+        // the successor after it.
+        absl::MutexLock metrics_lock(&metrics_mu_);
+        for (const auto& [predecessor, successor] : changed) {
+          EndpointMetrics* m =
+              predecessor->metrics.load(std::memory_order_acquire);
+          if (m != nullptr && successor->metrics_owner == nullptr) {
+            successor->metrics_owner = predecessor->metrics_owner;
+            successor->metrics.store(m, std::memory_order_release);
+          }
+        }
+        endpoint_index_.Publish(std::move(index));
+      }
       for (Balancer* b : balancers_) Feed(b);
     }
     addresses.reserve(current->size());
@@ -251,11 +264,21 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
     entry = e;
   }
   // The endpoint's first call. (Out of the read section first: it would
-  // hold up an update's Publish while we wait for the locks.)
+  // hold up an update's Publish while we wait for the locks.) The registry
+  // hands every caller for this address the same object while one lives.
+  std::shared_ptr<EndpointMetrics> made = metrics_->Endpoint(target_, address);
   absl::MutexLock lock(&metrics_mu_);
-  EndpointMetrics* m = entry->metrics.load(std::memory_order_relaxed);
+  // Looked up again: an update may have replaced the entry meanwhile (and
+  // carried over nothing, as it had no metrics then).
+  {
+    auto index = endpoint_index_.Read();
+    auto found = index->by_address.find(absl::string_view(address));
+    if (found == index->by_address.end()) return nullptr;  // removed since
+    entry = (*index->entries)[*found];
+  }
+  EndpointMetrics* m = entry->metrics.load(std::memory_order_acquire);
   if (m == nullptr) {
-    entry->metrics_owner = metrics_->Endpoint(target_, address);
+    entry->metrics_owner = std::move(made);
     m = entry->metrics_owner.get();
     entry->metrics.store(m, std::memory_order_release);
   }

@@ -100,7 +100,7 @@ class Destination final : public EndpointObserver,
   // The metrics of one of this destination's current endpoints, made on the
   // endpoint's first call; null for an address not in the set. Lock-free
   // once made: one snapshot read and a hash lookup (the first call of an
-  // endpoint takes metrics_mu_ and the registry's lock).
+  // endpoint takes the registry's lock, then metrics_mu_).
   std::shared_ptr<EndpointMetrics> EndpointMetricsFor(
       const std::string& address) const;
 
@@ -165,8 +165,9 @@ class Destination final : public EndpointObserver,
   const std::unique_ptr<Transport> transport_;
   const std::shared_ptr<MetricsRegistry> metrics_;
   SnapshotCell<EndpointIndex> endpoint_index_;
-  // Serializes making and carrying over endpoint metrics (the first call of
-  // an endpoint; updates). Never held while waiting for anything else.
+  // Serializes making endpoint metrics (an endpoint's first call) with
+  // carrying them over and publishing endpoint_index_ (updates). Held only
+  // for O(changed endpoints) work; takes no other lock.
   mutable absl::Mutex metrics_mu_;
   std::atomic<uint64_t> config_generation_{0};
   mutable absl::Mutex mu_;

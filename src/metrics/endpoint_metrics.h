@@ -2,10 +2,11 @@
 // responses (endpoint_request_total, endpoint_response_total in
 // include/mesh/metrics.h).
 //
-// The destination owns the shared_ptr from MetricsRegistry::Endpoint while
-// the endpoint is in its set; the registry holds it weakly, so an endpoint
-// that left stops being exposed once its last holder (including in-flight
-// attempts that copied the pointer) lets go.
+// The destination makes it at the endpoint's first attempt and owns the
+// shared_ptr from MetricsRegistry::Endpoint while the endpoint is in its
+// set; the registry holds it weakly, so an endpoint that left stops being
+// exposed once its last holder (including in-flight attempts that copied
+// the pointer) lets go.
 //
 //   std::shared_ptr<EndpointMetrics> m = registry.Endpoint(authority, addr);
 //   m->RecordAttempt();

@@ -58,8 +58,9 @@ class MetricsRegistry {
 
   // The metrics of the endpoint `address` of `authority`: the same object as
   // long as someone holds it, a fresh one after the last holder let go. The
-  // registry holds it weakly: the caller keeps the shared_ptr while the
-  // endpoint is in its set, and the endpoint leaves the output after that.
+  // registry holds it weakly: the caller (the destination, from the
+  // endpoint's first attempt) keeps the shared_ptr while the endpoint is in
+  // its set, and the endpoint leaves the output after that.
   std::shared_ptr<EndpointMetrics> Endpoint(const std::string& authority,
                                             const std::string& address);
 

@@ -178,9 +178,11 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
 }
 
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
+  // Built (sorted) before taking the lock every Send takes.
+  AddressSet retained(addresses);
   absl::MutexLock lock(&mu_);
   retained_known_ = true;
-  retained_ = AddressSet(addresses);
+  retained_ = std::move(retained);
   std::vector<std::shared_ptr<grpc::Channel>> dropped;
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (!retained_.contains(it->first)) {

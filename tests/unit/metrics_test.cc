@@ -1,6 +1,7 @@
 // Metrics: histogram buckets, response cells, the registry's lifetimes, and
 // the exposition read back by the independent test parser.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -484,10 +485,14 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   d.Attach(balancer->get());
   ASSERT_EQ((*balancer)->Stats().size(), 2u);
 
-  // A new weight: a new entry, the same metrics.
+  // A new weight: a new entry, the same metrics — carried over by the
+  // destination itself, not kept alive by this test's pointer.
+  m.reset();
   a.weight = 3;
   d.OnEndpointUpdate(EndpointUpdate::Add({a}));
-  EXPECT_EQ(d.EndpointMetricsFor(a.address), m);
+  m = d.EndpointMetricsFor(a.address);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->requests.load(), 1u);  // the attempt recorded above
   EXPECT_EQ((*balancer)->Stats()[0].weight, 3u);
   std::weak_ptr<EndpointMetrics> weak = m;
   m.reset();
@@ -500,6 +505,56 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   ASSERT_EQ((*balancer)->Stats().size(), 1u);
   d.Detach(balancer->get());
   d.Shutdown();
+}
+
+// An endpoint's first call racing an update that replaces its entry (a new
+// weight): the count it records must not be lost with the old entry.
+// Returns how many endpoints lost their first call's count in one race.
+int LostFirstCallCounts() {
+  auto registry = std::make_shared<MetricsRegistry>();
+  Destination d("books:8080", std::make_unique<NullTransport>(), registry);
+  constexpr int kEndpoints = 2000;
+  std::vector<Endpoint> endpoints;
+  for (int i = 0; i < kEndpoints; ++i) {
+    endpoints.emplace_back(
+        absl::StrCat("10.0.", i / 250, ".", i % 250 + 1, ":8080"));
+  }
+  d.OnEndpointUpdate(EndpointUpdate::Reset(endpoints));
+  std::atomic<bool> calls_done{false};
+  std::thread caller([&] {
+    // One call per endpoint, the pointer dropped at once: only the
+    // destination can keep the metrics alive.
+    for (const Endpoint& e : endpoints) {
+      std::shared_ptr<EndpointMetrics> m = d.EndpointMetricsFor(e.address);
+      if (m == nullptr) {
+        ADD_FAILURE() << "no metrics for " << e.address;
+        continue;
+      }
+      m->RecordAttempt();
+    }
+    calls_done = true;
+  });
+  // Every entry replaced again and again while the calls run (bounded).
+  for (uint32_t round = 0; round < 10000 && !calls_done; ++round) {
+    for (Endpoint& e : endpoints) e.weight = round % 2 + 1;
+    d.OnEndpointUpdate(EndpointUpdate::Reset(endpoints));
+  }
+  caller.join();
+  int lost = 0;
+  for (const Endpoint& e : endpoints) {
+    std::shared_ptr<EndpointMetrics> m = d.EndpointMetricsFor(e.address);
+    if (m->requests.load() != 1) ++lost;
+  }
+  d.Shutdown();
+  return lost;
+}
+
+TEST(DestinationMetricsTest, FirstCallsRacingAttributeChangesKeepTheirCounts) {
+  // A few races, as one may by chance not interleave (bounded: ~5 ms each).
+  for (int trial = 0; trial < 5; ++trial) {
+    EXPECT_EQ(LostFirstCallCounts(), 0)
+        << "endpoints whose first call's count was lost, trial " << trial;
+  }
 }
 
 TEST(DestinationMetricsTest, ConcurrentCallsShareOneObjectAcrossUpdates) {
