@@ -58,9 +58,10 @@ Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
 
 Destination::Destination(std::string target,
                          std::unique_ptr<Transport> transport,
+                         std::shared_ptr<TapHub> tap_hub,
                          std::shared_ptr<MetricsRegistry> metrics)
     : target_(std::move(target)),
-      transport_(std::move(transport)),
+      transports_(std::move(transport), std::move(tap_hub)),
       metrics_(std::move(metrics)),
       endpoint_index_(
           std::make_unique<EndpointIndex>(std::make_shared<const List>())),
@@ -93,7 +94,7 @@ void Destination::Shutdown() {
   // Outside our locks: the source may be mid-delivery.
   sub.reset();
   config_sub.reset();
-  transport_->Shutdown();
+  transports_.All().Shutdown();
 }
 
 void Destination::Feed(Balancer* balancer) {
@@ -206,7 +207,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
       addresses.push_back(entry->endpoint.address);
     }
   }
-  transport_->RetainOnly(addresses);
+  transports_.All().RetainOnly(addresses);
 }
 
 void Destination::OnDiscoveryError(const absl::Status& status) {

@@ -34,6 +34,7 @@
 #include "src/route/retry_budget.h"
 #include "src/route/route_table.h"
 #include "src/route/traffic_split.h"
+#include "src/tap/tap_transport.h"
 
 namespace mesh::internal {
 
@@ -53,8 +54,11 @@ struct DestinationEndpoint {
 class Destination final : public EndpointObserver,
                           public ServiceConfigObserver {
  public:
-  // Records into `metrics` (shared by the Mesh's destinations).
+  // Sends through `transport`, with the tap hook of `tap_hub` around it
+  // while anyone taps; records into `metrics` (shared by the Mesh's
+  // destinations).
   Destination(std::string target, std::unique_ptr<Transport> transport,
+              std::shared_ptr<TapHub> tap_hub,
               std::shared_ptr<MetricsRegistry> metrics);
   ~Destination() override;
 
@@ -111,7 +115,8 @@ class Destination final : public EndpointObserver,
   std::optional<ServiceConfig> service_config() const;
 
   const std::string& target() const { return target_; }
-  Transport& transport() { return *transport_; }
+  // The transport for one request (see TapSwitch).
+  Transport& transport() { return transports_.ForRequest(); }
 
   void OnEndpointUpdate(const EndpointUpdate& update) override;
   void OnDiscoveryError(const absl::Status& status) override;
@@ -162,7 +167,7 @@ class Destination final : public EndpointObserver,
                    std::vector<std::string>* dropped);
 
   const std::string target_;
-  const std::unique_ptr<Transport> transport_;
+  const TapSwitch transports_;
   const std::shared_ptr<MetricsRegistry> metrics_;
   SnapshotCell<EndpointIndex> endpoint_index_;
   // Serializes making endpoint metrics (an endpoint's first call) with

@@ -102,11 +102,10 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
       return absl::InvalidArgumentError(
           "MeshOptions.transport_factory returned null");
     }
-    transport = NewTapTransport(std::move(transport), tap_hub_);
     // Not make_shared: a weak_ptr left in the map must not keep the whole
     // Destination's memory.
     dest = std::shared_ptr<Destination>(
-        new Destination(target, std::move(transport), metrics_));
+        new Destination(target, std::move(transport), tap_hub_, metrics_));
     destinations_[target] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see

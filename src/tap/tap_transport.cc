@@ -101,4 +101,10 @@ std::unique_ptr<Transport> NewTapTransport(std::unique_ptr<Transport> inner,
   return std::make_unique<TapTransport>(std::move(inner), std::move(hub));
 }
 
+TapSwitch::TapSwitch(std::unique_ptr<Transport> inner,
+                     std::shared_ptr<TapHub> hub)
+    : hub_(hub),
+      inner_(inner.get()),
+      tapped_(NewTapTransport(std::move(inner), std::move(hub))) {}
+
 }  // namespace mesh::internal

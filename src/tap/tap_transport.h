@@ -29,6 +29,32 @@ namespace mesh::internal {
 std::unique_ptr<Transport> NewTapTransport(std::unique_ptr<Transport> inner,
                                            std::shared_ptr<TapHub> hub);
 
+// A transport and its tap hook side by side, so that a request nobody taps
+// skips the hook altogether: ForRequest() is the hook while a subscription
+// is live and the inner transport otherwise (one relaxed load and a branch;
+// the hook itself would add a second virtual call and a move of the request
+// and callback). A subscription that starts between ForRequest() and the
+// send misses that one request, as it would inside the hook.
+//
+//   TapSwitch transports(NewGrpcTransport(), hub);
+//   transports.ForRequest().Send(endpoint, std::move(request), done);
+//   transports.All().Shutdown();
+//
+// Thread-safe (as the inner transport is).
+class TapSwitch {
+ public:
+  TapSwitch(std::unique_ptr<Transport> inner, std::shared_ptr<TapHub> hub);
+
+  Transport& ForRequest() const { return hub_->active() ? *tapped_ : *inner_; }
+  // For RetainOnly and Shutdown, which the hook forwards.
+  Transport& All() const { return *tapped_; }
+
+ private:
+  const std::shared_ptr<TapHub> hub_;
+  Transport* const inner_;  // owned by tapped_
+  const std::unique_ptr<Transport> tapped_;
+};
+
 // How a unary TransportResponse is reported (the pointers point into
 // `response`):
 // - http_status: response.http_status; if 0, 200 when the response has

@@ -19,6 +19,7 @@
 #include "src/metrics/metrics_registry.h"
 #include "src/metrics/response_counters.h"
 #include "src/metrics/route_metrics.h"
+#include "src/tap/tap_hub.h"
 #include "tests/support/prometheus_text.h"
 
 namespace mesh::internal {
@@ -462,7 +463,8 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   auto registry = std::make_shared<MetricsRegistry>();
   auto transport = std::make_unique<NullTransport>();
   NullTransport* t = transport.get();
-  Destination d("books:8080", std::move(transport), registry);
+  Destination d("books:8080", std::move(transport), std::make_shared<TapHub>(),
+                registry);
   EXPECT_EQ(d.EndpointMetricsFor("10.0.0.1:8080"), nullptr);
 
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
@@ -512,7 +514,8 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
 // Returns how many endpoints lost their first call's count in one race.
 int LostFirstCallCounts() {
   auto registry = std::make_shared<MetricsRegistry>();
-  Destination d("books:8080", std::make_unique<NullTransport>(), registry);
+  Destination d("books:8080", std::make_unique<NullTransport>(),
+                std::make_shared<TapHub>(), registry);
   constexpr int kEndpoints = 2000;
   std::vector<Endpoint> endpoints;
   for (int i = 0; i < kEndpoints; ++i) {
@@ -559,7 +562,8 @@ TEST(DestinationMetricsTest, FirstCallsRacingAttributeChangesKeepTheirCounts) {
 
 TEST(DestinationMetricsTest, ConcurrentCallsShareOneObjectAcrossUpdates) {
   auto registry = std::make_shared<MetricsRegistry>();
-  Destination d("books:8080", std::make_unique<NullTransport>(), registry);
+  Destination d("books:8080", std::make_unique<NullTransport>(),
+                std::make_shared<TapHub>(), registry);
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
   d.OnEndpointUpdate(EndpointUpdate::Reset({a, b}));
   std::shared_ptr<EndpointMetrics> first_a = d.EndpointMetricsFor(a.address);

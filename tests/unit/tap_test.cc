@@ -550,6 +550,38 @@ TEST(TapTest, RetainOnlyAndShutdownReachTheInnerTransport) {
   EXPECT_EQ(rig.wire->shutdown_calls, 1);
 }
 
+// A destination sends through TapSwitch: the inner transport while nobody
+// taps, the hook (and so the subscription's events) while someone does.
+TEST(TapTest, TapSwitchTakesTheHookOnlyWhileASubscriptionIsLive) {
+  Rig rig;
+  TapSwitch transports(std::make_unique<FakeTransport>(rig.wire), rig.hub);
+  auto send = [&] {
+    TransportRequest request = GetBook();
+    request.route_labels = &rig.route_labels;
+    transports.ForRequest().Send(
+        rig.endpoint, std::move(request),
+        [&rig](TransportResponse) { rig.completed.fetch_add(1); });
+  };
+  EXPECT_NE(&transports.ForRequest(), &transports.All());
+  send();
+
+  std::unique_ptr<TapSubscription> sub = rig.Subscribe(Everything());
+  ASSERT_NE(sub, nullptr);
+  EXPECT_EQ(&transports.ForRequest(), &transports.All());
+  send();
+  EXPECT_THAT(
+      Kinds(Drain(*sub)),
+      ElementsAre(Kind::kRequestInit, Kind::kResponseInit, Kind::kResponseEnd));
+
+  sub.reset();
+  EXPECT_NE(&transports.ForRequest(), &transports.All());
+  send();
+  EXPECT_EQ(rig.completed.load(), 3);
+  EXPECT_EQ(rig.wire->requests.size(), 3u);
+  transports.All().Shutdown();
+  EXPECT_EQ(rig.wire->shutdown_calls, 1);
+}
+
 TEST(TapResponseTest, StatusAndResetMapping) {
   TransportResponse r;
   r.status = absl::CancelledError("shutdown");
