@@ -1,85 +1,101 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of docs/benchmarks.md on this machine and writes the
-# raw results and plots under results/ (git-ignored):
-#   results/micro.json           mesh_micro_bench (Google Benchmark, JSON)
-#   results/tail_latency.csv     per balancer: calls, success, p50..max
-#   results/tail_latency_curve.csv  latency by percentile, one column each
-#   results/tail_latency.png     that curve, log x axis (gnuplot)
-#   results/overhead.csv         per variant: p50/p90/p99/max us, calls/s
-#   results/overhead_ratios.csv  mesh/raw gRPC ratios, proxy/mesh added p50
-#   results/memory.csv           RSS before/after N endpoints, bytes each
-#   results/machine.txt          nproc, CPU model, date, commit
-# Installs its Debian packages first (scripts/install-deps.sh plus
-# gnuplot-nox, and nghttp2-proxy for nghttpx; idempotent), builds Release
-# in build/bench. Not part of the test command. Bounded: every step has a
-# time limit (about 15 minutes in all on 2 cores from a clean tree).
+# Runs every benchmark of docs/benchmarks.md on this machine, one after the
+# other, and regenerates that document's figures, goal table and plots:
 #
-#   scripts/bench.sh [mesh_tail_latency_bench flags, e.g. --duration 5]
+#   scripts/bench.sh           the full run (about 10 minutes on 2 cores,
+#                              a clean Release build included); rewrites
+#                              the generated parts of docs/benchmarks.md and
+#                              docs/img/*.png
+#   scripts/bench.sh --quick   every program with short runs (about 2
+#                              minutes): checks the pipeline; writes
+#                              results/benchmarks.md, leaves docs/ alone
 #
-# MESH_BENCH_JOBS sets the build's parallelism (default: nproc).
+# Raw results go to results/ (git-ignored): micro.json (Google Benchmark),
+# NAME.csv and NAME.md per program (tail_latency, overhead, memory, churn),
+# NAME_goals.md (goal rows), the plots, machine.md. Installs its Debian
+# packages first (idempotent), builds Release in build/bench
+# (MESH_BENCH_JOBS sets -j, default nproc). Every step has a time limit.
+# Not part of the test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh gnuplot-nox nghttp2-proxy
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+scripts/install-deps.sh
 jobs="${MESH_BENCH_JOBS:-$(nproc)}"
 out=results
+bin=build/bench/bench
+rm -rf "$out"
 mkdir -p "$out"
+began=$(date +%s)
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (%d s in)\n' "$1" $(($(date +%s) - began)); }
 
 step "build (Release) in build/bench"
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
-timeout 600 cmake --build build/bench -j"$jobs" \
-  --target mesh_micro_bench mesh_tail_latency_bench \
-  mesh_overhead_bench mesh_memory_bench
+timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
+  mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
+  mesh_churn_bench
+
+if [[ $quick == 1 ]]; then
+  micro=(--benchmark_min_time=0.01 --benchmark_repetitions=2)
+  tail=(--duration 1.5 --warmup 0.3)
+  overhead=(--calls 300 --rounds 1 --warmup 100 --many 10)
+  memory=(--endpoints 1000,10000)
+  churn=(--rounds 1 --phase_seconds 1 --warmup_seconds 0.2)
+else
+  micro=(--benchmark_repetitions=3)
+  tail=()
+  overhead=()
+  memory=()
+  churn=()
+fi
 
 step "machine facts"
-{
-  echo "nproc: $(nproc)"
-  echo "cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(
-    git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
-  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-} | tee "$out/machine.txt"
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git diff --quiet HEAD 2>/dev/null || commit+=" with uncommitted changes"
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-step "micro-benchmarks"
-timeout 300 build/bench/bench/mesh_micro_bench \
-  --benchmark_format=json --benchmark_out="$out/micro.json" \
-  --benchmark_out_format=json >/dev/null
-echo "wrote $out/micro.json"
+step "micro-benchmarks (Google Benchmark)"
+timeout 300 "$bin/mesh_micro_bench" "${micro[@]}" \
+  --benchmark_report_aggregates_only=true \
+  --benchmark_out="$out/micro.json" --benchmark_out_format=json
 
 step "tail latency with a slow backend"
-timeout 240 build/bench/bench/mesh_tail_latency_bench --out "$out" "$@" |
-  tee "$out/tail_latency.txt"
+timeout 240 "$bin/mesh_tail_latency_bench" --out "$out" "${tail[@]}"
 
 step "overhead against raw gRPC and an nghttpx hop"
-timeout 180 build/bench/bench/mesh_overhead_bench --out "$out" |
-  tee "$out/overhead.txt"
+timeout 240 "$bin/mesh_overhead_bench" --out "$out" "${overhead[@]}"
 
 step "memory per endpoint"
-timeout 180 build/bench/bench/mesh_memory_bench --out "$out" |
-  tee "$out/memory.txt"
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+timeout 120 "$bin/mesh_memory_bench" --out "$out" "${memory[@]}"
 
-step "plot"
-# Columns 3.. of the curve file are the balancers; x is 1/(1-p), so the
-# tail spreads out on a log axis as in Buoyant's "Beyond Round Robin" plot.
-timeout 60 gnuplot <<EOF
-set terminal pngcairo size 1000,600 noenhanced
-set output "$out/tail_latency.png"
-set datafile separator ","
-set key autotitle columnhead top left
-set logscale x
-set logscale y
-set xrange [1:10000]
-set xtics ("p0" 1, "p50" 2, "p90" 10, "p99" 100, "p99.9" 1000, "p99.99" 10000)
-set xlabel "percentile"
-set ylabel "latency (ms, log)"
-set grid
-set title "Tail latency with one slow backend (open loop; see machine.txt)"
-ncols = system("head -1 $out/tail_latency_curve.csv | awk -F, '{print NF}'") + 0
-plot for [i=3:ncols] "$out/tail_latency_curve.csv" using 2:i with lines lw 2
-EOF
-echo "wrote $out/tail_latency.png"
+step "churn: calls while discovery updates 10,000 endpoints"
+timeout 180 "$bin/mesh_churn_bench" --out "$out" "${churn[@]}"
+
+cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+mhz="$(awk '/^cpu MHz/ {printf "%.0f MHz", $4; exit}' /proc/cpuinfo)"
+os="$(. /etc/os-release && echo "$PRETTY_NAME")"
+{
+  echo "- \`scripts/bench.sh$([[ $quick == 1 ]] && echo ' --quick')\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit \`$commit\`, $(($(date +%s) - began)) s in all"
+  echo "- $(nproc) CPUs: $cpu, $mhz; $(free -g | awk '/^Mem:/ {print $2}') GiB of memory"
+  echo "- $os; $(g++ --version | head -1); gRPC $(pkg-config --modversion grpc++ 2>/dev/null || echo '?'); Google Benchmark $(dpkg-query -W -f='${Version}' libbenchmark-dev 2>/dev/null || echo '?'); $(nghttpx --version 2>/dev/null | head -1 || echo 'no nghttpx')"
+  echo "- load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+} >"$out/machine.md"
+cat "$out/machine.md"
+
+step "report"
+if [[ $quick == 1 ]]; then
+  cp docs/benchmarks.md "$out/benchmarks.md"
+  timeout 60 scripts/bench/report.sh "$out" "$out/benchmarks.md" "$out/img"
+else
+  timeout 60 scripts/bench/report.sh "$out" docs/benchmarks.md docs/img
+fi
+cat "$out/goals.md"
+step "done"

@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   openssl
+  # The benchmarks and their smoke test: plots, the proxy hop, JSON.
+  gnuplot-nox nghttp2-proxy jq
   "$@"
 )
 

@@ -90,9 +90,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "bench/e2e/bench_cli.h"
 #include "bench/e2e/churn_destination.h"
 #include "bench/e2e/churn_discovery.h"
 #include "bench/e2e/churn_histogram.h"
+#include "bench/e2e/latency_stats.h"
 #include "examples/control-plane/config.h"
 #include "examples/control-plane/control_plane.h"
 #include "mesh/mesh.h"
@@ -116,76 +118,26 @@ struct Flags {
   double timeout_ms = 5000;             // the profile route's timeout
 };
 
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "mesh_churn_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      Die(absl::StrCat(arg, " needs a value"));
-    }
-    auto integer = [&] {
-      int v = 0;
-      if (!absl::SimpleAtoi(value, &v) || v < 0) {
-        Die(absl::StrCat("bad value for ", arg, ": ", value));
-      }
-      return v;
-    };
-    auto real = [&] {
-      double v = 0;
-      if (!absl::SimpleAtod(value, &v) || v < 0) {
-        Die(absl::StrCat("bad value for ", arg, ": ", value));
-      }
-      return v;
-    };
-    if (arg == "--out") {
-      f.out = value;
-    } else if (arg == "--endpoints") {
-      f.endpoints = integer();
-    } else if (arg == "--rate") {
-      f.rate = real();
-    } else if (arg == "--k") {
-      f.k = integer();
-    } else if (arg == "--threads") {
-      f.threads = integer();
-    } else if (arg == "--rounds") {
-      f.rounds = integer();
-    } else if (arg == "--phase_seconds") {
-      f.phase_seconds = real();
-    } else if (arg == "--warmup_seconds") {
-      f.warmup_seconds = real();
-    } else if (arg == "--timeout_ms") {
-      f.timeout_ms = real();
-    } else if (arg == "--control_plane") {
-      if (value != "delta" && value != "example") {
-        Die("--control_plane is delta or example");
-      }
-      f.control_plane = value;
-    } else if (arg == "--modes") {
-      f.modes.clear();
-      for (absl::string_view part : absl::StrSplit(value, ',')) {
-        if (part != "churn" && part != "reset" && part != "static_delta" &&
-            part != "noise") {
-          Die(absl::StrCat("unknown mode ", part,
-                           " (churn, reset, static_delta, noise)"));
-        }
-        f.modes.emplace_back(part);
-      }
-    } else {
-      Die(absl::StrCat("unknown flag ", arg));
-    }
-  }
+  std::vector<std::string> control_plane;
+  ParseFlagsOrDie(
+      argc, argv,
+      {{"--out", TextFlag(&f.out)},
+       {"--endpoints", IntFlag(&f.endpoints)},
+       {"--rate", RealFlag(&f.rate)},
+       {"--k", IntFlag(&f.k)},
+       {"--threads", IntFlag(&f.threads)},
+       {"--rounds", IntFlag(&f.rounds)},
+       {"--phase_seconds", RealFlag(&f.phase_seconds)},
+       {"--warmup_seconds", RealFlag(&f.warmup_seconds)},
+       {"--timeout_ms", RealFlag(&f.timeout_ms)},
+       {"--control_plane",
+        ChoiceListFlag(&control_plane, {"delta", "example"})},
+       {"--modes", ChoiceListFlag(&f.modes, {"churn", "reset", "static_delta",
+                                             "noise"})}});
+  if (control_plane.size() > 1) Die("--control_plane is delta or example");
+  if (!control_plane.empty()) f.control_plane = control_plane[0];
   if (f.endpoints < 2 || f.rate <= 0 || f.k < 1 || f.k >= f.endpoints ||
       f.threads < 1 || f.rounds < 1 || f.phase_seconds <= 0 ||
       f.timeout_ms <= 0 || f.endpoints > (1 << 22)) {
@@ -466,16 +418,6 @@ void RunPhase(Mode& mode, const Flags& flags, double seconds, bool measure,
   }
 }
 
-std::string Thousands(int64_t v) {
-  std::string digits = absl::StrCat(v < 0 ? -v : v);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return v < 0 ? "-" + out : out;
-}
-
 std::string LoadAverage() {
   std::ifstream in("/proc/loadavg");
   std::string a, b, c;
@@ -496,6 +438,50 @@ double Us(const LatencyHistogram& h, double p) {
 }
 double Ms(const LatencyHistogram& h, double p) {
   return h.PercentileNs(p) / 1e6;
+}
+
+// Latency by percentile, one column per mode (µs), for the plot.
+std::string CurveCsv(const std::vector<Mode>& modes) {
+  std::string csv = "percentile,one_over_one_minus_p";
+  for (const Mode& m : modes) absl::StrAppend(&csv, ",", m.name);
+  csv += "\n";
+  for (double p : CurvePercentiles()) {
+    absl::StrAppendFormat(&csv, "%.4f,%.4f", p, 100.0 / (100.0 - p));
+    for (const Mode& m : modes) {
+      absl::StrAppendFormat(&csv, ",%.3f", Us(m.latency, p));
+    }
+    csv += "\n";
+  }
+  return csv;
+}
+
+// Issue 6's goal ("pick latency percentiles unchanged, no errors") per
+// discovery mode against the quiet phases (modes[0]). "Unchanged" is read
+// as within kUnchanged of quiet: on a shared 2-core VM, phases of the same
+// kind differ by about that much.
+std::string GoalRows(const std::vector<Mode>& modes) {
+  constexpr double kUnchanged = 1.2;
+  MarkdownTable rows({"goal", "measured", "verdict"});
+  const LatencyHistogram& quiet = modes[0].latency;
+  for (size_t i = 1; i < modes.size(); ++i) {
+    const Mode& m = modes[i];
+    if (m.name == "noise") continue;
+    rows.AddRow({absl::StrFormat("churn (%s): no failed call", m.name),
+                 absl::StrFormat("**%s** of %s", Thousands(m.errors),
+                                 Thousands(m.latency.count())),
+                 Verdict(m.errors == 0, Thousands(m.errors))});
+    for (double p : {50.0, 99.0, 99.9}) {
+      const double q = Us(quiet, p);
+      const double c = Us(m.latency, p);
+      const double r = q > 0 ? c / q : 0.0;
+      rows.AddRow(
+          {absl::StrFormat("churn (%s): p%g ≤ %.1f× quiet's", m.name, p,
+                           kUnchanged),
+           absl::StrFormat("%.2f / %.2f µs = **%.2f×**", c, q, r),
+           Verdict(r <= kUnchanged, absl::StrFormat("%.2f×", r / kUnchanged))});
+    }
+  }
+  return rows.ToString();
 }
 
 int Main(int argc, char** argv) {
@@ -945,20 +931,10 @@ int Main(int argc, char** argv) {
               load_after.c_str());
   md += "\n" + ratios_md + ".\n\n" + apply_md;
 
-  std::error_code mkdir_error;
-  std::filesystem::create_directories(flags.out, mkdir_error);
-  for (const auto& [file, text] :
-       {std::pair<std::string, std::string>{"churn.csv", csv},
-        {"churn.md", md}}) {
-    const std::string path = absl::StrCat(flags.out, "/", file);
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr ||
-        std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
-        std::fclose(f) != 0) {
-      Die(absl::StrCat("cannot write ", path));
-    }
-    std::printf("wrote %s\n", path.c_str());
-  }
+  WriteResultsOrDie(flags.out, {{"churn.csv", csv},
+                                {"churn_curve.csv", CurveCsv(modes)},
+                                {"churn.md", md},
+                                {"churn_goals.md", GoalRows(modes)}});
   for (Mode& m : modes) m.channel.reset();
   mesh->reset();
   return 0;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -52,43 +50,31 @@ std::vector<double> CurvePercentiles(int steps_per_decade) {
   return out;
 }
 
-absl::Status WriteCsvFiles(const std::string& dir,
-                           const std::vector<LatencyStats>& runs) {
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", dir, ": ", error.message()));
-  }
-  const std::string summary_path = dir + "/tail_latency.csv";
-  std::ofstream summary(summary_path);
-  summary << "balancer,calls,succeeded,success_rate,p50_ms,p90_ms,p99_ms,"
-             "p99.9_ms,max_ms\n";
+std::string SummaryCsv(const std::vector<LatencyStats>& runs) {
+  std::string csv =
+      "balancer,calls,succeeded,success_rate,p50_ms,p90_ms,p99_ms,p99.9_ms,"
+      "max_ms\n";
   for (const LatencyStats& s : runs) {
-    summary << absl::StrFormat(
-        "%s,%d,%d,%.5f,%.3f,%.3f,%.3f,%.3f,%.3f\n", s.name(), s.calls(),
-        s.succeeded(), s.success_rate(), s.Percentile(50), s.Percentile(90),
-        s.Percentile(99), s.Percentile(99.9), s.Max());
+    absl::StrAppendFormat(&csv, "%s,%d,%d,%.5f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                          s.name(), s.calls(), s.succeeded(), s.success_rate(),
+                          s.Percentile(50), s.Percentile(90), s.Percentile(99),
+                          s.Percentile(99.9), s.Max());
   }
-  const std::string curve_path = dir + "/tail_latency_curve.csv";
-  std::ofstream curve(curve_path);
-  curve << "percentile,one_over_one_minus_p";
-  for (const LatencyStats& s : runs) curve << "," << s.name();
-  curve << "\n";
+  return csv;
+}
+
+std::string CurveCsv(const std::vector<LatencyStats>& runs) {
+  std::string csv = "percentile,one_over_one_minus_p";
+  for (const LatencyStats& s : runs) absl::StrAppend(&csv, ",", s.name());
+  csv += "\n";
   for (double p : CurvePercentiles()) {
-    curve << absl::StrFormat("%.4f,%.4f", p, 100.0 / (100.0 - p));
+    absl::StrAppendFormat(&csv, "%.4f,%.4f", p, 100.0 / (100.0 - p));
     for (const LatencyStats& s : runs) {
-      curve << absl::StrFormat(",%.3f", s.Percentile(p));
+      absl::StrAppendFormat(&csv, ",%.3f", s.Percentile(p));
     }
-    curve << "\n";
+    csv += "\n";
   }
-  summary.close();
-  curve.close();
-  if (!summary || !curve) {
-    return absl::InternalError(
-        absl::StrCat("cannot write ", summary_path, " or ", curve_path));
-  }
-  return absl::OkStatus();
+  return csv;
 }
 
 }  // namespace mesh::bench

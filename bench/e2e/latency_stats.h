@@ -1,5 +1,5 @@
 // LatencyStats: the percentiles of one benchmark run's call latencies, and
-// the CSV files mesh_tail_latency_bench writes from them.
+// the CSV text mesh_tail_latency_bench writes from them.
 //
 //   LatencyStats s = LatencyStats::From("p2c", latencies_ms, ok_count);
 //   double p99 = s.Percentile(99.0);
@@ -11,8 +11,6 @@
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "absl/status/status.h"
 
 namespace mesh::bench {
 
@@ -42,12 +40,12 @@ class LatencyStats {
 // spaced in log10(1 / (1 - p)) (`steps` points per decade).
 std::vector<double> CurvePercentiles(int steps_per_decade = 20);
 
-// Writes `dir`/tail_latency.csv (one row per run: calls, success rate,
-// p50, p90, p99, p99.9, max in ms) and `dir`/tail_latency_curve.csv (one
-// row per curve percentile: the percentile, 1/(1-p), then one column per
-// run). Creates `dir` if missing.
-absl::Status WriteCsvFiles(const std::string& dir,
-                           const std::vector<LatencyStats>& runs);
+// One row per run: calls, success rate, p50, p90, p99, p99.9, max in ms.
+std::string SummaryCsv(const std::vector<LatencyStats>& runs);
+
+// The latency-by-percentile curve: one row per CurvePercentiles() entry
+// (the percentile, 1/(1-p), then one column per run, in ms).
+std::string CurveCsv(const std::vector<LatencyStats>& runs);
 
 }  // namespace mesh::bench
 

@@ -30,20 +30,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "bench/e2e/bench_cli.h"
 #include "mesh/mesh.h"
 
 namespace mesh::bench {
 namespace {
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "mesh_memory_bench: %s\n", message.c_str());
-  std::exit(1);
-}
 
 // Resident set size in bytes, after returning freed heap to the system.
 int64_t RssBytes() {
@@ -106,25 +100,14 @@ int Child(int n) {
 
 int Main(int argc, char** argv) {
   std::string out = "results";
-  std::string counts = "1000,10000,100000";
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) Die(absl::StrCat(arg, " needs a value"));
-    const std::string value = argv[++i];
-    if (arg == "--child") {
-      int n = 0;
-      if (!absl::SimpleAtoi(value, &n) || n < 1 || n > (1 << 24)) {
-        Die(absl::StrCat("bad --child: ", value));
-      }
-      return Child(n);
-    } else if (arg == "--out") {
-      out = value;
-    } else if (arg == "--endpoints") {
-      counts = value;
-    } else {
-      Die(absl::StrCat("unknown flag ", arg));
-    }
-  }
+  std::vector<int> counts = {1000, 10000, 100000};
+  int child = 0;
+  ParseFlagsOrDie(argc, argv,
+                  {{"--out", TextFlag(&out)},
+                   {"--endpoints", IntListFlag(&counts)},
+                   {"--child", IntFlag(&child)}});
+  if (child > (1 << 24)) Die("--child takes at most 16777216 endpoints");
+  if (child > 0) return Child(child);
   std::error_code error;
   const std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", error);
@@ -133,50 +116,51 @@ int Main(int argc, char** argv) {
   std::string csv =
       "endpoints,rss_start_bytes,rss_before_bytes,rss_discovered_bytes,"
       "rss_after_bytes,bytes_per_endpoint\n";
-  std::printf("%9s %10s %11s %10s %11s %14s %10s\n", "endpoints", "fixed MiB",
-              "before MiB", "after MiB", "B/endpoint", "in discovery",
-              "in channel");
+  // The split of bytes per endpoint: what StaticDiscovery keeps of the
+  // list, and what the Channel (destination, balancer, per-endpoint state)
+  // adds.
+  MarkdownTable table({"endpoints", "fixed cost (Mesh + 1 channel)",
+                       "RSS before", "RSS after", "bytes / endpoint",
+                       "of which discovery", "of which Channel"});
   double worst = 0;
-  for (absl::string_view part : absl::StrSplit(counts, ',')) {
-    int n = 0;
-    if (!absl::SimpleAtoi(part, &n) || n < 1) {
-      Die(absl::StrCat("bad --endpoints: ", counts));
-    }
+  for (int n : counts) {
     const std::string command =
         absl::StrCat("'", self.string(), "' --child ", n);
-    FILE* child = popen(command.c_str(), "r");
-    if (child == nullptr) Die(absl::StrCat("cannot run ", command));
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) Die(absl::StrCat("cannot run ", command));
     char line[256] = {0};
-    const bool got = std::fgets(line, sizeof(line), child) != nullptr;
-    if (pclose(child) != 0 || !got) Die(absl::StrCat(command, " failed"));
+    const bool got = std::fgets(line, sizeof(line), pipe) != nullptr;
+    if (pclose(pipe) != 0 || !got) Die(absl::StrCat(command, " failed"));
     long long endpoints = 0, start = 0, before = 0, discovered = 0, after = 0;
     double per = 0;
     if (std::sscanf(line, "%lld,%lld,%lld,%lld,%lld,%lf", &endpoints, &start,
                     &before, &discovered, &after, &per) != 6) {
       Die(absl::StrCat("bad child output: ", line));
     }
-    constexpr double kMiB = 1024.0 * 1024.0;
-    // The split of B/endpoint: what StaticDiscovery keeps of the list, and
-    // what the Channel (destination, balancer, per-endpoint state) adds.
-    std::printf("%9lld %10.1f %11.1f %10.1f %11.0f %14.0f %10.0f\n", endpoints,
-                (before - start) / kMiB, before / kMiB, after / kMiB, per,
-                static_cast<double>(discovered - before) / endpoints,
-                static_cast<double>(after - discovered) / endpoints);
+    auto mib = [](double bytes) {
+      return absl::StrFormat("%.1f MiB", bytes / (1024.0 * 1024.0));
+    };
+    table.AddRow(
+        {Thousands(endpoints), mib(before - start), mib(before), mib(after),
+         absl::StrFormat("**%.0f**", per),
+         absl::StrFormat("%.0f",
+                         static_cast<double>(discovered - before) / endpoints),
+         absl::StrFormat("%.0f",
+                         static_cast<double>(after - discovered) / endpoints)});
+    std::printf("%lld endpoints: %.0f bytes each\n", endpoints, per);
     std::fflush(stdout);
     absl::StrAppend(&csv, line);
     if (per > worst) worst = per;
   }
-  std::printf("\nworst bytes per endpoint: %.0f (goal <= 1024: %s)\n", worst,
-              worst <= 1024 ? "met" : "missed");
-
-  std::filesystem::create_directories(out, error);
-  const std::string path = absl::StrCat(out, "/memory.csv");
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr || std::fwrite(csv.data(), 1, csv.size(), f) != csv.size() ||
-      std::fclose(f) != 0) {
-    Die(absl::StrCat("cannot write ", path));
-  }
-  std::printf("wrote %s\n", path.c_str());
+  MarkdownTable goals({"goal", "measured", "verdict"});
+  goals.AddRow(
+      {"memory: ≤ 1 KiB per endpoint (no connections)",
+       absl::StrFormat("**%.0f B** at worst", worst),
+       Verdict(worst <= 1024, absl::StrFormat("%.2f×", worst / 1024))});
+  std::printf("\n%s\n%s\n", table.ToString().c_str(), goals.ToString().c_str());
+  WriteResultsOrDie(out, {{"memory.csv", csv},
+                          {"memory.md", table.ToString()},
+                          {"memory_goals.md", goals.ToString()}});
   return 0;
 }
 

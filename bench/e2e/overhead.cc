@@ -38,6 +38,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +57,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "bench/e2e/bench_cli.h"
 #include "bench/e2e/latency_stats.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
@@ -76,59 +78,17 @@ struct Flags {
   double timeout_ms = 5000;         // per-call deadline
 };
 
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "mesh_overhead_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      Die(absl::StrCat(arg, " needs a value"));
-    }
-    auto integer = [&] {
-      int v = 0;
-      if (!absl::SimpleAtoi(value, &v) || v < 0) {
-        Die(absl::StrCat("bad value for ", arg, ": ", value));
-      }
-      return v;
-    };
-    if (arg == "--out") {
-      f.out = value;
-    } else if (arg == "--calls") {
-      f.calls = integer();
-    } else if (arg == "--rounds") {
-      f.rounds = integer();
-    } else if (arg == "--warmup") {
-      f.warmup = integer();
-    } else if (arg == "--many") {
-      f.many = integer();
-    } else if (arg == "--nghttpx") {
-      f.nghttpx = value;
-    } else if (arg == "--timeout_ms") {
-      f.timeout_ms = integer();
-    } else if (arg == "--concurrency") {
-      f.concurrency.clear();
-      for (absl::string_view part : absl::StrSplit(value, ',')) {
-        int c = 0;
-        if (!absl::SimpleAtoi(part, &c) || c < 1) {
-          Die(absl::StrCat("bad value for --concurrency: ", value));
-        }
-        f.concurrency.push_back(c);
-      }
-    } else {
-      Die(absl::StrCat("unknown flag ", arg));
-    }
-  }
+  ParseFlagsOrDie(argc, argv,
+                  {{"--out", TextFlag(&f.out)},
+                   {"--calls", IntFlag(&f.calls)},
+                   {"--rounds", IntFlag(&f.rounds)},
+                   {"--warmup", IntFlag(&f.warmup)},
+                   {"--many", IntFlag(&f.many)},
+                   {"--nghttpx", TextFlag(&f.nghttpx)},
+                   {"--timeout_ms", RealFlag(&f.timeout_ms)},
+                   {"--concurrency", IntListFlag(&f.concurrency)}});
   if (f.calls < 1 || f.rounds < 1 || f.many < 1 || f.concurrency.empty() ||
       f.timeout_ms <= 0) {
     Die("need --calls, --rounds, --many, --timeout_ms >= 1 and a "
@@ -424,6 +384,11 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  std::vector<std::string> labels = {
+      "raw `grpc::Channel`", "`mesh::Channel`, 1 endpoint",
+      absl::StrCat("`mesh::Channel`, ", flags.many, " endpoints"),
+      "nghttpx h2c hop (raw gRPC to it)"};
+  labels.resize(variants.size());
   std::string csv =
       "variant,concurrency,calls,success_rate,p50_us,p90_us,p99_us,max_us,"
       "calls_per_s,cpu_us_per_call\n";
@@ -431,9 +396,16 @@ int Main(int argc, char** argv) {
       "concurrency,mesh_p50_over_raw,mesh_rate_over_raw,mesh_many_p50_over_raw,"
       "mesh_many_rate_over_raw,proxy_added_over_mesh_added,mesh_cpu_added_us,"
       "proxy_cpu_added_us\n";
-  std::printf("\n%-10s %4s %8s %8s %9s %9s %9s %10s %10s %9s\n", "variant",
-              "conc", "calls", "success", "p50 us", "p90 us", "p99 us",
-              "max us", "calls/s", "cpu us");
+  MarkdownTable table({"variant", "concurrency", "calls", "success", "p50",
+                       "p90", "p99", "calls/s", "CPU per call"});
+  MarkdownTable ratio_table(
+      {"concurrency", "mesh p50 / raw", "mesh calls/s / raw",
+       absl::StrCat("mesh ", flags.many, " p50 / raw"),
+       absl::StrCat("mesh ", flags.many, " calls/s / raw"),
+       "added p50: mesh, proxy", "added CPU per call: mesh, proxy"});
+  MarkdownTable goals({"goal", "measured", "verdict"});
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  auto us = [](double v) { return absl::StrFormat("%.1f µs", v); };
   for (int c : flags.concurrency) {
     std::vector<LatencyStats> stats;
     std::vector<double> rate;
@@ -446,81 +418,86 @@ int Main(int argc, char** argv) {
       stats.push_back(LatencyStats::From(variants[v].name,
                                          std::move(s.latency_ms), s.succeeded));
       const LatencyStats& st = stats.back();
-      std::printf(
-          "%-10s %4d %8lld %7.3f%% %9.1f %9.1f %9.1f %10.1f %10.0f %9.1f\n",
-          st.name().c_str(), c, static_cast<long long>(st.calls()),
-          100.0 * st.success_rate(), Us(st, 50), Us(st, 90), Us(st, 99),
-          Us(st, 100), rate.back(), cpu_us.back());
       absl::StrAppendFormat(
           &csv, "%s,%d,%d,%.5f,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f\n", st.name(), c,
           st.calls(), st.success_rate(), Us(st, 50), Us(st, 90), Us(st, 99),
           Us(st, 100), rate.back(), cpu_us.back());
+      table.AddRow({labels[v], absl::StrCat(c), Thousands(st.calls()),
+                    absl::StrFormat("%.2f %%", 100.0 * st.success_rate()),
+                    us(Us(st, 50)), us(Us(st, 90)), us(Us(st, 99)),
+                    Thousands(static_cast<int64_t>(rate.back())),
+                    us(cpu_us.back())});
     }
-    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     const double raw_p50 = Us(stats[0], 50);
     const double mesh_p50 = ratio(Us(stats[1], 50), raw_p50);
     const double mesh_rate = ratio(rate[1], rate[0]);
     const double many_p50 = ratio(Us(stats[2], 50), raw_p50);
     const double many_rate = ratio(rate[2], rate[0]);
-    std::printf(
-        "\nconcurrency %d:\n"
-        "  mesh_1 p50 / grpc_raw p50 = %.3f (goal <= 1.03: %s); %s: %.3f\n"
-        "  mesh_1 calls/s / grpc_raw = %.3f (goal >= 0.97: %s); %s: %.3f\n",
-        c, mesh_p50, mesh_p50 <= 1.03 ? "met" : "missed",
-        stats[2].name().c_str(), many_p50, mesh_rate,
-        mesh_rate >= 0.97 ? "met" : "missed", stats[2].name().c_str(),
-        many_rate);
+    const double mesh_added = Us(stats[1], 50) - raw_p50;
     const double mesh_cpu_added = cpu_us[1] - cpu_us[0];
-    std::printf(
-        "  mesh_1 CPU per call - grpc_raw's = %+.2f us (process CPU, "
-        "client and servers)\n",
-        mesh_cpu_added);
-    std::string proxy_cpu_added = "";
-    if (stats.size() > 3) {
-      proxy_cpu_added = absl::StrFormat("%.2f", cpu_us[3] - cpu_us[0]);
-      std::printf(
-          "  proxy_hop CPU per call - grpc_raw's = %+.2f us (nghttpx's "
-          "own process not counted)\n",
-          cpu_us[3] - cpu_us[0]);
+    const bool have_proxy = stats.size() > 3;
+    const double proxy_added = have_proxy ? Us(stats[3], 50) - raw_p50 : 0;
+    const double proxy_cpu_added = have_proxy ? cpu_us[3] - cpu_us[0] : 0;
+    // Mesh adding no measurable p50 makes any proxy hop infinitely worse.
+    const double proxy_over_mesh =
+        mesh_added > 0 ? proxy_added / mesh_added : HUGE_VAL;
+    absl::StrAppendFormat(
+        &ratios_csv, "%d,%.4f,%.4f,%.4f,%.4f,%s,%.2f,%s\n", c, mesh_p50,
+        mesh_rate, many_p50, many_rate,
+        have_proxy ? absl::StrFormat("%.1f", proxy_over_mesh) : "",
+        mesh_cpu_added,
+        have_proxy ? absl::StrFormat("%.2f", proxy_cpu_added) : "");
+    auto signed_us = [](double v) { return absl::StrFormat("%+.1f µs", v); };
+    ratio_table.AddRow(
+        {absl::StrCat(c), absl::StrFormat("%.3f×", mesh_p50),
+         absl::StrFormat("%.3f×", mesh_rate),
+         absl::StrFormat("%.3f×", many_p50),
+         absl::StrFormat("%.3f×", many_rate),
+         absl::StrCat(signed_us(mesh_added), ", ",
+                      have_proxy ? signed_us(proxy_added) : "—"),
+         absl::StrCat(signed_us(mesh_cpu_added), ", ",
+                      have_proxy ? signed_us(proxy_cpu_added) : "—")});
+    goals.AddRow(
+        {absl::StrFormat("overhead, concurrency %d: mesh p50 ≤ 1.03 × raw "
+                         "gRPC p50",
+                         c),
+         absl::StrFormat("**%.3f×**", mesh_p50),
+         Verdict(mesh_p50 <= 1.03,
+                 absl::StrFormat("%.1f points", 100 * (mesh_p50 - 1.03)))});
+    goals.AddRow(
+        {absl::StrFormat(
+             "overhead, concurrency %d: mesh calls/s ≥ 0.97 × raw gRPC's", c),
+         absl::StrFormat("**%.3f×**", mesh_rate),
+         Verdict(mesh_rate >= 0.97,
+                 absl::StrFormat("%.1f points", 100 * (0.97 - mesh_rate)))});
+    if (have_proxy) {
+      goals.AddRow(
+          {absl::StrFormat("overhead, concurrency %d: the proxy hop's added "
+                           "p50 ≥ 20 × mesh's",
+                           c),
+           mesh_added > 0
+               ? absl::StrFormat("%+.1f / %+.1f µs = **%.1f×**", proxy_added,
+                                 mesh_added, proxy_over_mesh)
+               : absl::StrFormat("proxy %+.1f µs, mesh %+.1f µs (nothing "
+                                 "measurable)",
+                                 proxy_added, mesh_added),
+           Verdict(proxy_over_mesh >= 20,
+                   absl::StrFormat("%.1f×", 20 / proxy_over_mesh))});
     }
-    std::string proxy_ratio = "";
-    if (stats.size() > 3) {
-      const double mesh_added = Us(stats[1], 50) - raw_p50;
-      const double proxy_added = Us(stats[3], 50) - raw_p50;
-      if (mesh_added > 0) {
-        const double r = proxy_added / mesh_added;
-        proxy_ratio = absl::StrFormat("%.1f", r);
-        std::printf(
-            "  proxy_hop added p50 %.1f us / mesh_1 added p50 %.1f us = "
-            "%.1fx (goal >= 20x: %s)\n",
-            proxy_added, mesh_added, r, r >= 20 ? "met" : "missed");
-      } else {
-        proxy_ratio = "inf";
-        std::printf(
-            "  proxy_hop added p50 %.1f us; mesh_1 added p50 %.1f us (none "
-            "measurable): goal >= 20x met\n",
-            proxy_added, mesh_added);
-      }
-    }
-    absl::StrAppendFormat(&ratios_csv, "%d,%.4f,%.4f,%.4f,%.4f,%s,%.2f,%s\n", c,
-                          mesh_p50, mesh_rate, many_p50, many_rate, proxy_ratio,
-                          mesh_cpu_added, proxy_cpu_added);
   }
-
-  std::error_code mkdir_error;
-  std::filesystem::create_directories(flags.out, mkdir_error);
-  for (const auto& [file, text] :
-       {std::pair<std::string, std::string>{"overhead.csv", csv},
-        {"overhead_ratios.csv", ratios_csv}}) {
-    const std::string path = absl::StrCat(flags.out, "/", file);
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr ||
-        std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
-        std::fclose(f) != 0) {
-      Die(absl::StrCat("cannot write ", path));
-    }
-    std::printf("wrote %s\n", path.c_str());
-  }
+  const std::string setup = absl::StrFormat(
+      "%d echo backends on 127.0.0.1, no delay; closed loop, %d rounds × "
+      "%s calls per variant and concurrency after %s warm-up calls; %s.\n\n",
+      flags.many, flags.rounds, Thousands(flags.calls), Thousands(flags.warmup),
+      proxy != nullptr ? "nghttpx as the proxy hop"
+                       : absl::StrCat("no proxy hop (", why, ")"));
+  const std::string md =
+      absl::StrCat(setup, table.ToString(), "\n", ratio_table.ToString());
+  std::printf("\n%s\n%s\n", md.c_str(), goals.ToString().c_str());
+  WriteResultsOrDie(flags.out, {{"overhead.csv", csv},
+                                {"overhead_ratios.csv", ratios_csv},
+                                {"overhead.md", md},
+                                {"overhead_goals.md", goals.ToString()}});
   return 0;
 }
 

@@ -38,6 +38,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "bench/e2e/bench_cli.h"
 #include "bench/e2e/latency_stats.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
@@ -60,57 +61,19 @@ struct Flags {
   double timeout_ms = 5000;    // per-call deadline
 };
 
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "mesh_tail_latency_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      Die(absl::StrCat(arg, " needs a value"));
-    }
-    auto number = [&] {
-      char* end = nullptr;
-      double v = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || v < 0) {
-        Die(absl::StrCat("bad value for ", arg, ": ", value));
-      }
-      return v;
-    };
-    if (arg == "--out") {
-      f.out = value;
-    } else if (arg == "--rate") {
-      f.rate = number();
-    } else if (arg == "--duration") {
-      f.duration_s = number();
-    } else if (arg == "--warmup") {
-      f.warmup_s = number();
-    } else if (arg == "--backends") {
-      f.backends = static_cast<int>(number());
-    } else if (arg == "--delay_ms") {
-      f.delay_ms = number();
-    } else if (arg == "--jitter_ms") {
-      f.jitter_ms = number();
-    } else if (arg == "--slow_extra_ms") {
-      f.slow_extra_ms = number();
-    } else if (arg == "--slow_backend") {
-      f.slow_backend = static_cast<int>(number());
-    } else if (arg == "--timeout_ms") {
-      f.timeout_ms = number();
-    } else {
-      Die(absl::StrCat("unknown flag ", arg));
-    }
-  }
+  ParseFlagsOrDie(argc, argv,
+                  {{"--out", TextFlag(&f.out)},
+                   {"--rate", RealFlag(&f.rate)},
+                   {"--duration", RealFlag(&f.duration_s)},
+                   {"--warmup", RealFlag(&f.warmup_s)},
+                   {"--backends", IntFlag(&f.backends)},
+                   {"--delay_ms", RealFlag(&f.delay_ms)},
+                   {"--jitter_ms", RealFlag(&f.jitter_ms)},
+                   {"--slow_extra_ms", RealFlag(&f.slow_extra_ms)},
+                   {"--slow_backend", IntFlag(&f.slow_backend)},
+                   {"--timeout_ms", RealFlag(&f.timeout_ms)}});
   if (f.rate <= 0 || f.duration_s <= 0 || f.backends < 2 ||
       f.slow_backend >= f.backends || f.timeout_ms <= 0) {
     Die("need --rate > 0, --duration > 0, --backends >= 2, "
@@ -226,18 +189,50 @@ class GrpcBalanced {
   std::shared_ptr<grpc::Channel> channel_;
 };
 
-// `slow_ms`: the latency from which a call counts as served slowly.
-void PrintTable(const std::vector<LatencyStats>& runs, double slow_ms) {
-  std::printf("%-16s %7s %9s %9s %9s %9s %9s %9s %7s\n", "balancer", "calls",
-              "success", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
-              absl::StrFormat(">=%.0fms", slow_ms).c_str());
-  for (const LatencyStats& s : runs) {
-    std::printf("%-16s %7lld %8.3f%% %9.2f %9.2f %9.2f %9.2f %9.2f %7lld\n",
-                s.name().c_str(), static_cast<long long>(s.calls()),
-                100.0 * s.success_rate(), s.Percentile(50), s.Percentile(90),
-                s.Percentile(99), s.Percentile(99.9), s.Max(),
-                static_cast<long long>(s.CountAtLeast(slow_ms)));
+// The runs as a Markdown table; `slow_ms`: the latency from which a call
+// counts as served slowly.
+std::string ResultsTable(const std::vector<LatencyStats>& runs,
+                         const std::vector<std::string>& labels,
+                         double slow_ms) {
+  MarkdownTable table({"balancer", "calls", "success", "p50", "p90", "p99",
+                       "p99.9", "max",
+                       absl::StrFormat("calls ≥ %.0f ms", slow_ms)});
+  auto ms = [](double v) { return absl::StrFormat("%.2f ms", v); };
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const LatencyStats& s = runs[i];
+    table.AddRow({labels[i], Thousands(s.calls()),
+                  absl::StrFormat("%.2f %%", 100.0 * s.success_rate()),
+                  ms(s.Percentile(50)), ms(s.Percentile(90)),
+                  ms(s.Percentile(99)), ms(s.Percentile(99.9)), ms(s.Max()),
+                  Thousands(s.CountAtLeast(slow_ms))});
   }
+  return table.ToString();
+}
+
+// The two goals, as rows of docs/benchmarks.md's goal table.
+std::string GoalRows(const LatencyStats& p2c, const LatencyStats& grpc_rr,
+                     const LatencyStats& healthy) {
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  const double rr_p99 = grpc_rr.Percentile(99);
+  const double p2c_p99 = p2c.Percentile(99);
+  const double rr_over_p2c = ratio(rr_p99, p2c_p99);
+  const double slow_p999 = p2c.Percentile(99.9);
+  const double healthy_p999 = healthy.Percentile(99.9);
+  const double slow_over_healthy = ratio(slow_p999, healthy_p999);
+  MarkdownTable rows({"goal", "measured", "verdict"});
+  rows.AddRow(
+      {"tail latency: P2C p99 ≥ 10× lower than gRPC `round_robin`'s",
+       absl::StrFormat("%.2f / %.2f ms = **%.1f×**", rr_p99, p2c_p99,
+                       rr_over_p2c),
+       Verdict(rr_over_p2c >= 10, absl::StrFormat("%.1f×", 10 / rr_over_p2c))});
+  rows.AddRow(
+      {"tail latency: P2C p99.9 with the slow backend ≤ 2× an all-healthy "
+       "run's",
+       absl::StrFormat("%.2f / %.2f ms = **%.2f×**", slow_p999, healthy_p999,
+                       slow_over_healthy),
+       Verdict(slow_over_healthy <= 2,
+               absl::StrFormat("%.1f×", slow_over_healthy / 2))});
+  return rows.ToString();
 }
 
 int Main(int argc, char** argv) {
@@ -301,18 +296,21 @@ int Main(int argc, char** argv) {
 
   struct Run {
     std::string name;
+    std::string label;  // in the Markdown table
     std::function<StartCall()> make;
     bool slow_phase;
   };
   const std::vector<Run> plan = {
-      {"p2c", [&] { return mesh_caller("p2c:80", BalancerKind::kP2cPeakEwma); },
-       true},
-      {"grpc_rr", [&] { return grpc_caller("round_robin"); }, true},
-      {"grpc_pick_first", [&] { return grpc_caller("pick_first"); }, true},
-      {"mesh_rr",
+      {"p2c", "mesh P2C Peak-EWMA",
+       [&] { return mesh_caller("p2c:80", BalancerKind::kP2cPeakEwma); }, true},
+      {"grpc_rr", "gRPC `round_robin`",
+       [&] { return grpc_caller("round_robin"); }, true},
+      {"grpc_pick_first", "gRPC `pick_first`",
+       [&] { return grpc_caller("pick_first"); }, true},
+      {"mesh_rr", "mesh round robin",
        [&] { return mesh_caller("mesh-rr:80", BalancerKind::kRoundRobin); },
        true},
-      {"p2c_healthy",
+      {"p2c_healthy", "mesh P2C, all healthy",
        [&] {
          return mesh_caller("p2c-healthy:80", BalancerKind::kP2cPeakEwma);
        },
@@ -347,28 +345,24 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  std::printf("\n");
+  std::vector<std::string> labels;
+  for (const Run& run : plan) labels.push_back(run.label);
   // Half the slow backend's extra delay: only it can serve that slowly.
-  PrintTable(results,
-             flags.delay_ms + flags.jitter_ms + flags.slow_extra_ms / 2);
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  const LatencyStats& p2c = results[0];
-  const LatencyStats& grpc_rr = results[1];
-  const LatencyStats& healthy = results[4];
-  const double rr_over_p2c = ratio(grpc_rr.Percentile(99), p2c.Percentile(99));
-  const double slow_over_healthy =
-      ratio(p2c.Percentile(99.9), healthy.Percentile(99.9));
-  std::printf(
-      "\ngRPC round_robin p99 / P2C p99 = %.2fx (goal >= 10x: %s)\n"
-      "P2C p99.9 with the slow backend / all-healthy p99.9 = %.2fx "
-      "(goal <= 2x: %s)\n",
-      rr_over_p2c, rr_over_p2c >= 10 ? "met" : "missed", slow_over_healthy,
-      slow_over_healthy <= 2 ? "met" : "missed");
-
-  absl::Status written = WriteCsvFiles(flags.out, results);
-  if (!written.ok()) Die(written.ToString());
-  std::printf("wrote %s/tail_latency.csv and %s/tail_latency_curve.csv\n",
-              flags.out.c_str(), flags.out.c_str());
+  const double slow_ms =
+      flags.delay_ms + flags.jitter_ms + flags.slow_extra_ms / 2;
+  const std::string setup = absl::StrFormat(
+      "%d backends answering after %.1f ms + U(0, %.1f ms); backend %d "
+      "%.0f ms slower during the middle third; %.0f calls/s open loop for "
+      "%.1f s per balancer, after %.1f s of warm-up.\n\n",
+      flags.backends, flags.delay_ms, flags.jitter_ms, flags.slow_backend,
+      flags.slow_extra_ms, flags.rate, flags.duration_s, flags.warmup_s);
+  const std::string table = ResultsTable(results, labels, slow_ms);
+  const std::string goals = GoalRows(results[0], results[1], results[4]);
+  std::printf("\n%s\n%s\n", table.c_str(), goals.c_str());
+  WriteResultsOrDie(flags.out, {{"tail_latency.csv", SummaryCsv(results)},
+                                {"tail_latency_curve.csv", CurveCsv(results)},
+                                {"tail_latency.md", setup + table},
+                                {"tail_latency_goals.md", goals}});
   return 0;
 }
 

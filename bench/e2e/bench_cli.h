@@ -1,0 +1,74 @@
+// What every end-to-end benchmark program needs around its measurement: a
+// fatal error, `--flag value` / `--flag=value` parsing into a struct, the
+// result files under `--out`, and Markdown tables for docs/benchmarks.md.
+//
+//   struct Flags { std::string out = "results"; int calls = 100; } f;
+//   ParseFlagsOrDie(argc, argv, {{"--out", TextFlag(&f.out)},
+//                                {"--calls", IntFlag(&f.calls)}});
+//   WriteResultsOrDie(f.out, {{"x.csv", csv}, {"x.md", table.ToString()}});
+//
+// Thread-compatible; meant for a program's main thread.
+#ifndef MESH_BENCH_E2E_BENCH_CLI_H_
+#define MESH_BENCH_E2E_BENCH_CLI_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace mesh::bench {
+
+// Prints "<program>: <message>" to stderr and exits 1.
+[[noreturn]] void Die(absl::string_view message);
+
+// Parses one flag's value into its field; false if the value is malformed.
+using FlagSetter = std::function<bool(absl::string_view value)>;
+using FlagTable = std::vector<std::pair<std::string, FlagSetter>>;
+
+FlagSetter TextFlag(std::string* out);
+// A whole number >= 0.
+FlagSetter IntFlag(int* out);
+// A number >= 0.
+FlagSetter RealFlag(double* out);
+// Comma-separated whole numbers >= 1, e.g. "1,8".
+FlagSetter IntListFlag(std::vector<int>* out);
+// Comma-separated words, each one of `allowed`.
+FlagSetter ChoiceListFlag(std::vector<std::string>* out,
+                          std::vector<std::string> allowed);
+
+// Applies every `--name value` or `--name=value` of argv through `flags`.
+// Dies naming the flag on an unknown flag, a missing or malformed value.
+void ParseFlagsOrDie(int argc, char** argv, const FlagTable& flags);
+
+// Writes each (file name, text) into `dir` (created if missing) and prints
+// "wrote <path>" for each; dies naming the path if one cannot be written.
+void WriteResultsOrDie(
+    const std::string& dir,
+    const std::vector<std::pair<std::string, std::string>>& files);
+
+// 1234567 -> "1,234,567".
+std::string Thousands(int64_t v);
+
+// "met" or "missed by <how far>", with `how_far` already formatted.
+std::string Verdict(bool met, absl::string_view how_far);
+
+// A GitHub-flavoured Markdown table, built row by row.
+class MarkdownTable {
+ public:
+  explicit MarkdownTable(std::vector<std::string> header);
+  // A row with fewer cells than the header is padded with empty ones.
+  void AddRow(std::vector<std::string> cells);
+  // Header, separator and rows, each line ending in '\n'.
+  std::string ToString() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace mesh::bench
+
+#endif  // MESH_BENCH_E2E_BENCH_CLI_H_

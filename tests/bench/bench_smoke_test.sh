@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Smoke test of the benchmark pipeline (scripts/bench.sh's programs and
+# scripts/bench/report.sh), with tiny settings: no figure is judged, only
+# that every program runs, writes what the report needs, and that the report
+# fills every generated part of a copy of docs/benchmarks.md without
+# touching the rest.
+#
+#   tests/bench/bench_smoke_test.sh BENCH_BIN_DIR SOURCE_DIR
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BENCH_BIN_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+bin="$1" src="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+out="$tmp/results"
+mkdir -p "$out"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# A bad flag is refused by name, and nothing is measured.
+if "$bin/mesh_memory_bench" --bogus 1 2>"$tmp/err"; then
+  fail "mesh_memory_bench accepted --bogus"
+fi
+grep -q "unknown flag --bogus" "$tmp/err" || fail "no 'unknown flag' message: $(cat "$tmp/err")"
+if "$bin/mesh_overhead_bench" --concurrency 0 2>"$tmp/err"; then
+  fail "mesh_overhead_bench accepted --concurrency 0"
+fi
+grep -q "bad value for --concurrency" "$tmp/err" || fail "no 'bad value' message: $(cat "$tmp/err")"
+
+timeout 60 "$bin/mesh_micro_bench" --benchmark_min_time=0.001 \
+  --benchmark_repetitions=2 --benchmark_report_aggregates_only=true \
+  --benchmark_out="$out/micro.json" --benchmark_out_format=json \
+  >/dev/null 2>"$tmp/micro.err" || fail "mesh_micro_bench: $(cat "$tmp/micro.err")"
+timeout 60 "$bin/mesh_tail_latency_bench" --out "$out" --rate 200 \
+  --duration 0.6 --warmup 0.1 >/dev/null
+timeout 60 "$bin/mesh_overhead_bench" --out "$out" --calls 100 --rounds 1 \
+  --warmup 20 --many 3 --concurrency 1,2 >/dev/null
+timeout 60 "$bin/mesh_memory_bench" --out "$out" --endpoints 100,1000 >/dev/null
+timeout 60 "$bin/mesh_churn_bench" --out "$out" --endpoints 2000 --rounds 1 \
+  --phase_seconds 0.5 --warmup_seconds 0.1 >/dev/null
+
+# What each program reports, by the rows it must have.
+expect() { # file, fixed string
+  grep -qF -- "$2" "$out/$1" || fail "$1 has no '$2'"
+}
+for balancer in "mesh P2C Peak-EWMA" 'gRPC `round_robin`' 'gRPC `pick_first`' \
+  "mesh round robin" "mesh P2C, all healthy"; do
+  expect tail_latency.md "| $balancer | 120 | 100.00 % |"
+done
+for variant in 'raw `grpc::Channel`' '`mesh::Channel`, 1 endpoint' \
+  '`mesh::Channel`, 3 endpoints' 'nghttpx h2c hop'; do
+  for c in 1 2; do
+    grep -F "| $variant" "$out/overhead.md" | grep -qF " | $c | 100 | 100.00 % |" ||
+      fail "overhead.md has no row for '$variant' at concurrency $c"
+  done
+done
+expect memory.md "| 1,000 |"
+expect churn.md "| quiet (no updates) |"
+expect churn.md "| churn: Linkerd Destination stream"
+[[ $(grep -c '^| `BM_' <(jq -r -f "$src/scripts/bench/micro.jq" "$out/micro.json")) -eq \
+  $("$bin/mesh_micro_bench" --benchmark_list_tests | wc -l) ]] ||
+  fail "micro.jq does not list every benchmark"
+
+# The report over a copy of the document (scripts/bench.sh writes
+# machine.md itself).
+echo "- smoke test" >"$out/machine.md"
+cp "$src/docs/benchmarks.md" "$tmp/doc.md"
+"$src/scripts/bench/report.sh" "$out" "$tmp/doc.md" "$tmp/img" >/dev/null
+# Goal rows: 6 micro, 2 tail latency, 3 per overhead concurrency, 1 memory,
+# 4 per churn mode (churn, reset); each with a verdict.
+rows=$(tail -n +3 "$out/goals.md" | wc -l)
+[[ $rows -eq 23 ]] || fail "goals.md has $rows rows, not 23"
+bad=$(tail -n +3 "$out/goals.md" | grep -cvE '\| (met|\*\*missed\*\* by [0-9.]+(×| points)) \|$' || true)
+[[ $bad -eq 0 ]] || fail "goals.md has $bad rows without a verdict"
+for name in machine goals micro tail_latency overhead memory churn; do
+  section=$(sed -n "/^<!-- bench:$name begin -->\$/,/^<!-- bench:$name end -->\$/p" "$tmp/doc.md")
+  [[ $(printf '%s\n' "$section" | wc -l) -gt 3 ]] || fail "section $name left empty"
+  printf '%s\n' "$section" | grep -qF -- "$(head -1 "$out/$name.md")" ||
+    fail "section $name does not hold $name.md"
+done
+outside() { sed '/^<!-- bench:[a-z_]* begin -->$/,/^<!-- bench:[a-z_]* end -->$/d' "$1"; }
+diff <(outside "$src/docs/benchmarks.md") <(outside "$tmp/doc.md") >/dev/null ||
+  fail "the report changed text outside the generated sections"
+for plot in tail_latency overhead churn; do
+  [[ $(head -c 4 "$tmp/img/$plot.png" | od -An -tx1 | tr -d ' ') == 89504e47 ]] ||
+    fail "$plot.png is not a PNG"
+done
+# Regenerating is idempotent: a second report over the result changes
+# nothing.
+cp "$tmp/doc.md" "$tmp/doc2.md"
+"$src/scripts/bench/report.sh" "$out" "$tmp/doc2.md" "$tmp/img" >/dev/null
+cmp -s "$tmp/doc.md" "$tmp/doc2.md" || fail "a second report changed the document"
+
+# A document that lost an end marker is refused and left as it was.
+grep -vx '<!-- bench:churn end -->' "$src/docs/benchmarks.md" >"$tmp/broken.md"
+cp "$tmp/broken.md" "$tmp/broken_before.md"
+if "$src/scripts/bench/report.sh" "$out" "$tmp/broken.md" "$tmp/img" 2>"$tmp/err"; then
+  fail "report accepted a document without its churn end marker"
+fi
+grep -q "bench:churn end" "$tmp/err" || fail "the refusal does not name the marker: $(cat "$tmp/err")"
+cmp -s "$tmp/broken.md" "$tmp/broken_before.md" || fail "a refused report changed the document"
+
+echo "bench smoke: 5 programs, report and plots OK"
