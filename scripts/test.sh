@@ -43,7 +43,8 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESH_WERROR=ON \
     -DMESH_SANITIZE=thread -DMESH_BUILD_EXAMPLES=OFF \
     -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build build/tsan -j"$jobs" --target balance_test metrics_test tap_test
+  cmake --build build/tsan -j"$jobs" --target balance_test metrics_test tap_test \
+    sync_test
   step "tests under TSan"
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j"$jobs" -L concurrency
 

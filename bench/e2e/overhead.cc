@@ -15,12 +15,13 @@
 // variant for `--calls` calls at every concurrency, so that machine noise
 // hits all alike; each variant first gets `--warmup` unmeasured calls.
 // Latency is per call, from start to the worker seeing the answer; calls/s
-// is the variant's calls over its summed wall time. Prints a table and the
-// goal ratios (mesh p50 / raw p50 <= 1.03, mesh calls/s / raw >= 0.97, the
-// proxy's added p50 >= 20x mesh's added p50); writes overhead.csv and
-// overhead_ratios.csv into `--out`. scripts/bench.sh runs it.
+// is the variant's calls over its wall time. The goal ratios (mesh p50 /
+// raw p50 <= 1.03, mesh calls/s / raw >= 0.97, the proxy's added p50 >= 20x
+// mesh's) are medians of per-round ratios (overhead_report.h). Prints the
+// tables; writes overhead.csv, overhead_ratios.csv, overhead.md and
+// overhead_goals.md into `--out`. scripts/bench.sh runs it.
 //
-//   mesh_overhead_bench --out results/ [--calls 4000] [--rounds 6]
+//   mesh_overhead_bench --out results/ [--calls 2000] [--rounds 12]
 //       [--concurrency 1,8] [--many 100] [--nghttpx nghttpx]
 //
 // Exits 1 if a backend cannot start or a variant cannot be set up.
@@ -58,7 +59,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
-#include "bench/e2e/latency_stats.h"
+#include "bench/e2e/overhead_report.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
 
@@ -69,8 +70,8 @@ constexpr char kMethod[] = "/mesh.bench.Echo/Call";
 
 struct Flags {
   std::string out = "results";
-  int calls = 4000;   // measured calls per variant, round and concurrency
-  int rounds = 6;     // interleaved rounds
+  int calls = 2000;   // measured calls per variant, round and concurrency
+  int rounds = 12;    // interleaved rounds
   int warmup = 1000;  // unmeasured calls per variant before round 1
   int many = 100;     // endpoints (real backends) of mesh_many
   std::vector<int> concurrency = {1, 8};
@@ -136,14 +137,6 @@ class GrpcRaw {
   std::shared_ptr<grpc::Channel> channel_;
 };
 
-// The measured calls of one variant at one concurrency, over all rounds.
-struct Samples {
-  std::vector<double> latency_ms;
-  int64_t succeeded = 0;
-  double wall_s = 0;
-  double cpu_s = 0;  // the whole process's CPU time (client and servers)
-};
-
 // CPU time used so far by every thread of this process, in seconds.
 double ProcessCpuSeconds() {
   timespec ts{};
@@ -154,7 +147,7 @@ double ProcessCpuSeconds() {
 // Runs `calls` calls with `concurrency` closed-loop workers, appending to
 // `samples` (if not null).
 void RunClosedLoop(const StartCall& start, int calls, int concurrency,
-                   Samples* samples) {
+                   OverheadSamples* samples) {
   using Clock = std::chrono::steady_clock;
   std::atomic<int> next{0};
   std::vector<std::vector<double>> latencies(concurrency);
@@ -183,13 +176,16 @@ void RunClosedLoop(const StartCall& start, int calls, int concurrency,
   }
   for (std::thread& t : workers) t.join();
   if (samples == nullptr) return;
-  samples->wall_s += std::chrono::duration<double>(Clock::now() - t0).count();
-  samples->cpu_s += ProcessCpuSeconds() - cpu0;
+  const double wall_s =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+  const double cpu_s = ProcessCpuSeconds() - cpu0;
+  std::vector<double> all;
+  int64_t ok = 0;
   for (int w = 0; w < concurrency; ++w) {
-    samples->latency_ms.insert(samples->latency_ms.end(), latencies[w].begin(),
-                               latencies[w].end());
-    samples->succeeded += succeeded[w];
+    all.insert(all.end(), latencies[w].begin(), latencies[w].end());
+    ok += succeeded[w];
   }
+  samples->AddRound(all, ok, wall_s, cpu_s);
 }
 
 // A free TCP port on 127.0.0.1 (bound and released; racy but fine here).
@@ -298,8 +294,6 @@ class Nghttpx {
   int port_;
 };
 
-double Us(const LatencyStats& s, double p) { return 1000.0 * s.Percentile(p); }
-
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
   using examples::EchoBackend;
@@ -372,7 +366,7 @@ int Main(int argc, char** argv) {
     RunClosedLoop(v.start, flags.warmup, flags.concurrency.back(), nullptr);
   }
   // samples[c][variant]
-  std::map<int, std::vector<Samples>> samples;
+  std::map<int, std::vector<OverheadSamples>> samples;
   for (int c : flags.concurrency) samples[c].resize(variants.size());
   for (int round = 0; round < flags.rounds; ++round) {
     for (int c : flags.concurrency) {
@@ -384,120 +378,26 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  std::vector<std::string> labels = {
-      "raw `grpc::Channel`", "`mesh::Channel`, 1 endpoint",
-      absl::StrCat("`mesh::Channel`, ", flags.many, " endpoints"),
-      "nghttpx h2c hop (raw gRPC to it)"};
-  labels.resize(variants.size());
-  std::string csv =
-      "variant,concurrency,calls,success_rate,p50_us,p90_us,p99_us,max_us,"
-      "calls_per_s,cpu_us_per_call\n";
-  std::string ratios_csv =
-      "concurrency,mesh_p50_over_raw,mesh_rate_over_raw,mesh_many_p50_over_raw,"
-      "mesh_many_rate_over_raw,proxy_added_over_mesh_added,mesh_cpu_added_us,"
-      "proxy_cpu_added_us\n";
-  MarkdownTable table({"variant", "concurrency", "calls", "success", "p50",
-                       "p90", "p99", "calls/s", "CPU per call"});
-  MarkdownTable ratio_table(
-      {"concurrency", "mesh p50 / raw", "mesh calls/s / raw",
-       absl::StrCat("mesh ", flags.many, " p50 / raw"),
-       absl::StrCat("mesh ", flags.many, " calls/s / raw"),
-       "added p50: mesh, proxy", "added CPU per call: mesh, proxy"});
-  MarkdownTable goals({"goal", "measured", "verdict"});
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  auto us = [](double v) { return absl::StrFormat("%.1f µs", v); };
-  for (int c : flags.concurrency) {
-    std::vector<LatencyStats> stats;
-    std::vector<double> rate;
-    std::vector<double> cpu_us;  // process CPU per call
-    for (size_t v = 0; v < variants.size(); ++v) {
-      Samples& s = samples[c][v];
-      rate.push_back(s.wall_s > 0 ? s.latency_ms.size() / s.wall_s : 0.0);
-      cpu_us.push_back(
-          s.latency_ms.empty() ? 0.0 : 1e6 * s.cpu_s / s.latency_ms.size());
-      stats.push_back(LatencyStats::From(variants[v].name,
-                                         std::move(s.latency_ms), s.succeeded));
-      const LatencyStats& st = stats.back();
-      absl::StrAppendFormat(
-          &csv, "%s,%d,%d,%.5f,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f\n", st.name(), c,
-          st.calls(), st.success_rate(), Us(st, 50), Us(st, 90), Us(st, 99),
-          Us(st, 100), rate.back(), cpu_us.back());
-      table.AddRow({labels[v], absl::StrCat(c), Thousands(st.calls()),
-                    absl::StrFormat("%.2f %%", 100.0 * st.success_rate()),
-                    us(Us(st, 50)), us(Us(st, 90)), us(Us(st, 99)),
-                    Thousands(static_cast<int64_t>(rate.back())),
-                    us(cpu_us.back())});
-    }
-    const double raw_p50 = Us(stats[0], 50);
-    const double mesh_p50 = ratio(Us(stats[1], 50), raw_p50);
-    const double mesh_rate = ratio(rate[1], rate[0]);
-    const double many_p50 = ratio(Us(stats[2], 50), raw_p50);
-    const double many_rate = ratio(rate[2], rate[0]);
-    const double mesh_added = Us(stats[1], 50) - raw_p50;
-    const double mesh_cpu_added = cpu_us[1] - cpu_us[0];
-    const bool have_proxy = stats.size() > 3;
-    const double proxy_added = have_proxy ? Us(stats[3], 50) - raw_p50 : 0;
-    const double proxy_cpu_added = have_proxy ? cpu_us[3] - cpu_us[0] : 0;
-    // Mesh adding no measurable p50 makes any proxy hop infinitely worse.
-    const double proxy_over_mesh =
-        mesh_added > 0 ? proxy_added / mesh_added : HUGE_VAL;
-    absl::StrAppendFormat(
-        &ratios_csv, "%d,%.4f,%.4f,%.4f,%.4f,%s,%.2f,%s\n", c, mesh_p50,
-        mesh_rate, many_p50, many_rate,
-        have_proxy ? absl::StrFormat("%.1f", proxy_over_mesh) : "",
-        mesh_cpu_added,
-        have_proxy ? absl::StrFormat("%.2f", proxy_cpu_added) : "");
-    auto signed_us = [](double v) { return absl::StrFormat("%+.1f µs", v); };
-    ratio_table.AddRow(
-        {absl::StrCat(c), absl::StrFormat("%.3f×", mesh_p50),
-         absl::StrFormat("%.3f×", mesh_rate),
-         absl::StrFormat("%.3f×", many_p50),
-         absl::StrFormat("%.3f×", many_rate),
-         absl::StrCat(signed_us(mesh_added), ", ",
-                      have_proxy ? signed_us(proxy_added) : "—"),
-         absl::StrCat(signed_us(mesh_cpu_added), ", ",
-                      have_proxy ? signed_us(proxy_cpu_added) : "—")});
-    goals.AddRow(
-        {absl::StrFormat("overhead, concurrency %d: mesh p50 ≤ 1.03 × raw "
-                         "gRPC p50",
-                         c),
-         absl::StrFormat("**%.3f×**", mesh_p50),
-         Verdict(mesh_p50 <= 1.03,
-                 absl::StrFormat("%.1f points", 100 * (mesh_p50 - 1.03)))});
-    goals.AddRow(
-        {absl::StrFormat(
-             "overhead, concurrency %d: mesh calls/s ≥ 0.97 × raw gRPC's", c),
-         absl::StrFormat("**%.3f×**", mesh_rate),
-         Verdict(mesh_rate >= 0.97,
-                 absl::StrFormat("%.1f points", 100 * (0.97 - mesh_rate)))});
-    if (have_proxy) {
-      goals.AddRow(
-          {absl::StrFormat("overhead, concurrency %d: the proxy hop's added "
-                           "p50 ≥ 20 × mesh's",
-                           c),
-           mesh_added > 0
-               ? absl::StrFormat("%+.1f / %+.1f µs = **%.1f×**", proxy_added,
-                                 mesh_added, proxy_over_mesh)
-               : absl::StrFormat("proxy %+.1f µs, mesh %+.1f µs (nothing "
-                                 "measurable)",
-                                 proxy_added, mesh_added),
-           Verdict(proxy_over_mesh >= 20,
-                   absl::StrFormat("%.1f×", 20 / proxy_over_mesh))});
-    }
-  }
+  std::vector<OverheadVariant> described = {
+      {"grpc_raw", "raw `grpc::Channel`"},
+      {"mesh_1", "`mesh::Channel`, 1 endpoint"},
+      {variants[2].name,
+       absl::StrCat("`mesh::Channel`, ", flags.many, " endpoints")},
+      {"proxy_hop", "nghttpx h2c hop (raw gRPC to it)"}};
+  described.resize(variants.size());
   const std::string setup = absl::StrFormat(
       "%d echo backends on 127.0.0.1, no delay; closed loop, %d rounds × "
       "%s calls per variant and concurrency after %s warm-up calls; %s.\n\n",
       flags.many, flags.rounds, Thousands(flags.calls), Thousands(flags.warmup),
       proxy != nullptr ? "nghttpx as the proxy hop"
                        : absl::StrCat("no proxy hop (", why, ")"));
-  const std::string md =
-      absl::StrCat(setup, table.ToString(), "\n", ratio_table.ToString());
-  std::printf("\n%s\n%s\n", md.c_str(), goals.ToString().c_str());
-  WriteResultsOrDie(flags.out, {{"overhead.csv", csv},
-                                {"overhead_ratios.csv", ratios_csv},
-                                {"overhead.md", md},
-                                {"overhead_goals.md", goals.ToString()}});
+  const OverheadReport report =
+      ReportOverhead(described, std::move(samples), setup);
+  std::printf("\n%s\n%s\n", report.markdown.c_str(), report.goals.c_str());
+  WriteResultsOrDie(flags.out, {{"overhead.csv", report.csv},
+                                {"overhead_ratios.csv", report.ratios_csv},
+                                {"overhead.md", report.markdown},
+                                {"overhead_goals.md", report.goals}});
   return 0;
 }
 

@@ -63,13 +63,13 @@ int64_t RetryBudgetLedger::Tokens() {
 }
 
 void RetryBudgetLedger::Deposit() {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   Advance();
   slices_[current_slice_] += kScale;
 }
 
 bool RetryBudgetLedger::TryWithdraw() {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   Advance();
   // Deposits pay first; when they cannot, a retry comes out of the reserve,
   // counted as a withdrawal in the window so that it too expires with ttl.
@@ -81,7 +81,7 @@ bool RetryBudgetLedger::TryWithdraw() {
 }
 
 int64_t RetryBudgetLedger::Balance() {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   Advance();
   return static_cast<int64_t>(
       std::floor(static_cast<double>(Tokens()) / withdrawal_ + reserve_));

@@ -20,9 +20,9 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "mesh/clock.h"
 #include "mesh/service_config.h"
+#include "src/model/plain_mutex.h"
 
 namespace mesh::internal {
 
@@ -56,7 +56,7 @@ class RetryBudgetLedger {
   static constexpr int64_t kScale = 1000;
   const int64_t withdrawal_;
   const int64_t reserve_;  // retries always available per window
-  absl::Mutex mu_;
+  PlainMutex mu_;  // every call deposits: not an absl::Mutex (plain_mutex.h)
   std::array<int64_t, kSlices> slices_ ABSL_GUARDED_BY(mu_) = {};
   int64_t current_slice_ ABSL_GUARDED_BY(mu_) = 0;  // index of the slice
                                                     // holding "now"

@@ -107,7 +107,7 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
   auto call = std::make_shared<Call>();
   absl::Status error;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
@@ -165,10 +165,11 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   finishing_call = nullptr;
   std::shared_ptr<Call> owned;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     auto it = in_flight_.find(call);
     owned = std::move(it->second);
     in_flight_.erase(it);
+    if (shutdown_) mu_.NotifyAll();  // Shutdown() may be waiting
   }
   // The callback and the call (its context holds the grpc::Channel) may be
   // the last owners of a channel, a transport or a whole destination: they
@@ -180,7 +181,7 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   // Built (sorted) before taking the lock every Send takes.
   AddressSet retained(addresses);
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   retained_known_ = true;
   retained_ = std::move(retained);
   std::vector<std::shared_ptr<grpc::Channel>> dropped;
@@ -199,34 +200,30 @@ void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
 void GrpcTransport::Shutdown() {
   std::vector<std::shared_ptr<Call>> calls;
   {
-    absl::MutexLock lock(&mu_);
+    PlainMutexLock lock(&mu_);
     shutdown_ = true;
     for (const auto& [ptr, call] : in_flight_) calls.push_back(call);
   }
   for (const auto& call : calls) call->context.TryCancel();
   DestroyLater([calls = std::move(calls)] {});
-  struct Drained {
-    decltype(in_flight_)* in_flight;
-    Call* own;  // the call this thread is finishing, if any
-  } drained{&in_flight_, static_cast<Call*>(const_cast<void*>(finishing_call))};
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](Drained* d) {
-        return d->in_flight->empty() ||
-               (d->in_flight->size() == 1 && d->in_flight->contains(d->own));
-      },
-      &drained));
+  // The call this thread is finishing, if any, cannot end while we wait.
+  Call* own = static_cast<Call*>(const_cast<void*>(finishing_call));
+  PlainMutexLock lock(&mu_);
+  mu_.Await([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return in_flight_.empty() ||
+           (in_flight_.size() == 1 && in_flight_.contains(own));
+  });
   DestroyLater([channels = std::move(channels_)] {});
   channels_.clear();
 }
 
 size_t GrpcTransport::ChannelCount() const {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   return channels_.size();
 }
 
 bool GrpcTransport::HasChannel(const std::string& address) const {
-  absl::MutexLock lock(&mu_);
+  PlainMutexLock lock(&mu_);
   return channels_.contains(address);
 }
 

@@ -14,9 +14,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "mesh/transport.h"
 #include "src/model/address_set.h"
+#include "src/model/plain_mutex.h"
 
 namespace mesh::internal {
 
@@ -45,7 +45,8 @@ class GrpcTransport final : public Transport {
   void Finish(Call* call, const grpc::Status& status);
 
   grpc::ChannelArguments args_;
-  mutable absl::Mutex mu_;
+  // Taken twice per call (Send, Finish): not an absl::Mutex (plain_mutex.h).
+  mutable PlainMutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Until the first RetainOnly, every address counts as live.
   bool retained_known_ ABSL_GUARDED_BY(mu_) = false;
