@@ -94,7 +94,7 @@
 #include "bench/e2e/churn_destination.h"
 #include "bench/e2e/churn_discovery.h"
 #include "bench/e2e/churn_histogram.h"
-#include "bench/e2e/latency_stats.h"
+#include "bench/e2e/churn_report.h"
 #include "examples/control-plane/config.h"
 #include "examples/control-plane/control_plane.h"
 #include "mesh/mesh.h"
@@ -251,34 +251,6 @@ class ErrorLog {
   std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
 };
 
-struct Mode {
-  std::string name;
-  std::string description;  // for churn.md
-  std::string target;
-  std::shared_ptr<Channel> channel;
-  std::function<void()> update;  // one churn update; empty for quiet
-  // Over all measured phases of this mode:
-  LatencyHistogram latency;
-  int64_t errors = 0;
-  double seconds = 0;
-  int64_t updates_sent = 0;
-  int64_t applied_in_phase = 0;  // applied before the phase ended
-  double drain_seconds = 0;      // waiting after phases for the rest
-  double caller_cpu_s = 0;       // CPU time of the caller threads
-  int64_t preempted = 0;         // the callers' involuntary context switches
-  // Interrupts on the whole machine during the phases (/proc/interrupts):
-  // TLB shootdowns (another thread unmapped memory), rescheduling and
-  // function-call IPIs. Machine-wide, so other processes count too.
-  int64_t tlb = 0, res = 0, cal = 0;
-  LatencyHistogram work_ns;  // noise: the time of each piece of work
-  // Per endpoint index of the channel (shared by the modes that share it):
-  // whether any call has been served by it yet.
-  std::shared_ptr<std::vector<std::atomic<uint8_t>>> seen;
-  // The calls that were the first of their endpoint, and the others.
-  LatencyHistogram first_latency;
-  LatencyHistogram other_latency;
-};
-
 // The index of endpoint "10.a.b.c:8080"; -1 for anything else.
 int64_t IndexOf(const std::string& address) {
   int64_t parts[4] = {0, 0, 0, 0};
@@ -338,7 +310,7 @@ double ThreadCpuSeconds() {
 
 // Runs `mode` for `seconds`: the callers, and the churn generator if the
 // mode has one. Accumulates into `mode` if `measure`.
-void RunPhase(Mode& mode, const Flags& flags, double seconds, bool measure,
+void RunPhase(ChurnMode& mode, const Flags& flags, double seconds, bool measure,
               ErrorLog* errors) {
   std::atomic<bool> stop{false};
   std::vector<LatencyHistogram> first(flags.threads);
@@ -425,65 +397,6 @@ std::string LoadAverage() {
   return absl::StrCat(a, " ", b, " ", c);
 }
 
-double OnCpuPercent(const Mode& m, const Flags& flags) {
-  return m.seconds > 0 ? 100 * m.caller_cpu_s / (m.seconds * flags.threads)
-                       : 0.0;
-}
-double CpuNsPerCall(const Mode& m) {
-  return m.latency.count() > 0 ? 1e9 * m.caller_cpu_s / m.latency.count() : 0.0;
-}
-
-double Us(const LatencyHistogram& h, double p) {
-  return h.PercentileNs(p) / 1000.0;
-}
-double Ms(const LatencyHistogram& h, double p) {
-  return h.PercentileNs(p) / 1e6;
-}
-
-// Latency by percentile, one column per mode (µs), for the plot.
-std::string CurveCsv(const std::vector<Mode>& modes) {
-  std::string csv = "percentile,one_over_one_minus_p";
-  for (const Mode& m : modes) absl::StrAppend(&csv, ",", m.name);
-  csv += "\n";
-  for (double p : CurvePercentiles()) {
-    absl::StrAppendFormat(&csv, "%.4f,%.4f", p, 100.0 / (100.0 - p));
-    for (const Mode& m : modes) {
-      absl::StrAppendFormat(&csv, ",%.3f", Us(m.latency, p));
-    }
-    csv += "\n";
-  }
-  return csv;
-}
-
-// Issue 6's goal ("pick latency percentiles unchanged, no errors") per
-// discovery mode against the quiet phases (modes[0]). "Unchanged" is read
-// as within kUnchanged of quiet: on a shared 2-core VM, phases of the same
-// kind differ by about that much.
-std::string GoalRows(const std::vector<Mode>& modes) {
-  constexpr double kUnchanged = 1.2;
-  MarkdownTable rows({"goal", "measured", "verdict"});
-  const LatencyHistogram& quiet = modes[0].latency;
-  for (size_t i = 1; i < modes.size(); ++i) {
-    const Mode& m = modes[i];
-    if (m.name == "noise") continue;
-    rows.AddRow({absl::StrFormat("churn (%s): no failed call", m.name),
-                 absl::StrFormat("**%s** of %s", Thousands(m.errors),
-                                 Thousands(m.latency.count())),
-                 Verdict(m.errors == 0, Thousands(m.errors))});
-    for (double p : {50.0, 99.0, 99.9}) {
-      const double q = Us(quiet, p);
-      const double c = Us(m.latency, p);
-      const double r = q > 0 ? c / q : 0.0;
-      rows.AddRow(
-          {absl::StrFormat("churn (%s): p%g ≤ %.1f× quiet's", m.name, p,
-                           kUnchanged),
-           absl::StrFormat("%.2f / %.2f µs = **%.2f×**", c, q, r),
-           Verdict(r <= kUnchanged, absl::StrFormat("%.2f×", r / kUnchanged))});
-    }
-  }
-  return rows.ToString();
-}
-
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
   const double planned_s =
@@ -534,10 +447,10 @@ int Main(int argc, char** argv) {
   if (!linkerd.ok()) Die(linkerd.status().ToString());
   source->Route(churn_target, *linkerd);
 
-  std::vector<Mode> modes;
+  std::vector<ChurnMode> modes;
   modes.reserve(1 + flags.modes.size());  // the noise update points into it
   {
-    Mode quiet;
+    ChurnMode quiet;
     quiet.name = "quiet";
     quiet.description = "quiet (no updates)";
     quiet.target = churn_target;
@@ -546,7 +459,7 @@ int Main(int argc, char** argv) {
   std::vector<Endpoint> noise_set;
   for (int i = 1; i <= flags.endpoints; ++i) noise_set.push_back(EndpointOf(i));
   for (const std::string& name : flags.modes) {
-    Mode m;
+    ChurnMode m;
     m.name = name;
     m.target =
         name == "churn" || name == "noise" ? churn_target : name + ".bench:80";
@@ -555,7 +468,7 @@ int Main(int argc, char** argv) {
           "noise (control): no updates; a copy and sort of a 10k-endpoint "
           "vector per tick";
       modes.push_back(std::move(m));
-      Mode* self = &modes.back();
+      ChurnMode* self = &modes.back();
       self->update = [&noise_set, self] {
         // Twice, as a churn update is two messages to apply.
         for (int twice = 0; twice < 2; ++twice) {
@@ -662,7 +575,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<Mesh>> mesh = Mesh::Create(mesh_options);
   if (!mesh.ok()) Die(mesh.status().ToString());
   const int64_t setup_began = NowNs();
-  for (Mode& m : modes) {
+  for (ChurnMode& m : modes) {
     if (m.name != "quiet" && m.target == churn_target) {
       m.channel = modes[0].channel;  // churn and noise share quiet's channel
       m.seen = modes[0].seen;
@@ -678,7 +591,7 @@ int Main(int argc, char** argv) {
     if (!channel.ok()) Die(channel.status().ToString());
     m.channel = *std::move(channel);
   }
-  for (const Mode& m : modes) {
+  for (const ChurnMode& m : modes) {
     absl::Status s = m.channel->WaitForEndpoints(absl::Seconds(20));
     if (!s.ok()) Die(absl::StrCat(m.target, ": ", s.ToString()));
     const absl::Time deadline = absl::Now() + absl::Seconds(20);
@@ -715,10 +628,10 @@ int Main(int argc, char** argv) {
   std::fflush(stdout);
 
   ErrorLog errors;
-  for (Mode& m : modes) {
+  for (ChurnMode& m : modes) {
     // Quiet warms the channel it shares with churn and noise.
     if (&m != &modes[0] && m.channel == modes[0].channel) continue;
-    Mode warm;
+    ChurnMode warm;
     warm.name = m.name;
     warm.channel = m.channel;
     warm.seen = m.seen;
@@ -729,10 +642,10 @@ int Main(int argc, char** argv) {
   // Mesh that falls behind cannot stretch the run much: its backlog then
   // spills into the next phases, and a warning says so.
   int churn_phases = 0;
-  for (const Mode& m : modes) churn_phases += m.update ? flags.rounds : 0;
+  for (const ChurnMode& m : modes) churn_phases += m.update ? flags.rounds : 0;
   const double drain_cap_s = std::min(5.0, 20.0 / std::max(churn_phases, 1));
   for (int round = 0; round < flags.rounds; ++round) {
-    for (Mode& m : modes) {
+    for (ChurnMode& m : modes) {
       const int64_t applied_before =
           m.update ? source->Stats(m.target).matched : 0;
       RunPhase(m, flags, flags.phase_seconds, true, &errors);
@@ -756,186 +669,28 @@ int Main(int argc, char** argv) {
   }
   const std::string load_after = LoadAverage();
 
-  // "on CPU": the callers' CPU time over their wall time; below 100 % they
-  // were descheduled (other threads or processes had the core).
-  std::printf("\n%-13s %10s %7s %8s %8s %8s %9s %9s %9s %7s %7s %9s\n", "mode",
-              "calls", "errors", "p50 us", "p90 us", "p99 us", "p99.9 us",
-              "max us", "calls/s", "on CPU", "ns CPU", "updates/s");
-  std::string csv =
-      "mode,calls,errors,p50_us,p90_us,p99_us,p999_us,max_us,updates_per_s\n";
-  std::string md =
-      "| mode | calls | errors | p50 | p90 | p99 | p99.9 | max | "
-      "updates/s applied |\n|---|---|---|---|---|---|---|---|---|\n";
   std::vector<ApplyStats> applied;
-  for (const Mode& m : modes) {
+  for (const ChurnMode& m : modes) {
     const bool discovery = m.update && m.name != "noise";
     applied.push_back(discovery ? source->Stats(m.target) : ApplyStats{});
-    const LatencyHistogram& h = m.latency;
-    const double rate = m.seconds > 0 ? m.applied_in_phase / m.seconds : 0;
-    std::printf(
-        "%-13s %10lld %7lld %8.2f %8.2f %8.2f %9.2f %9.1f %9.0f %6.1f%% %7.0f "
-        "%9.1f\n",
-        m.name.c_str(), static_cast<long long>(h.count()),
-        static_cast<long long>(m.errors), Us(h, 50), Us(h, 90), Us(h, 99),
-        Us(h, 99.9), Us(h, 100), m.seconds > 0 ? h.count() / m.seconds : 0.0,
-        OnCpuPercent(m, flags), CpuNsPerCall(m), rate);
-    absl::StrAppendFormat(&csv, "%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f\n",
-                          m.name, h.count(), m.errors, Us(h, 50), Us(h, 90),
-                          Us(h, 99), Us(h, 99.9), Us(h, 100), rate);
-    absl::StrAppendFormat(
-        &md,
-        "| %s | %s | %d | %.2f µs | %.2f µs | %.2f µs | %.2f µs | %s | %s |\n",
-        m.description, Thousands(h.count()), m.errors, Us(h, 50), Us(h, 90),
-        Us(h, 99), Us(h, 99.9),
-        Us(h, 100) >= 1000 ? absl::StrFormat("%.2f ms", Us(h, 100) / 1000)
-                           : absl::StrFormat("%.1f µs", Us(h, 100)),
-        m.update ? absl::StrFormat("%.1f", rate) : std::string("0"));
   }
-
-  const LatencyHistogram& quiet = modes[0].latency;
-  std::string ratios_md = "Ratios against quiet:";
-  std::printf("\n");
-  for (size_t i = 1; i < modes.size(); ++i) {
-    const Mode& m = modes[i];
-    const ApplyStats& a = applied[i];
-    auto ratio = [&](double p) {
-      const double q = quiet.PercentileNs(p);
-      return q > 0 ? m.latency.PercentileNs(p) / q : 0.0;
-    };
-    std::printf(
-        "%s / quiet: p50 %.3fx, p90 %.3fx, p99 %.3fx, p99.9 %.3fx; errors "
-        "%lld\n",
-        m.name.c_str(), ratio(50), ratio(90), ratio(99), ratio(99.9),
-        static_cast<long long>(m.errors));
-    absl::StrAppendFormat(&ratios_md,
-                          "%s %s p50 **%.3f×**, p90 %.3f×, p99 **%.3f×**, "
-                          "p99.9 %.3f×",
-                          i == 1 ? "" : ";", m.name, ratio(50), ratio(90),
-                          ratio(99), ratio(99.9));
-    if (m.name == "noise") {
-      std::printf(
-          "  noise: %lld ticks (%.1f/s) of 2 pieces of work, p50 %.2f ms, p99 "
-          "%.2f ms, max %.2f ms each\n",
-          static_cast<long long>(m.updates_sent),
-          m.seconds > 0 ? m.updates_sent / m.seconds : 0.0, Ms(m.work_ns, 50),
-          Ms(m.work_ns, 99), Ms(m.work_ns, 100));
-      continue;
-    }
-    const double busy =
-        a.apply_ns.sum_ns() / 1e9 / std::max(m.seconds + m.drain_seconds, 1e-9);
-    std::printf(
-        "  updates: %lld sent (%.1f/s), %lld applied within the phases "
-        "(%.1f/s), %lld in all (drains %.2f s) in %lld messages; apply per "
-        "message p50 %.2f ms, p99 %.2f ms, max %.2f ms (applying %.0f %% of "
-        "the phase and drain time); sent to visible p50 %.2f ms, p99 %.2f "
-        "ms, max %.2f ms; discovery errors %lld%s%s\n",
-        static_cast<long long>(m.updates_sent),
-        m.seconds > 0 ? m.updates_sent / m.seconds : 0.0,
-        static_cast<long long>(m.applied_in_phase),
-        m.seconds > 0 ? m.applied_in_phase / m.seconds : 0.0,
-        static_cast<long long>(a.matched), m.drain_seconds,
-        static_cast<long long>(a.messages), Ms(a.apply_ns, 50),
-        Ms(a.apply_ns, 99), Ms(a.apply_ns, 100), 100 * busy,
-        Ms(a.visible_ns, 50), Ms(a.visible_ns, 99), Ms(a.visible_ns, 100),
-        static_cast<long long>(a.discovery_errors),
-        a.last_error.empty() ? "" : ": ", a.last_error.c_str());
-  }
-  std::string apply_md =
-      "Caller threads on CPU (CPU time / wall time), CPU per call, and how "
-      "often the scheduler took their core away (involuntary context "
-      "switches):";
-  std::printf("\ncallers preempted (involuntary context switches):");
-  for (size_t i = 0; i < modes.size(); ++i) {
-    const Mode& m = modes[i];
-    const double per_s = m.seconds > 0 ? m.preempted / m.seconds : 0.0;
-    const double calls_per = m.preempted > 0
-                                 ? static_cast<double>(m.latency.count()) /
-                                       static_cast<double>(m.preempted)
-                                 : 0.0;
-    std::printf("%s %s %.0f/s (1 per %.0f calls)", i == 0 ? "" : ",",
-                m.name.c_str(), per_s, calls_per);
-    absl::StrAppendFormat(
-        &apply_md, "%s %s %.1f %%, %.0f ns, %s/s (1 per %s calls)",
-        i == 0 ? "" : ";", m.name, OnCpuPercent(m, flags), CpuNsPerCall(m),
-        Thousands(static_cast<int64_t>(per_s)),
-        Thousands(static_cast<int64_t>(calls_per)));
-  }
-  std::printf(
-      "\nmachine-wide interrupts/s (TLB shootdowns, rescheduling, "
-      "function call):");
-  for (size_t i = 0; i < modes.size(); ++i) {
-    const Mode& m = modes[i];
-    const double sec = std::max(m.seconds, 1e-9);
-    std::printf("%s %s %.0f, %.0f, %.0f", i == 0 ? "" : ";", m.name.c_str(),
-                m.tlb / sec, m.res / sec, m.cal / sec);
-  }
-  std::printf("\n");
-  apply_md += ".\n\n";
-  for (size_t i = 1; i < modes.size(); ++i) {
-    const Mode& m = modes[i];
-    const ApplyStats& a = applied[i];
-    if (m.name == "noise") {
-      absl::StrAppendFormat(
-          &apply_md,
-          "noise: %s ticks (%.1f/s) of 2 pieces of work, %.2f ms each at "
-          "p50, %.2f ms at p99.\n",
-          Thousands(m.updates_sent),
-          m.seconds > 0 ? m.updates_sent / m.seconds : 0.0, Ms(m.work_ns, 50),
-          Ms(m.work_ns, 99));
-      continue;
-    }
-    absl::StrAppendFormat(
-        &apply_md,
-        "%s: %s updates sent (%.1f/s), %s applied before their phase ended "
-        "(%.1f/s), %s in all, in %s messages; the Mesh applied a message in "
-        "%.2f ms at p50, %.2f ms at p99 (max %.2f ms); an update was visible "
-        "to picks %.2f ms after it was sent at p50, %.2f ms at p99 (max %.2f "
-        "ms).\n",
-        m.name, Thousands(m.updates_sent),
-        m.seconds > 0 ? m.updates_sent / m.seconds : 0.0,
-        Thousands(m.applied_in_phase),
-        m.seconds > 0 ? m.applied_in_phase / m.seconds : 0.0,
-        Thousands(a.matched), Thousands(a.messages), Ms(a.apply_ns, 50),
-        Ms(a.apply_ns, 99), Ms(a.apply_ns, 100), Ms(a.visible_ns, 50),
-        Ms(a.visible_ns, 99), Ms(a.visible_ns, 100));
-  }
-  // A new endpoint's first call may do one-time work (say, making its
-  // metrics): those calls apart from the others.
-  std::printf("\nfirst call of an endpoint vs the other calls:\n");
-  apply_md += "\nFirst call of an endpoint against the other calls:";
-  for (size_t i = 0; i < modes.size(); ++i) {
-    const Mode& m = modes[i];
-    const LatencyHistogram& f = m.first_latency;
-    const LatencyHistogram& o = m.other_latency;
-    std::printf(
-        "  %-13s first calls %8lld: p50 %7.2f us, p99 %8.2f us, max %9.1f "
-        "us; other calls p99 %.2f us, p99.9 %.2f us, max %.1f us\n",
-        m.name.c_str(), static_cast<long long>(f.count()), Us(f, 50), Us(f, 99),
-        Us(f, 100), Us(o, 99), Us(o, 99.9), Us(o, 100));
-    absl::StrAppendFormat(&apply_md,
-                          "%s %s %s first calls (p50 %.2f µs, p99 %.2f µs), "
-                          "the others' p99.9 %.2f µs",
-                          i == 0 ? "" : ";", m.name, Thousands(f.count()),
-                          Us(f, 50), Us(f, 99), Us(o, 99.9));
-  }
-  apply_md += ".\n";
+  const ChurnReport report = ReportChurn(modes, applied, flags.threads);
+  std::printf("\n%s\n%s\n", report.markdown.c_str(), report.goals.c_str());
   for (const std::string& line : errors.lines()) {
     std::printf("error: %s\n", line.c_str());
   }
-  for (const Mode& m : modes) {
+  for (const ChurnMode& m : modes) {
     if (&m != &modes[0] && m.channel == modes[0].channel) continue;
     std::printf("%s: %zu endpoints at the end\n", m.target.c_str(),
                 m.channel->EndpointStatsSnapshot().size());
   }
   std::printf("load average: %s before, %s after\n", load_before.c_str(),
               load_after.c_str());
-  md += "\n" + ratios_md + ".\n\n" + apply_md;
-
-  WriteResultsOrDie(flags.out, {{"churn.csv", csv},
-                                {"churn_curve.csv", CurveCsv(modes)},
-                                {"churn.md", md},
-                                {"churn_goals.md", GoalRows(modes)}});
-  for (Mode& m : modes) m.channel.reset();
+  WriteResultsOrDie(flags.out, {{"churn.csv", report.csv},
+                                {"churn_curve.csv", report.curve_csv},
+                                {"churn.md", report.markdown},
+                                {"churn_goals.md", report.goals}});
+  for (ChurnMode& m : modes) m.channel.reset();
   mesh->reset();
   return 0;
 }

@@ -27,7 +27,6 @@
 // Exits 1 if a backend cannot start or a variant cannot be set up.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -54,19 +53,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
+#include "bench/e2e/grpc_caller.h"
 #include "bench/e2e/overhead_report.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
 
 namespace mesh::bench {
 namespace {
-
-constexpr char kMethod[] = "/mesh.bench.Echo/Call";
 
 struct Flags {
   std::string out = "results";
@@ -100,42 +99,6 @@ Flags ParseFlags(int argc, char** argv) {
 
 // Starts one call; `done(ok)` runs once, on any thread, and must not block.
 using StartCall = std::function<void(std::function<void(bool)> done)>;
-
-// A raw grpc::Channel to one address (pick_first, its own connection), calls
-// through the generic stub's callback API as src/transport does.
-class GrpcRaw {
- public:
-  GrpcRaw(const std::string& address, double timeout_ms)
-      : timeout_(absl::Milliseconds(timeout_ms)) {
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    channel_ = grpc::CreateCustomChannel(
-        address, grpc::InsecureChannelCredentials(), args);
-  }
-
-  void Start(std::function<void(bool)> done) {
-    struct Call {
-      grpc::ClientContext context;
-      grpc::ByteBuffer request;
-      grpc::ByteBuffer response;
-    };
-    auto* call = new Call;
-    call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
-    grpc::Slice slice(std::string(64, 'x'));
-    call->request = grpc::ByteBuffer(&slice, 1);
-    grpc::GenericStub stub(channel_);
-    stub.UnaryCall(&call->context, kMethod, grpc::StubOptions(), &call->request,
-                   &call->response,
-                   [call, done = std::move(done)](grpc::Status status) {
-                     done(status.ok());
-                     delete call;
-                   });
-  }
-
- private:
-  absl::Duration timeout_;
-  std::shared_ptr<grpc::Channel> channel_;
-};
 
 // CPU time used so far by every thread of this process, in seconds.
 double ProcessCpuSeconds() {
@@ -326,36 +289,50 @@ int Main(int argc, char** argv) {
     call_options.timeout = absl::Milliseconds(flags.timeout_ms);
     return StartCall([shared, call_options](std::function<void(bool)> done) {
       shared->CallRawAsync(
-          kMethod, std::string(64, 'x'), call_options,
+          kBenchMethod, std::string(64, 'x'), call_options,
           [done = std::move(done)](CallResult r) { done(r.status.ok()); });
     });
   };
-  auto grpc_caller = [&](const std::string& address) {
-    auto g = std::make_shared<GrpcRaw>(address, flags.timeout_ms);
+  auto grpc_caller = [&](const std::string& target, const std::string& policy) {
+    auto g = std::make_shared<GrpcCaller>(target, policy,
+                                          absl::Milliseconds(flags.timeout_ms));
     return StartCall(
         [g](std::function<void(bool)> done) { g->Start(std::move(done)); });
   };
 
   struct Variant {
-    std::string name;
+    OverheadVariant about;
     StartCall start;
   };
+  std::vector<std::string> addresses;
+  for (const Endpoint& e : many) addresses.push_back(e.address);
   std::vector<Variant> variants = {
-      {"grpc_raw", grpc_caller(backend.address())},
-      {"mesh_1", mesh_caller("one:80", {Endpoint(backend.address())})},
-      {absl::StrCat("mesh_", flags.many), mesh_caller("many:80", many)},
+      {{"grpc_raw", "raw `grpc::Channel`"},
+       grpc_caller(backend.address(), "pick_first")},
+      {{"mesh_1", "`mesh::Channel`, 1 endpoint"},
+       mesh_caller("one:80", {Endpoint(backend.address())})},
+      {{"mesh_many",
+        absl::StrCat("`mesh::Channel`, ", flags.many, " endpoints")},
+       mesh_caller("many:80", many)},
+      {{"grpc_rr_many",
+        absl::StrCat("gRPC `round_robin`, ", flags.many, " endpoints")},
+       grpc_caller(absl::StrCat("ipv4:", absl::StrJoin(addresses, ",")),
+                   "round_robin")},
   };
   std::string why;
   std::unique_ptr<Nghttpx> proxy =
       Nghttpx::Start(flags.nghttpx, backend.port(), &why);
   if (proxy != nullptr) {
     variants.push_back(
-        {"proxy_hop", grpc_caller(absl::StrCat("127.0.0.1:", proxy->port()))});
+        {{"proxy_hop", "nghttpx h2c hop (raw gRPC to it)"},
+         grpc_caller(absl::StrCat("127.0.0.1:", proxy->port()), "pick_first")});
   } else {
     std::printf("proxy_hop skipped: %s\n", why.c_str());
   }
   std::string names;
-  for (const Variant& v : variants) absl::StrAppend(&names, " ", v.name);
+  for (const Variant& v : variants) {
+    absl::StrAppend(&names, " ", v.about.name);
+  }
   std::printf(
       "%d echo backends on 127.0.0.1 (no delay); variants:%s; %d rounds x "
       "%d calls per variant and concurrency, after %d warm-up calls\n",
@@ -378,13 +355,8 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  std::vector<OverheadVariant> described = {
-      {"grpc_raw", "raw `grpc::Channel`"},
-      {"mesh_1", "`mesh::Channel`, 1 endpoint"},
-      {variants[2].name,
-       absl::StrCat("`mesh::Channel`, ", flags.many, " endpoints")},
-      {"proxy_hop", "nghttpx h2c hop (raw gRPC to it)"}};
-  described.resize(variants.size());
+  std::vector<OverheadVariant> described;
+  for (const Variant& v : variants) described.push_back(v.about);
   const std::string setup = absl::StrFormat(
       "%d echo backends on 127.0.0.1, no delay; closed loop, %d rounds × "
       "%s calls per variant and concurrency after %s warm-up calls; %s.\n\n",

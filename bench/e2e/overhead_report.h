@@ -32,10 +32,13 @@ struct OverheadSamples {
   std::vector<double> round_calls_per_s;
 };
 
-// The variants in their fixed order: raw gRPC, mesh with 1 endpoint, mesh
-// with many, and (optional) the proxy hop.
+// A variant, by name: "grpc_raw" (raw gRPC to one backend) and "mesh_1"
+// (mesh::Channel with that one endpoint) are required; "mesh_many" (mesh
+// over many backends), "grpc_rr_many" (gRPC round_robin over the same) and
+// "proxy_hop" (raw gRPC through a proxy to the one backend) are compared
+// when present.
 struct OverheadVariant {
-  std::string name;   // in the CSV, e.g. "mesh_1"
+  std::string name;   // in the CSV
   std::string label;  // in the Markdown table
 };
 
@@ -46,8 +49,8 @@ struct OverheadReport {
   std::string goals;       // the goal rows, as a Markdown table
 };
 
-// REQUIRES: 3 or 4 variants in the order above; samples[c] holds one entry
-// per variant, each with the same number of rounds.
+// REQUIRES: grpc_raw and mesh_1 among `variants`; samples[c] holds one
+// entry per variant, in the same order, each with the same number of rounds.
 OverheadReport ReportOverhead(
     const std::vector<OverheadVariant>& variants,
     std::map<int, std::vector<OverheadSamples>> samples,

@@ -20,7 +20,6 @@
 //   mesh_tail_latency_bench --out results/ [--rate 500] [--duration 9]
 //
 // Exits 1 if a backend cannot start or a run cannot be set up.
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -39,14 +38,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
+#include "bench/e2e/grpc_caller.h"
 #include "bench/e2e/latency_stats.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
 
 namespace mesh::bench {
 namespace {
-
-constexpr char kMethod[] = "/mesh.bench.Echo/Call";
 
 struct Flags {
   std::string out = "results";
@@ -150,45 +148,6 @@ LatencyStats RunOpenLoop(const std::string& name, const StartCall& start,
   return LatencyStats::From(name, std::move(latencies), succeeded);
 }
 
-// gRPC's own balancing: one channel to all the backends, calls through the
-// generic stub's callback API (as src/transport/grpc_transport.cc calls).
-class GrpcBalanced {
- public:
-  GrpcBalanced(const std::vector<std::string>& addresses,
-               const std::string& policy, double timeout_ms)
-      : timeout_(absl::Milliseconds(timeout_ms)) {
-    grpc::ChannelArguments args;
-    args.SetLoadBalancingPolicyName(policy);
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    channel_ = grpc::CreateCustomChannel(
-        absl::StrCat("ipv4:", absl::StrJoin(addresses, ",")),
-        grpc::InsecureChannelCredentials(), args);
-  }
-
-  void Start(std::function<void(bool)> done) {
-    struct Call {
-      grpc::ClientContext context;
-      grpc::ByteBuffer request;
-      grpc::ByteBuffer response;
-    };
-    auto* call = new Call;
-    call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
-    grpc::Slice slice(std::string(64, 'x'));
-    call->request = grpc::ByteBuffer(&slice, 1);
-    grpc::GenericStub stub(channel_);
-    stub.UnaryCall(&call->context, kMethod, grpc::StubOptions(), &call->request,
-                   &call->response,
-                   [call, done = std::move(done)](grpc::Status status) {
-                     done(status.ok());
-                     delete call;
-                   });
-  }
-
- private:
-  absl::Duration timeout_;
-  std::shared_ptr<grpc::Channel> channel_;
-};
-
 // The runs as a Markdown table; `slow_ms`: the latency from which a call
 // counts as served slowly.
 std::string ResultsTable(const std::vector<LatencyStats>& runs,
@@ -283,13 +242,14 @@ int Main(int argc, char** argv) {
     call_options.timeout = absl::Milliseconds(flags.timeout_ms);
     return StartCall([shared, call_options](std::function<void(bool)> done) {
       shared->CallRawAsync(
-          kMethod, std::string(64, 'x'), call_options,
+          kBenchMethod, std::string(64, 'x'), call_options,
           [done = std::move(done)](CallResult r) { done(r.status.ok()); });
     });
   };
   auto grpc_caller = [&](const std::string& policy) {
-    auto g =
-        std::make_shared<GrpcBalanced>(addresses, policy, flags.timeout_ms);
+    auto g = std::make_shared<GrpcCaller>(
+        absl::StrCat("ipv4:", absl::StrJoin(addresses, ",")), policy,
+        absl::Milliseconds(flags.timeout_ms));
     return StartCall(
         [g](std::function<void(bool)> done) { g->Start(std::move(done)); });
   };

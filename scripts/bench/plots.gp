@@ -40,7 +40,7 @@ levels = system("awk -F, 'NR > 1 { print $2 }' '".dir."/overhead.csv' | sort -un
 set multiplot layout 1,words(levels) title "Unary call latency: raw gRPC, mesh::Channel, an nghttpx hop (closed loop)"
 do for [c in levels] {
   set title "concurrency ".c
-  rows = "< awk -F, 'NR > 1 && $2 == ".c." { sub(/_/, \" \", $1); print }' OFS=, '".dir."/overhead.csv'"
+  rows = "< awk -F, 'NR > 1 && $2 == ".c." { gsub(/_/, \" \", $1); print }' OFS=, '".dir."/overhead.csv'"
   plot rows using 5:xtic(1) title "p50", "" using 7 title "p99"
 }
 unset multiplot
