@@ -32,6 +32,10 @@ using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "books.test:7000";
 
+// Round robin, so that every endpoint gets its share of the traffic: P2C
+// may leave one idle for many seconds after a slow call (its estimate
+// decays with a 10 s time constant), and the tests that match on an
+// endpoint need calls to reach it.
 struct Fixture {
   explicit Fixture(int backends_n = 2) {
     backends = testing::StartBackends(backends_n);
@@ -50,7 +54,9 @@ struct Fixture {
     options.tap_address = "127.0.0.1:0";
     options.tap_redacted_headers = {"x-api-key"};
     mesh = *Mesh::Create(options);
-    channel = *mesh->NewChannel(kTarget);
+    ChannelOptions channel_options;
+    channel_options.balancer.kind = BalancerKind::kRoundRobin;
+    channel = *mesh->NewChannel(kTarget, channel_options);
     EXPECT_TRUE(testing::WaitFor(
         [&] { return channel->service_config().has_value(); }));
   }
@@ -64,14 +70,18 @@ struct Fixture {
 };
 
 // Sends calls (alternating methods) from a thread until Stop(), at most
-// 5000 of them, so a subscription made at any moment sees traffic.
+// 200,000 of them over at most 60 s, so a subscription made at any moment
+// of a test sees traffic.
 class Traffic {
  public:
   explicit Traffic(Channel& channel, Metadata metadata = {}) {
     thread_ = std::thread([this, &channel, metadata] {
       CallOptions options;
       options.metadata = metadata;
-      for (int i = 0; i < 5000 && !stop_.HasBeenNotified(); ++i) {
+      const absl::Time deadline = absl::Now() + absl::Seconds(60);
+      for (int i = 0;
+           i < 200000 && !stop_.HasBeenNotified() && absl::Now() < deadline;
+           ++i) {
         channel.CallRaw(i % 2 == 0 ? "/test.Echo/One" : "/test.Echo/Two",
                         "hello", options);
         sent_.fetch_add(1);
