@@ -34,6 +34,8 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
 set key top left
+set xtics rotate by -30 scale 0
+set bmargin 5
 set ylabel "latency (µs)"
 set yrange [0:*]
 levels = system("awk -F, 'NR > 1 { print $2 }' '".dir."/overhead.csv' | sort -un | tr '\\n' ' '")
