@@ -171,11 +171,19 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
     in_flight_.erase(it);
     if (shutdown_) mu_.NotifyAll();  // Shutdown() may be waiting
   }
-  // The callback and the call (its context holds the grpc::Channel) may be
-  // the last owners of a channel, a transport or a whole destination: they
-  // are released on the reaper thread, not on this gRPC one (reaper.h).
-  // Nothing touches `this` after this line.
-  DestroyLater([owned = std::move(owned), done = std::move(done)] {});
+  // The callback may be the last owner of a transport or a whole
+  // destination, and the call's context holds a reference to the
+  // grpc::Channel, which may be the last one (an update dropped the
+  // endpoint): neither may be released on this gRPC thread (reaper.h). The
+  // call itself is destroyed here, as gRPC's own callback users do — handing
+  // it to the reaper made another thread tear down a gRPC call per call
+  // (~10-20 us of CPU per call at one call in flight, docs/benchmarks.md) —
+  // while `keep` holds the channel, so that the context's reference is not
+  // the last; `keep` and the callback go to the reaper. Nothing touches
+  // `this` after the reset.
+  std::shared_ptr<grpc::Channel> keep = owned->channel;
+  owned.reset();
+  DestroyLater([keep = std::move(keep), done = std::move(done)] {});
 }
 
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
