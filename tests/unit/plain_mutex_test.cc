@@ -27,16 +27,20 @@ TEST(PlainMutexTest, ExcludesConcurrentIncrements) {
   EXPECT_EQ(n, 200000);
 }
 
+// The setter starts while this thread holds the lock, so it can set `ready`
+// only once Await has released it: the return must come from its
+// NotifyAll (without it, this test hangs and times out).
 TEST(PlainMutexTest, AwaitReturnsOnceAnotherThreadMakesItTrue) {
   PlainMutex mu;
   bool ready = false;
-  std::thread setter([&] {
-    PlainMutexLock lock(&mu);
-    ready = true;
-    mu.NotifyAll();
-  });
+  std::thread setter;
   {
     PlainMutexLock lock(&mu);
+    setter = std::thread([&] {
+      PlainMutexLock lock(&mu);
+      ready = true;
+      mu.NotifyAll();
+    });
     mu.Await([&] { return ready; });
     EXPECT_TRUE(ready);
   }
