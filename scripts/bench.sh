@@ -2,7 +2,7 @@
 # Runs every benchmark of docs/benchmarks.md on this machine, one after the
 # other, and regenerates that document's figures, goal table and plots:
 #
-#   scripts/bench.sh           the full run (about 10 minutes on 2 cores,
+#   scripts/bench.sh           the full run (about 6 minutes on 2 cores,
 #                              a clean Release build included); rewrites
 #                              the generated parts of docs/benchmarks.md and
 #                              docs/img/*.png

@@ -42,7 +42,7 @@ def fmt: if . >= 1e6 then "\(. / 1e4 | round / 100) ms"
           $pick100k <= 1.5 * $pick10; ratio($pick100k; 1.5 * $pick10)),
       row("Reset of 10,000 endpoints ≤ 10 ms"; "**\($reset | fmt)** (worse of two)";
           $reset <= 1e7; ratio($reset; 1e7)),
-      row("tap hook with no subscriber ≤ 5 ns over the bare call";
+      row("tap with nobody watching (TapSwitch) ≤ 5 ns over the bare call";
           "**\($tap_idle | fmt)** over"; $tap_idle <= 5; ratio($tap_idle; 5)),
       row("tap, one subscriber that does not match ≤ 100 ns";
           "**\($tap_reject | fmt)** (worst of three matches)";
