@@ -1,5 +1,6 @@
 #include "src/route/retry_budget.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -22,11 +23,13 @@ absl::Status ValidateRetryBudget(const RetryBudget& budget) {
 
 namespace {
 
-int64_t WithdrawalUnits(double ratio, int64_t scale) {
-  // A ratio of 0 allows no retry from deposits (a withdrawal would cost a
-  // billion requests' worth): only the reserve pays.
-  if (ratio <= 0) return scale * 1'000'000'000;
-  return static_cast<int64_t>(std::llround(static_cast<double>(scale) / ratio));
+double ClampRatio(double ratio) {
+  if (!(ratio > 0)) return 0;  // NaN and negatives: deposits never pay
+  return std::min(ratio, 1000.0);
+}
+
+absl::Duration ClampTtl(absl::Duration ttl) {
+  return std::clamp(ttl, absl::Seconds(1), absl::Seconds(60));
 }
 
 }  // namespace
@@ -34,11 +37,10 @@ int64_t WithdrawalUnits(double ratio, int64_t scale) {
 RetryBudgetLedger::RetryBudgetLedger(const RetryBudget& budget,
                                      const Clock* clock)
     : clock_(clock),
-      slice_ns_(absl::ToInt64Nanoseconds(budget.ttl) / kSlices),
-      withdrawal_(WithdrawalUnits(budget.retry_ratio, kScale)),
-      // The reserve is counted in retries, so in withdrawal units.
-      reserve_(static_cast<int64_t>(budget.min_retries_per_second) *
-               absl::ToInt64Seconds(budget.ttl)),
+      slice_ns_(absl::ToInt64Nanoseconds(ClampTtl(budget.ttl)) / kSlices),
+      ratio_(ClampRatio(budget.retry_ratio)),
+      reserve_(static_cast<double>(budget.min_retries_per_second) *
+               absl::ToInt64Seconds(ClampTtl(budget.ttl))),
       current_start_ns_(clock->NowNanos()) {}
 
 void RetryBudgetLedger::Advance() {
@@ -46,45 +48,49 @@ void RetryBudgetLedger::Advance() {
   int64_t steps = (now - current_start_ns_) / slice_ns_;
   if (steps <= 0) return;
   if (steps >= kSlices) {
-    slices_.fill(0);
+    slices_.fill(Slice{});
   } else {
     for (int64_t i = 1; i <= steps; ++i) {
-      slices_[(current_slice_ + i) % kSlices] = 0;
+      slices_[(current_slice_ + i) % kSlices] = Slice{};
     }
   }
   current_slice_ = (current_slice_ + steps) % kSlices;
   current_start_ns_ += steps * slice_ns_;
 }
 
-int64_t RetryBudgetLedger::Tokens() {
-  int64_t sum = 0;
-  for (int64_t s : slices_) sum += s;
-  return sum;
+double RetryBudgetLedger::Available() {
+  int64_t requests = 0;
+  int64_t retries = 0;
+  for (const Slice& s : slices_) {
+    requests += s.requests;
+    retries += s.retries;
+  }
+  // Deposits pay first, the reserve when they cannot; a retry counts in the
+  // window either way, so that it too expires with ttl.
+  return ratio_ * static_cast<double>(requests) + reserve_ -
+         static_cast<double>(retries);
 }
 
 void RetryBudgetLedger::Deposit() {
   PlainMutexLock lock(&mu_);
   Advance();
-  slices_[current_slice_] += kScale;
+  ++slices_[current_slice_].requests;
 }
 
 bool RetryBudgetLedger::TryWithdraw() {
   PlainMutexLock lock(&mu_);
   Advance();
-  // Deposits pay first; when they cannot, a retry comes out of the reserve,
-  // counted as a withdrawal in the window so that it too expires with ttl.
-  // In retries (doubles: the reserve times a withdrawal can exceed 64 bits).
-  double available = static_cast<double>(Tokens()) / withdrawal_ + reserve_;
-  if (available < 1) return false;
-  slices_[current_slice_] -= withdrawal_;
+  if (Available() < 1) return false;
+  ++slices_[current_slice_].retries;
   return true;
 }
 
 int64_t RetryBudgetLedger::Balance() {
   PlainMutexLock lock(&mu_);
   Advance();
-  return static_cast<int64_t>(
-      std::floor(static_cast<double>(Tokens()) / withdrawal_ + reserve_));
+  // Clamped: a double past int64's range does not convert.
+  double available = std::clamp(std::floor(Available()), 0.0, 9e18);
+  return static_cast<int64_t>(available);
 }
 
 }  // namespace mesh::internal

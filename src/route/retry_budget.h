@@ -8,6 +8,11 @@
 //   retry_ratio × requests + min_retries_per_second × ttl,
 // and a full outage cannot multiply the load by more than that.
 //
+// The window counts requests and retries apart (whole numbers, one each)
+// and compares retry_ratio × requests + reserve − retries in doubles, so no
+// ratio in [0, 1000] — 1e-20 included — and no reserve can overflow: a tiny
+// ratio simply leaves the reserve alone to pay.
+//
 //   RetryBudgetLedger budget(config.retry_budget.value(), clock);
 //   budget.Deposit();                        // each original request
 //   if (budget.TryWithdraw()) { retry... }   // each retry
@@ -32,7 +37,9 @@ absl::Status ValidateRetryBudget(const RetryBudget& budget);
 
 class RetryBudgetLedger {
  public:
-  // REQUIRES: ValidateRetryBudget(budget).ok(). `clock` must outlive this.
+  // `budget` should pass ValidateRetryBudget; values outside its ranges are
+  // clamped (NaN ratio as 0, ratio to [0, 1000], ttl to [1 s, 60 s]) rather
+  // than trusted. `clock` must outlive this.
   RetryBudgetLedger(const RetryBudget& budget, const Clock* clock);
 
   // Records an original request.
@@ -45,19 +52,22 @@ class RetryBudgetLedger {
  private:
   static constexpr int kSlices = 10;
 
+  struct Slice {
+    int64_t requests = 0;
+    int64_t retries = 0;
+  };
+
   // Moves the window to now, dropping slices older than ttl.
   void Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int64_t Tokens() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Retries the window allows now, before rounding (may be negative).
+  double Available() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* const clock_;
   const int64_t slice_ns_;
-  // Scaled so that 1/retry_ratio is a whole number of units: a deposit is
-  // kScale units, a withdrawal kScale / retry_ratio (Finagle's scheme).
-  static constexpr int64_t kScale = 1000;
-  const int64_t withdrawal_;
-  const int64_t reserve_;  // retries always available per window
+  const double ratio_;    // clamped to [0, 1000]
+  const double reserve_;  // retries always available per window
   PlainMutex mu_;  // every call deposits: not an absl::Mutex (plain_mutex.h)
-  std::array<int64_t, kSlices> slices_ ABSL_GUARDED_BY(mu_) = {};
+  std::array<Slice, kSlices> slices_ ABSL_GUARDED_BY(mu_) = {};
   int64_t current_slice_ ABSL_GUARDED_BY(mu_) = 0;  // index of the slice
                                                     // holding "now"
   int64_t current_start_ns_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,5 +1,9 @@
 #include "src/route/traffic_split.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
 #include "src/model/address.h"
@@ -13,6 +17,7 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
     if (dropped != nullptr) dropped->push_back(std::move(line));
   };
   auto split = std::make_shared<TrafficSplit>();
+  std::vector<uint64_t> wide;  // merged weights, beside split->backends_
   for (const WeightedBackend& b : backends) {
     if (b.weight == 0) {
       drop(absl::StrCat("backend '", b.authority, "' dropped: weight 0"));
@@ -23,9 +28,9 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
       continue;
     }
     bool merged = false;
-    for (WeightedBackend& kept : split->backends_) {
-      if (kept.authority == b.authority) {
-        kept.weight += b.weight;
+    for (size_t i = 0; i < split->backends_.size(); ++i) {
+      if (split->backends_[i].authority == b.authority) {
+        wide[i] += b.weight;  // at most 2^32 per input: cannot overflow
         merged = true;
       }
     }
@@ -36,9 +41,21 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
         continue;
       }
       split->backends_.push_back(b);
+      wide.push_back(b.weight);
     }
   }
   if (split->backends_.empty()) return nullptr;
+  uint64_t max = *std::max_element(wide.begin(), wide.end());
+  constexpr uint64_t kMaxWeight = std::numeric_limits<uint32_t>::max();
+  for (size_t i = 0; i < wide.size(); ++i) {
+    uint64_t w = wide[i];
+    if (max > kMaxWeight) {
+      // In long double: w × kMaxWeight does not fit 64 bits.
+      long double scaled = static_cast<long double>(w) * kMaxWeight / max;
+      w = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(scaled)));
+    }
+    split->backends_[i].weight = static_cast<uint32_t>(w);
+  }
   return split;
 }
 

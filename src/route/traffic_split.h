@@ -24,9 +24,12 @@ namespace mesh::internal {
 class TrafficSplit {
  public:
   // Keeps the backends with a non-zero weight and a valid "name:port"
-  // authority, in order, merging repeats of one authority; each one dropped
-  // adds a line naming it to `dropped` (may be null). Null when none is
-  // left: calls go to the destination itself.
+  // authority, in order, merging repeats of one authority (their weights
+  // summed in 64 bits); each one dropped adds a line naming it to `dropped`
+  // (may be null). Null when none is left: calls go to the destination
+  // itself. Weights are then normalised so that each fits 32 bits (scaled
+  // down together when a sum does not, none below 1): the draw's
+  // proportions are those of the configured weights, whatever their size.
   static std::shared_ptr<const TrafficSplit> Build(
       const std::vector<WeightedBackend>& backends,
       std::vector<std::string>* dropped);

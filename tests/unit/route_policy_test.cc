@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/route/classify.h"
@@ -169,6 +170,53 @@ TEST(TrafficSplitTest, RepeatsMergeAndNothingLeftIsNull) {
   EXPECT_EQ(merged->backends()[0].weight, 3u);
   EXPECT_EQ(TrafficSplit::Build({{"a.b:1", 0}}, nullptr), nullptr);
   EXPECT_EQ(TrafficSplit::Build({}, nullptr), nullptr);
+}
+
+// Weights whose sum passes 32 bits once wrapped: four entries of 2^30 for
+// one authority summed to 0 (every call failed), and 4294967295 + 2 against
+// 1 to a 50/50 split.
+TEST(TrafficSplitTest, MergedWeightsAreSummedWideAndNormalised) {
+  auto four = TrafficSplit::Build({{"a.b:1", 1u << 30},
+                                   {"a.b:1", 1u << 30},
+                                   {"a.b:1", 1u << 30},
+                                   {"a.b:1", 1u << 30}},
+                                  nullptr);
+  ASSERT_NE(four, nullptr);
+  ASSERT_EQ(four->size(), 1u);
+  EXPECT_GT(four->backends()[0].weight, 0u);
+  absl::BitGen gen;
+  EXPECT_EQ(four->Draw(gen, 0), 0u);
+
+  auto lopsided = TrafficSplit::Build(
+      {{"a.b:1", 4294967295u}, {"a.b:1", 2}, {"c.d:1", 1}}, nullptr);
+  ASSERT_NE(lopsided, nullptr);
+  ASSERT_EQ(lopsided->size(), 2u);
+  // 4294967297 : 1 scaled into 32 bits, the small one kept at 1.
+  EXPECT_EQ(lopsided->backends()[0].weight, 4294967295u);
+  EXPECT_EQ(lopsided->backends()[1].weight, 1u);
+  int second = 0;
+  for (int i = 0; i < 100000; ++i) second += lopsided->Draw(gen, 0) == 1;
+  EXPECT_LE(second, 5);  // expected 2.3e-5 of draws
+
+  // Proportions survive the scaling: 3 × 2^32 against 2^32.
+  auto scaled = TrafficSplit::Build({{"a.b:1", 4294967295u},
+                                     {"a.b:1", 4294967295u},
+                                     {"a.b:1", 4294967295u},
+                                     {"c.d:1", 4294967295u}},
+                                    nullptr);
+  ASSERT_NE(scaled, nullptr);
+  EXPECT_EQ(scaled->backends()[0].weight, 4294967295u);
+  EXPECT_NEAR(scaled->backends()[1].weight, 4294967295.0 / 3, 1);
+  // 64 backends of the largest weight: the draw's total is 64 × 2^32.
+  std::vector<WeightedBackend> many;
+  for (int i = 0; i < 64; ++i) {
+    many.push_back({absl::StrCat("b", i, ".x:1"), 4294967295u});
+  }
+  auto wide = TrafficSplit::Build(many, nullptr);
+  ASSERT_EQ(wide->size(), 64u);
+  std::vector<int> counts(64);
+  for (int i = 0; i < 64000; ++i) ++counts[wide->Draw(gen, 0)];
+  for (int c : counts) EXPECT_NEAR(c, 1000, 200);
 }
 
 TEST(RouteBuilderTest, BuildsARouteThatMatchesItsGrpcMethodOnly) {

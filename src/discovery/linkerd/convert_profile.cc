@@ -94,9 +94,14 @@ std::optional<Route> ConvertRoute(int index, const dst::Route& wire,
 
 std::optional<RetryBudget> ConvertRetryBudget(
     const dst::RetryBudget& wire, std::vector<std::string>* dropped) {
+  // Without a budget the destination uses the default one: say which.
   auto drop = [&](absl::string_view reason) {
+    const RetryBudget fallback;
     dropped->push_back(
-        absl::StrCat("retry budget dropped (no route retries): ", reason));
+        absl::StrCat("retry budget dropped, the default applies (retry_ratio ",
+                     fallback.retry_ratio, ", min_retries_per_second ",
+                     fallback.min_retries_per_second, ", ttl ",
+                     absl::FormatDuration(fallback.ttl), "): ", reason));
     return std::nullopt;
   };
   // Written so that NaN fails too.

@@ -1,0 +1,126 @@
+// Route configs at the edges of their valid ranges, over real gRPC backends
+// on 127.0.0.1: a retry budget whose ratio is tiny but valid, and traffic
+// split weights whose sums pass 32 bits.
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mesh/mesh.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+using testing::Load;
+
+constexpr char kTarget[] = "books.test:7000";
+
+struct Fixture {
+  Fixture() {
+    discovery = StaticDiscovery::Create();
+    MeshOptions options;
+    options.discovery = discovery;
+    mesh = *Mesh::Create(options);
+  }
+  void Configure(Channel& channel, const ServiceConfig& config) {
+    ASSERT_TRUE(discovery->SetServiceConfig(kTarget, config).ok());
+    ASSERT_TRUE(
+        testing::WaitFor([&] { return channel.service_config().has_value(); }));
+  }
+  std::shared_ptr<StaticDiscovery> discovery;
+  std::unique_ptr<Mesh> mesh;
+};
+
+// retry_ratio 1e-20 passes validation; its withdrawal once overflowed and
+// 300 failing calls made 34,795 retries. Only the reserve may pay:
+// min_retries_per_second 1 × ttl 10 s = 10 retries.
+TEST(RetryBudgetExtremesTest, ATinyRatioLeavesOnlyTheReserve) {
+  auto backends = testing::StartBackends(2);
+  for (auto& b : backends) b->set_status(grpc::StatusCode::UNAVAILABLE);
+  Fixture f;
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ServiceConfig config;
+  // The timeout only bounds the test if the budget fails to.
+  config.routes = {
+      RouteBuilder("All").Retryable().Timeout(absl::Milliseconds(200)).Build()};
+  config.retry_budget = RetryBudget{1e-20, 1, absl::Seconds(10)};
+  f.Configure(*channel, config);
+  const int kCalls = 300;
+  Load load(*channel, kCalls, 4);
+  load.Run();
+  EXPECT_EQ(load.CountOk(), 0);
+  int64_t attempts = 0;
+  for (auto& b : backends) attempts += b->calls_received();
+  EXPECT_GE(attempts, kCalls);
+  EXPECT_LE(attempts, kCalls + 10);
+}
+
+// A config without a budget (a Linkerd profile's invalid one is dropped to
+// this, and its log line says the default applies): Linkerd's default
+// budget, 20 % of requests plus 10/s over 10 s, bounds the retries.
+TEST(RetryBudgetExtremesTest, WithoutABudgetTheDefaultOneApplies) {
+  auto backends = testing::StartBackends(2);
+  for (auto& b : backends) b->set_status(grpc::StatusCode::UNAVAILABLE);
+  Fixture f;
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ServiceConfig config;
+  config.routes = {
+      RouteBuilder("All").Retryable().Timeout(absl::Seconds(1)).Build()};
+  f.Configure(*channel, config);
+  ASSERT_FALSE(channel->service_config()->retry_budget.has_value());
+  const int kCalls = 300;
+  Load load(*channel, kCalls, 4);
+  load.Run();
+  int64_t attempts = 0;
+  for (auto& b : backends) attempts += b->calls_received();
+  // 0.2 × 300 + 10 × 10 = 160 retries; every one of them is spent, since
+  // each call wants many more (±1: 0.2 × 300 in doubles).
+  EXPECT_NEAR(attempts, kCalls + 160, 1);
+}
+
+// Four dst_overrides of 2^30 to one healthy authority summed to 0 in 32
+// bits, and every call failed "no backend of the traffic split has
+// endpoints".
+TEST(SplitExtremesTest, WeightsSummingPast32BitsStillRoute) {
+  auto backends = testing::StartBackends(2);
+  Fixture f;
+  ASSERT_TRUE(
+      f.discovery
+          ->SetEndpoints("v1.books.test:7000", {{backends[0]->address()}})
+          .ok());
+  ASSERT_TRUE(
+      f.discovery
+          ->SetEndpoints("v2.books.test:7000", {{backends[1]->address()}})
+          .ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ServiceConfig config;
+  for (int i = 0; i < 4; ++i) {
+    config.backends.push_back({"v1.books.test:7000", 1u << 30});
+  }
+  f.Configure(*channel, config);
+  Load all_v1(*channel, 200, 4);
+  all_v1.Run();
+  EXPECT_EQ(all_v1.CountOk(), 200);
+  EXPECT_EQ(all_v1.CountOn(backends[0]->address()), 200);
+
+  // 4294967295 + 2 against 1 once wrapped to 1 : 1, a 50/50 split.
+  config.backends = {{"v1.books.test:7000", 4294967295u},
+                     {"v1.books.test:7000", 2},
+                     {"v2.books.test:7000", 1}};
+  ASSERT_TRUE(f.discovery->SetServiceConfig(kTarget, config).ok());
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return channel->service_config()->backends.size() == 3; }));
+  Load lopsided(*channel, 400, 4);
+  lopsided.Run();
+  EXPECT_EQ(lopsided.CountOk(), 400);
+  // v2's share is 2.3e-10: a handful of calls there would be a bug.
+  EXPECT_LE(lopsided.CountOn(backends[1]->address()), 1);
+}
+
+}  // namespace
+}  // namespace mesh
