@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "examples/control-plane/json.h"
+#include "src/base/utf8.h"
 #include "src/model/address.h"
 
 namespace mesh::controlplane {
@@ -17,8 +18,10 @@ using Type = JsonValue::Type;
 
 absl::Status Bad(const JsonValue& v, const std::string& path,
                  absl::string_view problem) {
+  // Printable: names and values from the file may hold any byte.
   return absl::InvalidArgumentError(
-      absl::StrCat("line ", v.line, ": ", path, ": ", problem));
+      absl::StrCat("line ", v.line, ": ", internal::PrintableText(path), ": ",
+                   internal::PrintableText(problem)));
 }
 
 absl::Status Expect(const JsonValue& v, Type type, const std::string& path) {

@@ -1,12 +1,12 @@
 #include "examples/control-plane/control_plane.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "linkerd/destination.grpc.pb.h"
+#include "src/base/utf8.h"
 
 namespace mesh::controlplane {
 namespace {
@@ -112,7 +112,8 @@ class ControlPlane::Service final : public dst::Destination::Service {
     ++owner_->calls_[{method, target}];
     if (owner_->config_.not_mesh.count(target)) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          absl::StrCat(target, " is not a mesh service"));
+                          absl::StrCat(internal::PrintableText(target),
+                                       " is not a mesh service"));
     }
     ++owner_->open_streams_;
     int64_t seen = -1;
@@ -216,24 +217,24 @@ void ControlPlane::Kill() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+void ControlPlane::RejectFile(const std::string& error) {
+  std::string line = internal::PrintableText(error);
+  std::fprintf(stderr, "mesh-control-plane: %s; keeping the last good config\n",
+               line.c_str());
+  absl::MutexLock lock(&mu_);
+  ++rejected_files_;
+  last_file_error_ = std::move(line);
 }
 
-}  // namespace
-
 absl::Status ControlPlane::WatchFile(const std::string& path,
-                                     absl::Duration interval) {
+                                     absl::Duration interval,
+                                     int64_t max_bytes) {
   if (watcher_.joinable()) {
     return absl::FailedPreconditionError("WatchFile was already called");
   }
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<FileStamp> stamp = StampFile(path);
+  if (!stamp.ok()) return stamp.status();
+  absl::StatusOr<std::string> text = ReadConfigFile(path, max_bytes);
   if (!text.ok()) return text.status();
   absl::StatusOr<Config> config = ParseConfig(*text);
   if (!config.ok()) {
@@ -241,35 +242,64 @@ absl::Status ControlPlane::WatchFile(const std::string& path,
         absl::StrCat(path, ": ", config.status().message()));
   }
   SetConfig(*std::move(config));
-  watcher_ =
-      std::thread([this, path, interval, last = *std::move(text)]() mutable {
-        absl::MutexLock lock(&mu_);
-        while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
-          mu_.Unlock();
-          absl::StatusOr<std::string> now = ReadFile(path);
-          if (now.ok() && *now != last) {
-            last = *now;
-            absl::StatusOr<Config> next = ParseConfig(last);
-            if (next.ok()) {
-              std::fprintf(stderr, "mesh-control-plane: %s changed; applied\n",
-                           path.c_str());
-              SetConfig(*std::move(next));
-            } else {
-              std::string error =
-                  absl::StrCat(path, ":", next.status().message());
-              std::fprintf(stderr,
-                           "mesh-control-plane: %s; keeping the last good "
-                           "config\n",
-                           error.c_str());
-              absl::MutexLock count(&mu_);
-              ++rejected_files_;
-              last_file_error_ = std::move(error);
-            }
-          }
-          mu_.Lock();
-        }
-      });
+  {
+    absl::MutexLock lock(&mu_);
+    ++file_reads_;
+  }
+  // Only the stamp and a hash of the text are kept between polls: an
+  // unchanged file costs one stat(), whatever its size or validity.
+  watcher_ = std::thread([this, path, interval, max_bytes, last = *stamp,
+                          last_hash = absl::HashOf(*text)]() mutable {
+    absl::MutexLock lock(&mu_);
+    while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+      ++file_polls_;
+      mu_.Unlock();
+      PollFile(path, max_bytes, &last, &last_hash);
+      mu_.Lock();
+    }
+  });
   return absl::OkStatus();
+}
+
+void ControlPlane::PollFile(const std::string& path, int64_t max_bytes,
+                            FileStamp* last, size_t* last_hash) {
+  absl::StatusOr<FileStamp> now = StampFile(path);
+  // A file missing for a moment (an editor's rename) is looked at again
+  // next time; its absence changes nothing.
+  if (!now.ok() || *now == *last) return;
+  *last = *now;
+  absl::StatusOr<std::string> text = ReadConfigFile(path, max_bytes);
+  {
+    absl::MutexLock lock(&mu_);
+    ++file_reads_;
+  }
+  if (!text.ok()) {
+    if (!absl::IsNotFound(text.status())) {
+      RejectFile(std::string(text.status().message()));
+    }
+    return;
+  }
+  size_t hash = absl::HashOf(*text);
+  if (hash == *last_hash) return;  // touched, not changed
+  *last_hash = hash;
+  absl::StatusOr<Config> next = ParseConfig(*text);
+  if (!next.ok()) {
+    RejectFile(absl::StrCat(path, ":", next.status().message()));
+    return;
+  }
+  std::fprintf(stderr, "mesh-control-plane: %s changed; applied\n",
+               internal::PrintableText(path).c_str());
+  SetConfig(*std::move(next));
+}
+
+int64_t ControlPlane::file_reads() const {
+  absl::MutexLock lock(&mu_);
+  return file_reads_;
+}
+
+int64_t ControlPlane::file_polls() const {
+  absl::MutexLock lock(&mu_);
+  return file_polls_;
 }
 
 }  // namespace mesh::controlplane

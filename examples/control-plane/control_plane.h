@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "examples/control-plane/config.h"
+#include "examples/control-plane/config_file.h"
 
 namespace mesh::controlplane {
 
@@ -38,20 +39,28 @@ class ControlPlane {
   // Replaces the config; every open stream sends what changed for its target.
   void SetConfig(Config config);
 
-  // Reads `path` now (an error if it does not parse), then polls it every
-  // `interval` and applies each version that parses; a version that does not
-  // is reported on stderr ("path:line N: ...") and the last good config keeps
-  // serving.
+  // Reads `path` now (an error if it does not parse or holds more than
+  // `max_bytes`), then looks at it every `interval` and applies each new
+  // version that parses. A version is read only when the file changed (its
+  // inode, size, modification or change time): an unchanged file costs one
+  // stat() a look, whatever its size. A version that does not parse, or is
+  // over `max_bytes`, is reported once on stderr ("path:line N: ...") and
+  // the last good config keeps serving.
   absl::Status WatchFile(const std::string& path,
-                         absl::Duration interval = absl::Milliseconds(200));
+                         absl::Duration interval = absl::Milliseconds(200),
+                         int64_t max_bytes = kDefaultMaxConfigBytes);
 
   // Calls received per method ("Get", "GetProfile") and target, and streams
   // open now.
   int64_t calls(const std::string& method, const std::string& target) const;
   int open_streams() const;
-  // File versions rejected by WatchFile, and the last rejection's message.
+  // File versions rejected by WatchFile, and the last rejection's message
+  // (printable: control bytes and bad UTF-8 as \xNN).
   int64_t rejected_files() const;
   std::string last_file_error() const;
+  // Times WatchFile read the file, and times it looked at it.
+  int64_t file_reads() const;
+  int64_t file_polls() const;
 
   // Stops serving at once: open streams end with an error. Idempotent.
   void Kill();
@@ -59,6 +68,10 @@ class ControlPlane {
  private:
   class Service;
   ControlPlane() = default;
+  // One look at the watched file: read and apply it if it changed.
+  void PollFile(const std::string& path, int64_t max_bytes, FileStamp* last,
+                size_t* last_hash);
+  void RejectFile(const std::string& error);
 
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
@@ -70,6 +83,8 @@ class ControlPlane {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t rejected_files_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t file_reads_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t file_polls_ ABSL_GUARDED_BY(mu_) = 0;
   std::string last_file_error_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, int64_t> calls_
       ABSL_GUARDED_BY(mu_);

@@ -9,6 +9,7 @@
 #ifndef MESH_EXAMPLES_CONTROL_PLANE_JSON_H_
 #define MESH_EXAMPLES_CONTROL_PLANE_JSON_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,8 +32,18 @@ struct JsonValue {
   bool is(Type t) const { return type == t; }
 };
 
-// INVALID_ARGUMENT "line N: <problem>" for text that is not one JSON value.
-absl::StatusOr<JsonValue> ParseJson(absl::string_view text);
+// Values a document may hold by default: a config of 100,000 endpoints has
+// about 400,000; each costs ~130 bytes parsed, so this bounds the memory a
+// file can drive to a few hundred MB.
+inline constexpr int64_t kDefaultMaxJsonValues = 2'000'000;
+
+// INVALID_ARGUMENT "line N: <problem>" for text that is not one JSON value,
+// for strings (keys too) that are not UTF-8 or hold raw control characters
+// ("line N: <path>: a string is not valid UTF-8 (byte 0xff at offset 3)"),
+// and past `max_values` values. Input quoted in a message is made printable
+// (\xNN), so a NUL byte cannot cut it short.
+absl::StatusOr<JsonValue> ParseJson(absl::string_view text,
+                                    int64_t max_values = kDefaultMaxJsonValues);
 
 }  // namespace mesh::controlplane
 

@@ -7,18 +7,24 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "examples/control-plane/control_plane.h"
+#include "src/base/utf8.h"
 
 namespace {
 
-int Usage(const char* problem) {
+int Usage(const std::string& problem) {
   std::fprintf(stderr,
                "mesh-control-plane: %s\n"
-               "usage: mesh-control-plane --config=FILE [--listen=HOST:PORT]\n"
-               "  --config  JSON file of targets, endpoints and profiles "
-               "(docs/linkerd.md)\n"
-               "  --listen  address to serve on (default 127.0.0.1:8086)\n",
-               problem);
+               "usage: mesh-control-plane --config=FILE [--listen=HOST:PORT] "
+               "[--max-config-bytes=N]\n"
+               "  --config            JSON file of targets, endpoints and "
+               "profiles (docs/linkerd.md)\n"
+               "  --listen            address to serve on (default "
+               "127.0.0.1:8086)\n"
+               "  --max-config-bytes  larger config files are refused "
+               "(default 67108864, 64 MiB)\n",
+               mesh::internal::PrintableText(problem).c_str());
   return 2;
 }
 
@@ -27,14 +33,19 @@ int Usage(const char* problem) {
 int main(int argc, char** argv) {
   std::string config_path;
   std::string listen = "127.0.0.1:8086";
+  int64_t max_bytes = mesh::controlplane::kDefaultMaxConfigBytes;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (absl::StartsWith(arg, "--config=")) {
       config_path = arg.substr(9);
     } else if (absl::StartsWith(arg, "--listen=")) {
       listen = arg.substr(9);
+    } else if (absl::StartsWith(arg, "--max-config-bytes=")) {
+      if (!absl::SimpleAtoi(arg.substr(19), &max_bytes) || max_bytes < 1) {
+        return Usage("--max-config-bytes takes a positive number of bytes");
+      }
     } else {
-      return Usage(("unknown argument " + arg).c_str());
+      return Usage("unknown argument " + arg);
     }
   }
   if (config_path.empty()) return Usage("--config is required");
@@ -52,9 +63,11 @@ int main(int argc, char** argv) {
                  cp.status().ToString().c_str());
     return 1;
   }
-  if (absl::Status s = (*cp)->WatchFile(config_path); !s.ok()) {
+  if (absl::Status s =
+          (*cp)->WatchFile(config_path, absl::Milliseconds(200), max_bytes);
+      !s.ok()) {
     std::fprintf(stderr, "mesh-control-plane: %s\n",
-                 std::string(s.message()).c_str());
+                 mesh::internal::PrintableText(s.message()).c_str());
     return 1;
   }
   std::printf(

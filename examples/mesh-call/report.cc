@@ -6,10 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/mesh-call/grpc_codes.h"
-#include "examples/mesh-call/json_string.h"
+#include "src/base/json_string.h"
 
 namespace mesh::examples {
 namespace {
+
+using internal::JsonString;
 
 LatencySummary Latencies(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());

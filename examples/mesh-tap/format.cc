@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/mesh-call/grpc_codes.h"
-#include "examples/mesh-call/json_string.h"
+#include "src/base/json_string.h"
 
 namespace mesh::examples {
 namespace {
@@ -17,6 +17,7 @@ namespace {
 namespace wire = ::io::linkerd::proxy::tap;
 namespace wire_http = ::io::linkerd::proxy::http_types;
 namespace wire_net = ::io::linkerd::proxy::net;
+using internal::JsonString;
 using WireHttp = wire::TapEvent::Http;
 
 constexpr char kMicros[] = "\xc2\xb5s";  // "µs", as Linkerd prints it

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "src/base/json_string.h"
 
 namespace mesh::internal {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 std::string Labels(const std::map<std::string, std::string>& labels) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : labels)
-    parts.push_back(JsonQuote(k) + ":" + JsonQuote(v));
+    parts.push_back(JsonString(k) + ":" + JsonString(v));
   return "{" + absl::StrJoin(parts, ",") + "}";
 }
 
@@ -22,7 +23,7 @@ std::string Ms(absl::Duration d) {
 }
 
 std::string Status(const absl::Status& s) {
-  return s.ok() ? "null" : JsonQuote(s.ToString());
+  return s.ok() ? "null" : JsonString(s.ToString());
 }
 
 std::string Match(const RequestMatch& m) {
@@ -37,13 +38,13 @@ std::string Match(const RequestMatch& m) {
     case RequestMatch::Kind::kNot:
       return "{\"not\":" + (children.empty() ? "null" : children[0]) + "}";
     case RequestMatch::Kind::kPath:
-      return "{\"path\":" + JsonQuote(m.path_regex) + "}";
+      return "{\"path\":" + JsonString(m.path_regex) + "}";
     case RequestMatch::Kind::kMethod:
-      return "{\"method\":" + JsonQuote(m.method) + "}";
+      return "{\"method\":" + JsonString(m.method) + "}";
     case RequestMatch::Kind::kHeader:
-      return absl::StrCat("{\"header\":", JsonQuote(m.header.name),
+      return absl::StrCat("{\"header\":", JsonString(m.header.name),
                           ",\"kind\":", static_cast<int>(m.header.kind),
-                          ",\"value\":", JsonQuote(m.header.value), "}");
+                          ",\"value\":", JsonString(m.header.value), "}");
   }
   return "null";
 }
@@ -75,7 +76,7 @@ std::string Config(const ServiceConfig& c) {
           ",\"is_failure\":", rc.is_failure ? "true" : "false", "}"));
     }
     routes.push_back(absl::StrCat(
-        "{\"name\":", JsonQuote(r.name), ",\"condition\":", Match(r.condition),
+        "{\"name\":", JsonString(r.name), ",\"condition\":", Match(r.condition),
         ",\"timeout_ms\":", Ms(r.timeout),
         ",\"is_retryable\":", r.is_retryable ? "true" : "false",
         ",\"response_classes\":[", absl::StrJoin(classes, ","),
@@ -90,16 +91,16 @@ std::string Config(const ServiceConfig& c) {
   }
   std::vector<std::string> backends;
   for (const WeightedBackend& b : c.backends) {
-    backends.push_back(absl::StrCat("{\"authority\":", JsonQuote(b.authority),
+    backends.push_back(absl::StrCat("{\"authority\":", JsonString(b.authority),
                                     ",\"weight\":", b.weight, "}"));
   }
   return absl::StrCat(
       "{\"routes\":[", absl::StrJoin(routes, ","),
       "],\"retry_budget\":", budget, ",\"backends\":[",
       absl::StrJoin(backends, ","),
-      "],\"fully_qualified_name\":", JsonQuote(c.fully_qualified_name),
+      "],\"fully_qualified_name\":", JsonString(c.fully_qualified_name),
       ",\"opaque_protocol\":", c.opaque_protocol ? "true" : "false",
-      ",\"endpoint\":", c.endpoint ? JsonQuote(c.endpoint->address) : "null",
+      ",\"endpoint\":", c.endpoint ? JsonString(c.endpoint->address) : "null",
       "}");
 }
 
@@ -107,41 +108,11 @@ std::string Stream(const DiscoverySubscription::State& s) {
   return absl::StrCat("{\"connected\":", s.connected ? "true" : "false",
                       ",\"streams_started\":", s.streams_started,
                       ",\"messages\":", s.messages, ",\"last_error\":",
-                      s.last_error.empty() ? "null" : JsonQuote(s.last_error),
+                      s.last_error.empty() ? "null" : JsonString(s.last_error),
                       "}");
 }
 
 }  // namespace
-
-std::string JsonQuote(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", static_cast<int>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string DescribeJson(const DestinationView& v) {
   std::vector<std::string> endpoints;
@@ -159,14 +130,14 @@ std::string DescribeJson(const DestinationView& v) {
       }
     }
     endpoints.push_back(absl::StrCat(
-        "{\"address\":", JsonQuote(e.address), ",\"weight\":", e.weight,
+        "{\"address\":", JsonString(e.address), ",\"weight\":", e.weight,
         ",\"labels\":", Labels(e.labels),
-        ",\"tls_identity\":", JsonQuote(e.tls_identity),
-        ",\"authority_override\":", JsonQuote(e.authority_override),
+        ",\"tls_identity\":", JsonString(e.tls_identity),
+        ",\"authority_override\":", JsonString(e.authority_override),
         ",\"load_per_channel\":[", absl::StrJoin(loads, ","), "]}"));
   }
   return absl::StrCat(
-      "{\"target\":", JsonQuote(v.target),
+      "{\"target\":", JsonString(v.target),
       ",\"answered\":", v.has_update ? "true" : "false",
       ",\"exists\":", v.exists ? "true" : "false",
       ",\"channels\":", v.channel_stats.size(), ",\"endpoints\":[",

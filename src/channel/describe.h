@@ -34,10 +34,6 @@ struct DestinationView {
   DiscoverySubscription::State config_stream;
 };
 
-// A JSON string literal for `s` (quotes, backslashes and control characters
-// escaped; other bytes as they are).
-std::string JsonQuote(absl::string_view s);
-
 // One JSON object for the destination.
 std::string DescribeJson(const DestinationView& view);
 

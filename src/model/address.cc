@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/utf8.h"
 
 namespace mesh::internal {
 namespace {
@@ -70,6 +71,19 @@ std::string GrpcTargetFor(const SocketAddress& address) {
 absl::Status ValidateDestination(absl::string_view destination) {
   if (destination.empty()) {
     return absl::InvalidArgumentError("target is empty; want name:port");
+  }
+  // Names go into logs, metrics labels and protobuf strings: no spaces or
+  // control characters, and UTF-8.
+  for (char c : destination) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target '", PrintableText(destination),
+                       "' holds a space or control character"));
+    }
+  }
+  if (!IsValidUtf8(destination)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target '", PrintableText(destination), "' is not valid UTF-8"));
   }
   size_t colon = destination.rfind(':');
   if (colon == absl::string_view::npos || colon == 0) {

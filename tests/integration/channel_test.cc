@@ -1,4 +1,6 @@
 // Calls through a mesh::Channel to real gRPC backends on 127.0.0.1.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <google/protobuf/wrappers.pb.h>
 
 #include <map>
@@ -254,6 +256,30 @@ TEST(MeshTest, ChannelsForOneTargetShareDiscovery) {
   EXPECT_EQ(counting->config_live(), 1);
   auto again = *mesh->NewChannel(kTarget);
   EXPECT_EQ(counting->subscribes(), 3);
+}
+
+// Strings given in code reach Describe() as they are: invalid UTF-8 and
+// control characters in labels, identities and route names must still make
+// one valid JSON document (read back by protobuf's parser, which insists on
+// UTF-8), bad bytes shown as U+FFFD.
+TEST_F(ChannelTest, DescribeIsValidJsonWhateverTheStrings) {
+  Endpoint e{"127.0.0.1:1"};
+  e.labels["zone\xff"] = std::string("a\0b\xc3(", 5);
+  e.tls_identity = "\xed\xa0\x80.id";
+  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, {e}).ok());
+  ServiceConfig config;
+  config.routes = {RouteBuilder("r\x80").Path("/a\xfe").Build()};
+  ASSERT_TRUE(discovery_->SetServiceConfig(kTarget, config).ok());
+  auto channel = NewChannel();
+  ASSERT_TRUE(channel->WaitForEndpoints(absl::Seconds(5)).ok());
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  std::string json = mesh_->Describe();
+  google::protobuf::Value parsed;
+  auto status = google::protobuf::util::JsonStringToMessage(json, &parsed);
+  ASSERT_TRUE(status.ok()) << status << "\n" << json;
+  EXPECT_THAT(json, HasSubstr("\"zone\\ufffd\":\"a\\u0000b\\ufffd(\""));
+  EXPECT_THAT(json, HasSubstr("\"r\\ufffd\""));
 }
 
 }  // namespace

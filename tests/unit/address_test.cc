@@ -1,5 +1,6 @@
 #include "src/model/address.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace mesh::internal {
@@ -43,6 +44,15 @@ TEST(AddressTest, ValidatesDestinations) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ValidateDestination("books:70000").code(),
             absl::StatusCode::kInvalidArgument);
+  // Names end up in logs, labels and protobuf strings.
+  EXPECT_THAT(std::string(ValidateDestination("bo oks:80").message()),
+              ::testing::HasSubstr("space or control character"));
+  EXPECT_THAT(
+      std::string(ValidateDestination(std::string("b\0:80", 5)).message()),
+      ::testing::HasSubstr("'b\\x00:80'"));
+  EXPECT_THAT(std::string(ValidateDestination("b\xff:80").message()),
+              ::testing::HasSubstr("not valid UTF-8"));
+  EXPECT_TRUE(ValidateDestination("b\xc3\xbc.local:80").ok());
 }
 
 }  // namespace

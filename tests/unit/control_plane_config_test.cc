@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "examples/control-plane/config.h"
+#include "examples/control-plane/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -88,6 +89,68 @@ TEST(ControlPlaneConfigTest, SemanticErrorsNameTheFieldAndLine) {
   EXPECT_THAT(ErrorOf("{\"targets\": {\"b:1\": {\"profile\": {\"routes\": "
                       "[{\"timeout_ms\": \"fast\"}]}}}}"),
               HasSubstr("routes[0].timeout_ms: expected a number"));
+}
+
+// proto3 strings must be UTF-8: a label value that is not made every Get
+// update unparseable for the client. Refused here, with line and field.
+TEST(ControlPlaneConfigTest, StringsThatAreNotUtf8AreRefusedWithLineAndField) {
+  EXPECT_THAT(ErrorOf("{\"targets\": {\"b:1\": {\"endpoints\": [\n"
+                      "{\"address\": \"127.0.0.1:1\",\n"
+                      "\"labels\": {\"zone\": \"eu\xff\"}}]}}}"),
+              HasSubstr("line 3: targets[\"b:1\"].endpoints[0].labels.zone: a "
+                        "string is not valid UTF-8 (byte 0xff at offset 2)"));
+  // A key, a route's regex, a target name.
+  EXPECT_THAT(ErrorOf("{\"targets\": {\"b:1\": {\"endpoints\": [\n"
+                      "{\"address\": \"127.0.0.1:1\", \"labels\": "
+                      "{\"z\xc0\xaf\": \"x\"}}]}}}"),
+              HasSubstr("line 2: targets[\"b:1\"].endpoints[0].labels: a key "
+                        "is not valid UTF-8 (byte 0xc0 at offset 1)"));
+  EXPECT_THAT(ErrorOf("{\"targets\": {\"b:1\": {\"profile\": {\"routes\": "
+                      "[{\"path_regex\": \"/a\xed\xa0\x80\"}]}}}}"),
+              HasSubstr("targets[\"b:1\"].profile.routes[0].path_regex: a "
+                        "string is not valid UTF-8"));
+  EXPECT_THAT(ErrorOf("{\"targets\": {\"b\x80:1\": {}}}"),
+              HasSubstr("targets: a key is not valid UTF-8"));
+  // Valid UTF-8 beyond ASCII is fine.
+  EXPECT_TRUE(ParseConfig("{\"targets\": {\"b:1\": {\"endpoints\": ["
+                          "{\"address\": \"127.0.0.1:1\", \"labels\": "
+                          "{\"zone\": \"z\xc3\xbcrich \xe2\x82\xac\"}}]}}}")
+                  .ok());
+}
+
+// The error text once stopped at a NUL byte of the input: every message is
+// printable now, the byte shown as \x00, and the whole of it kept.
+TEST(ControlPlaneConfigTest, ErrorsShowControlBytesAndAreNeverCutShort) {
+  std::string raw_nul(
+      "{\"targets\": {\"b:1\": {\"endpoints\": "
+      "[{\"address\": \"127.0.0.1:1\", \"tls_identity\": "
+      "\"a\0b\"}]}}}",
+      87);
+  ASSERT_EQ(raw_nul.back(), '}');
+  std::string error = ErrorOf(raw_nul);
+  EXPECT_THAT(error, HasSubstr("targets[\"b:1\"].endpoints[0].tls_identity: "
+                               "a string holds the raw control character "
+                               "0x00 (write it escaped)"));
+  EXPECT_EQ(error.find('\0'), std::string::npos);
+  error = ErrorOf(std::string("{\"targets\": \0}", 15));
+  EXPECT_THAT(error, HasSubstr("unexpected '\\x00', expected a value"));
+  // An escaped control character is valid JSON; a target name holding one
+  // is refused, shown printable.
+  error = ErrorOf("{\"targets\": {\"b\\n:1\": {}}}");
+  EXPECT_THAT(error, HasSubstr("target 'b\\x0a:1' holds a space or control "
+                               "character"));
+}
+
+// Every parsed value costs memory: a document may hold at most so many.
+TEST(ControlPlaneConfigTest, DocumentsWithTooManyValuesAreRefused) {
+  std::string many = "[";
+  for (int i = 0; i < 1000; ++i) many += "1,";
+  many += "1]";
+  EXPECT_TRUE(ParseJson(many, 1002).ok());  // the array and 1001 numbers
+  absl::StatusOr<JsonValue> refused = ParseJson(many, 1001);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("more than 1001 values"));
 }
 
 TEST(ControlPlaneConfigTest, TheShippedSampleParses) {

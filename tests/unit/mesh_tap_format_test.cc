@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "examples/mesh-call/json_string.h"
 #include "examples/mesh-tap/flags.h"
 #include "examples/mesh-tap/format.h"
 #include "gmock/gmock.h"
@@ -223,23 +222,6 @@ TEST(FormatEventJson, Headers) {
               HasSubstr(R"("latency_us":1234,"headers":[)"
                         R"({"name":":status","value":"200"},)"
                         R"({"name":"x","value":"1"}]})"));
-}
-
-TEST(JsonString, Escaping) {
-  EXPECT_EQ(JsonString(""), R"("")");
-  EXPECT_EQ(JsonString("a\"b\\c"), R"("a\"b\\c")");
-  EXPECT_EQ(JsonString("\n\r\t"), R"("\n\r\t")");
-  EXPECT_EQ(JsonString(std::string("\0\x01\x1f\x7f", 4)),
-            "\"\\u0000\\u0001\\u001f\\u007f\"");
-  EXPECT_EQ(JsonString("1234\xc2\xb5s \xe2\x82\xac \xf0\x9f\x98\x80"),
-            "\"1234\xc2\xb5s \xe2\x82\xac \xf0\x9f\x98\x80\"");
-  // Not UTF-8: a lone continuation byte, a truncated sequence, an overlong
-  // form, a surrogate, a code point above U+10FFFF.
-  EXPECT_EQ(JsonString("\x80"), R"("\ufffd")");
-  EXPECT_EQ(JsonString("a\xe2\x82"), R"("a\ufffd\ufffd")");
-  EXPECT_EQ(JsonString("\xc0\xaf"), R"("\ufffd\ufffd")");
-  EXPECT_EQ(JsonString("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");
-  EXPECT_EQ(JsonString("\xf4\x90\x80\x80"), R"("\ufffd\ufffd\ufffd\ufffd")");
 }
 
 // --- flags -------------------------------------------------------------------
