@@ -112,6 +112,11 @@ struct LinkerdDiscoveryOptions {
   // backoff_min up to backoff_max, reset after a stream that delivered.
   absl::Duration backoff_min = absl::Milliseconds(100);
   absl::Duration backoff_max = absl::Seconds(60);
+  // Largest message accepted from the destination service (gRPC's receive
+  // limit; at least 1024). A larger update ends the stream with a log line
+  // naming the limit, and the stream restarts. 4 MiB holds an Add of some
+  // 30,000 endpoints.
+  int max_message_bytes = 4 << 20;
 };
 
 // INVALID_ARGUMENT naming the field for bad options. Connecting is lazy: a

@@ -1,6 +1,6 @@
 // The Linkerd discovery source: Destination.Get and GetProfile streams per
-// target, converted into the model at this edge (convert.h) and kept open
-// with StreamWatch.
+// target, parsed and converted into the model at this edge (convert.h) and
+// kept open with StreamWatch.
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
@@ -13,7 +13,7 @@
 #include "linkerd/destination.grpc.pb.h"
 #include "mesh/discovery.h"
 #include "src/discovery/linkerd/convert.h"
-#include "src/discovery/linkerd/stream_watch.h"
+#include "src/discovery/stream_watch.h"
 #include "src/discovery/timer_thread.h"
 #include "src/transport/reaper.h"
 
@@ -29,47 +29,43 @@ using internal::StreamWatch;
 struct Shared {
   LinkerdDiscoveryOptions options;
   std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<dst::Destination::Stub> stub;
   internal::TimerThread timers;
 };
 
 // "Not a mesh service": the controller will never answer this target.
-const std::vector<grpc::StatusCode> kFinalCodes = {
-    grpc::StatusCode::INVALID_ARGUMENT, grpc::StatusCode::FAILED_PRECONDITION};
+const std::vector<absl::StatusCode> kFinalCodes = {
+    absl::StatusCode::kInvalidArgument, absl::StatusCode::kFailedPrecondition};
 
-absl::Status ToAbsl(const grpc::Status& s) {
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      s.error_message());
+std::string MethodPath(const char* method) {
+  return absl::StrCat("/", dst::Destination::service_full_name(), "/", method);
 }
 
-template <typename Response>
 class Subscription final : public DiscoverySubscription {
  public:
-  Subscription(std::shared_ptr<Shared> shared, const std::string& target)
+  Subscription(std::shared_ptr<Shared> shared, const std::string& target,
+               const char* method, StreamWatch::Hooks hooks)
       : shared_(std::move(shared)) {
-    request_.set_path(target);
-    request_.set_context_token(shared_->options.context_token);
-  }
-  ~Subscription() override { watch_.reset(); }
-
-  void Start(typename StreamWatch<Response>::Hooks hooks) {
-    watch_ = std::make_unique<StreamWatch<Response>>(
-        &shared_->timers,
+    dst::GetDestination request;
+    request.set_path(target);
+    request.set_context_token(shared_->options.context_token);
+    hooks.method = MethodPath(method);
+    hooks.request = request.SerializeAsString();
+    hooks.name = absl::StrCat("linkerd ", method, " '", target, "'");
+    hooks.final_codes = kFinalCodes;
+    watch_ = std::make_unique<StreamWatch>(
+        shared_->channel, &shared_->timers,
         ExponentialBackoff(shared_->options.backoff_min,
                            shared_->options.backoff_max),
         std::move(hooks));
     watch_->Start();
   }
+  ~Subscription() override { watch_.reset(); }
 
-  State GetState() const override { return watch_ ? watch_->State() : State{}; }
-
-  const dst::GetDestination& request() const { return request_; }
-  dst::Destination::Stub& stub() { return *shared_->stub; }
+  State GetState() const override { return watch_->State(); }
 
  private:
   std::shared_ptr<Shared> shared_;
-  dst::GetDestination request_;
-  std::unique_ptr<StreamWatch<Response>> watch_;  // stopped before the rest
+  std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
 
 class LinkerdDiscovery final : public DiscoverySource {
@@ -79,23 +75,19 @@ class LinkerdDiscovery final : public DiscoverySource {
 
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override {
-    auto sub = std::make_unique<Subscription<dst::Update>>(shared_, target);
-    auto* s = sub.get();
-    typename StreamWatch<dst::Update>::Hooks hooks;
-    hooks.final_codes = kFinalCodes;
-    hooks.start = [s](grpc::ClientContext* ctx,
-                      grpc::ClientReadReactor<dst::Update>* reactor) {
-      s->stub().async()->Get(ctx, &s->request(), reactor);
-    };
-    hooks.on_message = [observer, target](const dst::Update& update,
-                                          bool first) {
+    StreamWatch::Hooks hooks;
+    hooks.on_message = [observer, target](const grpc::ByteBuffer& bytes,
+                                          bool first) -> absl::Status {
+      dst::Update update;
+      absl::Status parsed = internal::ParseReceived(bytes, &update);
       absl::StatusOr<EndpointUpdate> converted =
-          internal::linkerd::ConvertUpdate(update);
+          parsed.ok() ? internal::linkerd::ConvertUpdate(update) : parsed;
       if (!converted.ok()) {
-        gpr_log(GPR_ERROR, "mesh: linkerd Get '%s': rejected update: %s",
-                target.c_str(), converted.status().ToString().c_str());
+        // The stream restarts (StreamWatch logs it) and resynchronizes.
         observer->OnDiscoveryError(converted.status());
-        return false;  // the stream restarts and resynchronizes
+        return absl::Status(
+            converted.status().code(),
+            absl::StrCat("rejected an update: ", converted.status().message()));
       }
       // A new stream's first Add is the whole set: apply it as a Reset so
       // endpoints removed while we were disconnected go away.
@@ -105,43 +97,39 @@ class LinkerdDiscovery final : public DiscoverySource {
         converted->kind = EndpointUpdate::Kind::kReset;
       }
       observer->OnEndpointUpdate(*converted);
-      return true;
+      return absl::OkStatus();
     };
-    hooks.on_end = [observer, target](const grpc::Status& status, bool final) {
-      absl::Status s = ToAbsl(status);
+    hooks.on_end = [observer, target](const absl::Status& status, bool final) {
+      absl::Status s = status;
       if (final) {
         s = absl::Status(absl::StatusCode::kFailedPrecondition,
                          absl::StrCat("'", target,
                                       "' is not a mesh service (destination "
                                       "controller said: ",
-                                      status.error_message(), ")"));
+                                      status.message(), ")"));
       } else if (status.ok()) {
         s = absl::UnavailableError("destination stream ended; reconnecting");
       }
-      gpr_log(__FILE__, __LINE__,
-              final ? GPR_LOG_SEVERITY_ERROR : GPR_LOG_SEVERITY_INFO,
-              "mesh: linkerd Get '%s': %s", target.c_str(),
-              s.ToString().c_str());
-      observer->OnDiscoveryError(s);
+      observer->OnDiscoveryError(s);  // StreamWatch has logged the end
     };
-    sub->Start(std::move(hooks));
-    return sub;
+    return std::make_unique<Subscription>(shared_, target, "Get",
+                                          std::move(hooks));
   }
 
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(
       const std::string& target, ServiceConfigObserver* observer) override {
-    auto sub = std::make_unique<Subscription<dst::DestinationProfile>>(shared_,
-                                                                       target);
-    auto* s = sub.get();
-    typename StreamWatch<dst::DestinationProfile>::Hooks hooks;
-    hooks.final_codes = kFinalCodes;
-    hooks.start =
-        [s](grpc::ClientContext* ctx,
-            grpc::ClientReadReactor<dst::DestinationProfile>* reactor) {
-          s->stub().async()->GetProfile(ctx, &s->request(), reactor);
-        };
-    hooks.on_message = [observer, target](
-                           const dst::DestinationProfile& profile, bool) {
+    StreamWatch::Hooks hooks;
+    hooks.on_message = [observer, target](const grpc::ByteBuffer& bytes,
+                                          bool) -> absl::Status {
+      dst::DestinationProfile profile;
+      if (absl::Status parsed = internal::ParseReceived(bytes, &profile);
+          !parsed.ok()) {
+        observer->OnServiceConfigError(parsed);
+        return absl::Status(parsed.code(), absl::StrCat("rejected a profile: ",
+                                                        parsed.message()));
+      }
+      // Each profile replaces the last whole, so the new stream's first one
+      // resynchronizes by itself.
       internal::linkerd::ProfileConversion converted =
           internal::linkerd::ConvertProfile(profile);
       for (const std::string& line : converted.dropped) {
@@ -149,16 +137,14 @@ class LinkerdDiscovery final : public DiscoverySource {
                 line.c_str());
       }
       observer->OnServiceConfig(converted.config);
-      return true;
+      return absl::OkStatus();
     };
-    hooks.on_end = [observer, target](const grpc::Status& status, bool) {
-      if (status.ok()) return;  // reconnects; the last profile stays
-      gpr_log(GPR_INFO, "mesh: linkerd GetProfile '%s': %s", target.c_str(),
-              status.error_message().c_str());
-      observer->OnServiceConfigError(ToAbsl(status));
+    hooks.on_end = [observer](const absl::Status& status, bool) {
+      // Reconnects; the last profile stays. StreamWatch has logged the end.
+      if (!status.ok()) observer->OnServiceConfigError(status);
     };
-    sub->Start(std::move(hooks));
-    return sub;
+    return std::make_unique<Subscription>(shared_, target, "GetProfile",
+                                          std::move(hooks));
   }
 
  private:
@@ -178,12 +164,17 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
     return absl::InvalidArgumentError(
         "LinkerdDiscoveryOptions.backoff_min must be > 0 and <= backoff_max");
   }
+  if (options.max_message_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        "LinkerdDiscoveryOptions.max_message_bytes must be at least 1024");
+  }
   internal::PinGrpcCallbackQueue();
   auto shared = std::make_shared<Shared>();
   shared->options = options;
-  shared->channel =
-      grpc::CreateChannel(options.address, grpc::InsecureChannelCredentials());
-  shared->stub = dst::Destination::NewStub(shared->channel);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  shared->channel = grpc::CreateCustomChannel(
+      options.address, grpc::InsecureChannelCredentials(), args);
   return std::shared_ptr<DiscoverySource>(
       std::make_shared<LinkerdDiscovery>(std::move(shared)));
 }
