@@ -72,6 +72,9 @@ struct MeshOptions {
   // Header names whose values tap never shows, besides authorization,
   // proxy-authorization, cookie and set-cookie.
   std::vector<std::string> tap_redacted_headers;
+  // What a destination's route table may cost (see RouteLimits): a route
+  // past a limit is dropped with a log line naming the limit.
+  RouteLimits route_limits;
 };
 
 struct ChannelOptions {

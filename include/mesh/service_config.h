@@ -158,6 +158,26 @@ struct WeightedBackend {
   uint32_t weight = 0;  // relative; Linkerd's are ten-thousandths
 };
 
+// What one destination's route table may cost. Matching is per call, so a
+// config (from a control plane or code) must not be able to make it
+// arbitrarily slow: the piece that exceeds a limit is dropped with a log line
+// naming the limit, as other invalid pieces are, and the rest of the config
+// applies. The defaults are far above any real service profile.
+struct RouteLimits {
+  // Routes kept per config; later ones are dropped.
+  uint32_t max_routes = 1000;
+  // Conditions (nodes of the RequestMatch tree, `all`/`any`/`not` included)
+  // in one route; a route with more is dropped.
+  uint32_t max_conditions_per_route = 100;
+  // Nesting of one route's RequestMatch tree (a lone condition is depth 1);
+  // a route nested deeper is dropped.
+  uint32_t max_depth = 16;
+  // Compiled size of all the table's regular expressions together (RE2's
+  // program size, about one unit per instruction; "^/pkg.Svc/Method$" is
+  // about 30). A route whose regexes would pass it is dropped.
+  int64_t max_regex_program_size = 100'000;
+};
+
 struct ServiceConfig {
   std::vector<Route> routes;  // in order; the first match wins
   std::optional<RetryBudget> retry_budget;

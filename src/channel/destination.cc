@@ -34,7 +34,7 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
           absl::StrCat("direct endpoint dropped: ", valid.message()));
     }
   }
-  Routes routes{RouteTable::Build(config, dropped),
+  Routes routes{RouteTable::Build(config, route_limits_, dropped),
                 std::make_shared<RetryBudgetLedger>(budget, Clock::Real()),
                 TrafficSplit::Build(config.backends, dropped),
                 std::move(direct),
@@ -59,8 +59,10 @@ Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
 Destination::Destination(std::string target,
                          std::unique_ptr<Transport> transport,
                          std::shared_ptr<TapHub> tap_hub,
-                         std::shared_ptr<MetricsRegistry> metrics)
+                         std::shared_ptr<MetricsRegistry> metrics,
+                         const RouteLimits& route_limits)
     : target_(std::move(target)),
+      route_limits_(route_limits),
       transports_(std::move(transport), std::move(tap_hub)),
       metrics_(std::move(metrics)),
       endpoint_index_(

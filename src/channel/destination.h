@@ -57,9 +57,11 @@ class Destination final : public EndpointObserver,
   // Sends through `transport`, with the tap hook of `tap_hub` around it
   // while anyone taps; records into `metrics` (shared by the Mesh's
   // destinations).
+  // Route tables are built within `route_limits`.
   Destination(std::string target, std::unique_ptr<Transport> transport,
               std::shared_ptr<TapHub> tap_hub,
-              std::shared_ptr<MetricsRegistry> metrics);
+              std::shared_ptr<MetricsRegistry> metrics,
+              const RouteLimits& route_limits = {});
   ~Destination() override;
 
   // Subscribes to `source`. Call once, right after construction.
@@ -167,6 +169,7 @@ class Destination final : public EndpointObserver,
                    std::vector<std::string>* dropped);
 
   const std::string target_;
+  const RouteLimits route_limits_;
   const TapSwitch transports_;
   const std::shared_ptr<MetricsRegistry> metrics_;
   SnapshotCell<EndpointIndex> endpoint_index_;

@@ -14,6 +14,19 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
     return absl::InvalidArgumentError(
         "MeshOptions.discovery is required (e.g. StaticDiscovery::Create())");
   }
+  const RouteLimits& limits = options.route_limits;
+  for (auto [name, value] :
+       {std::make_pair("max_routes", int64_t{limits.max_routes}),
+        std::make_pair("max_conditions_per_route",
+                       int64_t{limits.max_conditions_per_route}),
+        std::make_pair("max_depth", int64_t{limits.max_depth}),
+        std::make_pair("max_regex_program_size",
+                       limits.max_regex_program_size)}) {
+    if (value < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MeshOptions.route_limits.", name, " must be at least 1"));
+    }
+  }
   auto core = std::make_shared<internal::MeshCore>(std::move(options));
   if (absl::Status s = core->StartTapServer(); !s.ok()) return s;
   return std::unique_ptr<Mesh>(new Mesh(std::move(core)));

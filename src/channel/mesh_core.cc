@@ -105,7 +105,8 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     // Not make_shared: a weak_ptr left in the map must not keep the whole
     // Destination's memory.
     dest = std::shared_ptr<Destination>(
-        new Destination(target, std::move(transport), tap_hub_, metrics_));
+        new Destination(target, std::move(transport), tap_hub_, metrics_,
+                        options_.route_limits));
     destinations_[target] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see

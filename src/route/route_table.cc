@@ -2,10 +2,9 @@
 
 #include <re2/re2.h>
 
-#include <functional>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/utf8.h"
 #include "src/route/retry_policy.h"
 
 namespace mesh::internal {
@@ -86,58 +85,123 @@ const CompiledRoute& RouteTable::At(size_t index) const {
   return index < routes_.size() ? routes_[index].route : default_route_;
 }
 
-std::shared_ptr<const RouteTable> RouteTable::Build(
-    const ServiceConfig& config, std::vector<std::string>* dropped) {
-  // Compiles one node; false (with `error` set) if it cannot be matched.
-  std::function<bool(const RequestMatch&, Node*, std::string*)> compile =
-      [&compile](const RequestMatch& m, Node* out, std::string* error) {
-        out->kind = m.kind;
-        switch (m.kind) {
-          case RequestMatch::Kind::kAll:
-          case RequestMatch::Kind::kAny:
-          case RequestMatch::Kind::kNot:
-            if (m.kind == RequestMatch::Kind::kNot && m.children.size() != 1) {
-              *error = "'not' needs exactly one condition";
-              return false;
-            }
-            out->children.resize(m.children.size());
-            for (size_t i = 0; i < m.children.size(); ++i) {
-              if (!compile(m.children[i], &out->children[i], error)) {
-                return false;
-              }
-            }
-            return true;
-          case RequestMatch::Kind::kPath:
-            out->regex = CompileRegex(m.path_regex, error);
-            return out->regex != nullptr;
-          case RequestMatch::Kind::kMethod:
-            out->method = m.method;
-            return true;
-          case RequestMatch::Kind::kHeader:
-            out->header = m.header;
-            if (m.header.kind == HeaderMatch::Kind::kRegex) {
-              out->regex = CompileRegex(m.header.value, error);
-              return out->regex != nullptr;
-            }
-            return true;
-        }
-        *error = "unknown condition";
-        return false;
-      };
+namespace {
 
+// Compiles one route's condition within the limits: counts its nodes and
+// its regexes' program size as it goes, and stops at the first excess.
+class ConditionCompiler {
+ public:
+  ConditionCompiler(const RouteLimits& limits, int64_t regex_budget)
+      : limits_(limits), regex_budget_(regex_budget) {}
+
+  // False, with `error` set, if `m` cannot be matched or passes a limit.
+  template <typename Node>
+  bool Compile(const RequestMatch& m, Node* out, uint32_t depth,
+               std::string* error) {
+    if (depth > limits_.max_depth) {
+      *error = absl::StrCat("its condition is nested deeper than ",
+                            limits_.max_depth, " (RouteLimits::max_depth)");
+      return false;
+    }
+    if (++conditions_ > limits_.max_conditions_per_route) {
+      *error =
+          absl::StrCat("it has more than ", limits_.max_conditions_per_route,
+                       " conditions (RouteLimits::max_conditions_per_"
+                       "route)");
+      return false;
+    }
+    out->kind = m.kind;
+    switch (m.kind) {
+      case RequestMatch::Kind::kAll:
+      case RequestMatch::Kind::kAny:
+      case RequestMatch::Kind::kNot:
+        if (m.kind == RequestMatch::Kind::kNot && m.children.size() != 1) {
+          *error = "'not' needs exactly one condition";
+          return false;
+        }
+        // Not resized up front: a hostile list costs no more than the
+        // conditions allowed.
+        for (const RequestMatch& child : m.children) {
+          out->children.emplace_back();
+          if (!Compile(child, &out->children.back(), depth + 1, error)) {
+            return false;
+          }
+        }
+        return true;
+      case RequestMatch::Kind::kPath:
+        out->regex = Regex(m.path_regex, error);
+        return out->regex != nullptr;
+      case RequestMatch::Kind::kMethod:
+        out->method = m.method;
+        return true;
+      case RequestMatch::Kind::kHeader:
+        out->header = m.header;
+        if (m.header.kind == HeaderMatch::Kind::kRegex) {
+          out->regex = Regex(m.header.value, error);
+          return out->regex != nullptr;
+        }
+        return true;
+    }
+    *error = "unknown condition";
+    return false;
+  }
+
+  int64_t regex_size() const { return regex_size_; }
+
+ private:
+  std::unique_ptr<re2::RE2> Regex(const std::string& pattern,
+                                  std::string* error) {
+    std::unique_ptr<re2::RE2> re = CompileRegex(pattern, error);
+    if (re == nullptr) return nullptr;
+    regex_size_ += re->ProgramSize();
+    if (regex_size_ > regex_budget_) {
+      *error = absl::StrCat(
+          "its regexes would take the table's compiled regex size past ",
+          limits_.max_regex_program_size,
+          " (RouteLimits::max_regex_program_size)");
+      return nullptr;
+    }
+    return re;
+  }
+
+  const RouteLimits& limits_;
+  const int64_t regex_budget_;  // what the table has left
+  uint32_t conditions_ = 0;
+  int64_t regex_size_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const RouteTable> RouteTable::Build(
+    const ServiceConfig& config, const RouteLimits& limits,
+    std::vector<std::string>* dropped) {
+  int64_t regex_size = 0;  // of the routes kept so far
   std::shared_ptr<RouteTable> table(new RouteTable());
   for (size_t i = 0; i < config.routes.size(); ++i) {
     const Route& r = config.routes[i];
-    Entry entry;
-    std::string error;
-    if (!compile(r.condition, &entry.condition, &error)) {
+    if (table->routes_.size() >= limits.max_routes) {
       if (dropped != nullptr) {
         dropped->push_back(
-            absl::StrCat("route ", i, r.name.empty() ? "" : " '" + r.name + "'",
-                         " dropped: ", error));
+            absl::StrCat("routes ", i, " to ", config.routes.size() - 1,
+                         " dropped: more than ", limits.max_routes,
+                         " routes (RouteLimits::max_routes)"));
+      }
+      break;
+    }
+    Entry entry;
+    std::string error;
+    ConditionCompiler compiler(limits,
+                               limits.max_regex_program_size - regex_size);
+    if (!compiler.Compile(r.condition, &entry.condition, 1, &error)) {
+      if (dropped != nullptr) {
+        dropped->push_back(absl::StrCat(
+            "route ", i,
+            r.name.empty() ? "" : " '" + PrintableText(r.name) + "'",
+            " dropped: ", error));
       }
       continue;
     }
+    regex_size += compiler.regex_size();
     std::string label =
         absl::StrCat("route ", i, r.name.empty() ? "" : " '" + r.name + "'");
     entry.route.name = r.name;

@@ -60,12 +60,21 @@ class RouteTable {
  public:
   // Compiles `config.routes`. A route whose condition does not compile (a
   // regex RE2 rejects or whose program exceeds 1 MiB, `not` without exactly
-  // one child) is left out and a line naming it is added to `dropped` (may
-  // be null); the other routes keep their order. An invalid retry policy or
-  // response class (a status bound outside 100..999, `not` without one
-  // child) is dropped from its route, with a line, and the route kept.
+  // one child) or passes one of `limits` is left out and a line naming it
+  // (and the limit) is added to `dropped` (may be null); the other routes
+  // keep their order. An invalid retry policy or response class (a status
+  // bound outside 100..999, `not` without one child) is dropped from its
+  // route, with a line, and the route kept. Compiling stops at the first
+  // condition past a limit, so a hostile config costs no more to build
+  // than the limits allow to keep.
   static std::shared_ptr<const RouteTable> Build(
-      const ServiceConfig& config, std::vector<std::string>* dropped);
+      const ServiceConfig& config, const RouteLimits& limits,
+      std::vector<std::string>* dropped);
+  // With the default RouteLimits.
+  static std::shared_ptr<const RouteTable> Build(
+      const ServiceConfig& config, std::vector<std::string>* dropped) {
+    return Build(config, RouteLimits(), dropped);
+  }
 
   // The first route whose condition matches `head`, else the default route.
   const CompiledRoute& Match(const RequestHead& head) const;

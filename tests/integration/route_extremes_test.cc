@@ -1,12 +1,15 @@
 // Route configs at the edges of their valid ranges, over real gRPC backends
-// on 127.0.0.1: a retry budget whose ratio is tiny but valid, and traffic
-// split weights whose sums pass 32 bits.
+// on 127.0.0.1: a retry budget whose ratio is tiny but valid, traffic split
+// weights whose sums pass 32 bits, a route past the route table's limits.
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
+#include "tests/support/log_capture.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -120,6 +123,59 @@ TEST(SplitExtremesTest, WeightsSummingPast32BitsStillRoute) {
   EXPECT_EQ(lopsided.CountOk(), 400);
   // v2's share is 2.3e-10: a handful of calls there would be a bug.
   EXPECT_LE(lopsided.CountOn(backends[1]->address()), 1);
+}
+
+// One route whose condition is an `any` of 20,000 path regexes once made
+// every call cost 7 ms at p50: the route is dropped with a line naming the
+// limit, and calls take the next route that matches.
+TEST(RouteLimitsExtremesTest, AHostileRouteIsDroppedAndTheNextOneServes) {
+  testing::LogCapture log;
+  auto backends = testing::StartBackends(1);
+  Fixture f;
+  ASSERT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  std::vector<RequestMatch> many;
+  for (int i = 0; i < 20000; ++i) {
+    many.push_back(RequestMatch::Path(absl::StrCat("/test.Echo/Say", i)));
+  }
+  many.push_back(RequestMatch::Path("/test.Echo/Say"));
+  ServiceConfig config;
+  config.routes = {
+      RouteBuilder("Hostile").When(RequestMatch::Any(std::move(many))).Build(),
+      RouteBuilder("Good").GrpcMethod("test.Echo", "Say").Build()};
+  f.Configure(*channel, config);
+  EXPECT_TRUE(log.WaitForLine({"routes for 'books.test:7000'",
+                               "route 0 'Hostile' dropped",
+                               "RouteLimits::max_conditions_per_route"}));
+  const int kCalls = 10;
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(channel->CallRaw("/test.Echo/Say", "x").status.ok());
+  }
+  absl::StatusOr<testing::PrometheusText> text =
+      testing::ParsePrometheusText(f.mesh->Metrics());
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->Value("route_request_total",
+                        {{"authority", kTarget}, {"route", "Good"}}),
+            kCalls);
+  EXPECT_FALSE(text->Value("route_request_total",
+                           {{"authority", kTarget}, {"route", "Hostile"}})
+                   .has_value());
+}
+
+TEST(RouteLimitsExtremesTest, MeshOptionsRefuseZeroLimits) {
+  for (int field = 0; field < 4; ++field) {
+    MeshOptions options;
+    options.discovery = StaticDiscovery::Create();
+    if (field == 0) options.route_limits.max_routes = 0;
+    if (field == 1) options.route_limits.max_conditions_per_route = 0;
+    if (field == 2) options.route_limits.max_depth = 0;
+    if (field == 3) options.route_limits.max_regex_program_size = 0;
+    auto mesh = Mesh::Create(options);
+    ASSERT_FALSE(mesh.ok()) << field;
+    EXPECT_THAT(std::string(mesh.status().message()),
+                ::testing::HasSubstr("MeshOptions.route_limits."));
+  }
 }
 
 }  // namespace

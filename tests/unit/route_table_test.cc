@@ -2,6 +2,7 @@
 // what is dropped.
 #include "src/route/route_table.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -122,6 +123,96 @@ TEST(RouteTableTest, HostileInputDoesNotBlowUp) {
   std::string input(100000, 'a');
   input += "!";
   EXPECT_EQ(RouteFor(*t, input), "(default)");
+}
+
+// A route's condition may be an `any` of 20,000 path regexes (once 7 ms a
+// call at p50): the limits drop the piece that exceeds them, with a line
+// naming the limit, and keep the rest.
+TEST(RouteLimitsTest, ARouteWithTooManyConditionsIsDropped) {
+  std::vector<RequestMatch> many;
+  for (int i = 0; i < 20000; ++i) {
+    many.push_back(RequestMatch::Path(absl::StrCat("/svc", i, "/.*")));
+  }
+  ServiceConfig c;
+  c.routes = {Named("Hostile", RequestMatch::Any(std::move(many))),
+              Named("Good", RequestMatch::Path("/svc1/.*"))};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_EQ(t->size(), 1u);
+  EXPECT_EQ(RouteFor(*t, "/svc1/Get"), "Good");
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0],
+              HasSubstr("route 0 'Hostile' dropped: it has more than 100 "
+                        "conditions (RouteLimits::max_conditions_per_route)"));
+  // At the limit: kept.
+  std::vector<RequestMatch> hundred;
+  for (int i = 0; i < 99; ++i) hundred.push_back(RequestMatch::Method("GET"));
+  c.routes = {Named("Edge", RequestMatch::Any(std::move(hundred)))};
+  EXPECT_EQ(RouteTable::Build(c, nullptr)->size(), 1u);
+}
+
+TEST(RouteLimitsTest, ARouteNestedTooDeepIsDropped) {
+  auto nested = [](int depth) {
+    RequestMatch m = RequestMatch::Method("GET");
+    for (int i = 1; i < depth; ++i) m = RequestMatch::Not(std::move(m));
+    return m;
+  };
+  ServiceConfig c;
+  c.routes = {Named("Deep", nested(17)), Named("Edge", nested(16))};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), 1u);
+  EXPECT_EQ(t->At(0).name, "Edge");
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], HasSubstr("route 0 'Deep' dropped: its condition is "
+                                    "nested deeper than 16 "
+                                    "(RouteLimits::max_depth)"));
+  // Far deeper than the limit costs no more: compiling stops at 17.
+  c.routes = {Named("Deeper", nested(5000))};
+  EXPECT_EQ(RouteTable::Build(c, nullptr)->size(), 0u);
+}
+
+TEST(RouteLimitsTest, TheTablesRegexSizeIsBounded) {
+  RouteLimits limits;
+  limits.max_regex_program_size = 40;
+  ServiceConfig c;
+  for (int i = 0; i < 20; ++i) {
+    c.routes.push_back(
+        Named(absl::StrCat("R", i), RequestMatch::Path(absl::StrCat("/r", i))));
+  }
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, limits, &dropped);
+  // Each small regex is a few instructions: some fit, the rest are dropped
+  // one by one with the limit named; the kept ones come first, in order.
+  ASSERT_GT(t->size(), 0u);
+  ASSERT_LT(t->size(), 20u);
+  EXPECT_EQ(dropped.size(), 20u - t->size());
+  for (size_t i = 0; i < t->size(); ++i) {
+    EXPECT_EQ(t->At(i).name, absl::StrCat("R", i));
+  }
+  EXPECT_THAT(dropped[0],
+              HasSubstr("its regexes would take the table's compiled regex "
+                        "size past 40 (RouteLimits::max_regex_program_size)"));
+  // A route without regexes still fits after the budget is spent.
+  c.routes.push_back(Named("Method", RequestMatch::Method("PUT")));
+  t = RouteTable::Build(c, limits, nullptr);
+  EXPECT_EQ(t->At(t->size() - 1).name, "Method");
+}
+
+TEST(RouteLimitsTest, RoutesPastMaxRoutesAreDropped) {
+  RouteLimits limits;
+  limits.max_routes = 3;
+  ServiceConfig c;
+  for (int i = 0; i < 5; ++i) {
+    c.routes.push_back(
+        Named(absl::StrCat("R", i), RequestMatch::Method("GET")));
+  }
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, limits, &dropped);
+  EXPECT_EQ(t->size(), 3u);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], HasSubstr("routes 3 to 4 dropped: more than 3 "
+                                    "routes (RouteLimits::max_routes)"));
 }
 
 }  // namespace
