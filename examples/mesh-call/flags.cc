@@ -50,7 +50,8 @@ Load:
 
 Set-up and output:
   --wait SECONDS          wait this long for discovery before the first call
-                          (default 5); if no endpoint comes, exit 1
+                          (default 5); if no endpoint comes, exit 1. 0: call
+                          at once (calls wait for discovery up to 3 s each)
   --json                  print one JSON object instead of the table
   --metrics               after the table, print the target's per-route
                           metrics (Mesh::Metrics(), Prometheus text format)

@@ -386,11 +386,15 @@ int Main(int argc, char** argv) {
     absl::Status s = static_discovery->SetEndpoints(flags.target, endpoints);
     if (!s.ok()) return SetupFailed("--static", s, ExitCodeFor(s));
   }
-  if (absl::Status s = (*channel)->WaitForEndpoints(flags.wait); !s.ok()) {
-    return SetupFailed(
-        absl::StrCat("waiting ", absl::FormatDuration(flags.wait),
-                     " for endpoints"),
-        s);
+  // --wait 0: call at once; the calls themselves wait for discovery (up to
+  // the channel's fail-fast timeout).
+  if (flags.wait > absl::ZeroDuration()) {
+    if (absl::Status s = (*channel)->WaitForEndpoints(flags.wait); !s.ok()) {
+      return SetupFailed(
+          absl::StrCat("waiting ", absl::FormatDuration(flags.wait),
+                       " for endpoints"),
+          s);
+    }
   }
 
   RunResult result = Drive(**channel, flags, run);

@@ -82,6 +82,15 @@ struct ChannelOptions {
   BalancerOptions balancer;
   // Deadline for calls that do not set CallOptions::timeout. Infinite: none.
   absl::Duration default_timeout = absl::InfiniteDuration();
+  // How long a call may wait for endpoints: while discovery has not answered
+  // yet, or the destination (or every backend of its traffic split) exists
+  // with no endpoints. Waiting calls hold no thread; they are sent, in
+  // arrival order, as soon as endpoints come, and fail UNAVAILABLE naming
+  // the reason when this passes (DEADLINE_EXCEEDED if their deadline comes
+  // first). A destination that does not exist, or is not a mesh service,
+  // fails calls at once. Zero: never wait. As linkerd2-proxy's fail-fast
+  // timeout (3 s); gRPC queues such calls until their deadline.
+  absl::Duration fail_fast_timeout = absl::Seconds(3);
   // Retry, on any route, a request that certainly never reached a server
   // (its connection could not be made; TransportResponse::never_sent),
   // preferring another endpoint. Such retries spend the retry budget and

@@ -6,6 +6,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/channel/pick_waiter.h"
 #include "src/route/classify.h"
 #include "src/route/retry_policy.h"
 #include "src/transport/reaper.h"
@@ -115,6 +116,14 @@ struct ChannelCore::Call {
   bool replayable = false;
   uint32_t attempts = 0;
   std::string last_endpoint;  // the next attempt prefers another
+  // Waiting for endpoints: until when at most (the deadline, or the start
+  // plus the fail-fast timeout), whether the call has waited (it is then off
+  // its caller's thread), and whether its wait timed out.
+  absl::Time wait_until = absl::InfinitePast();
+  bool waited = false;
+  bool wait_expired = false;
+  // Picks retried at once because endpoints came while queuing (bounded).
+  int quick_repicks = 0;
   absl::AnyInvocable<void(CallResult)> done;
 };
 
@@ -158,6 +167,8 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
   if (timeout != absl::InfiniteDuration()) {
     call->deadline = call->start + timeout;
   }
+  call->wait_until =
+      std::min(call->deadline, call->start + options_.fail_fast_timeout);
   call->method = std::string(method);
   call->metadata = options.metadata;
   call->body = std::move(request);
@@ -232,7 +243,8 @@ std::shared_ptr<ChannelCore::Leg> ChannelCore::DirectLeg(
   return direct_leg_;
 }
 
-absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(const Call& call) {
+absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
+    const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on) {
   auto pick_in =
       [&call](const std::shared_ptr<Leg>& leg) -> absl::StatusOr<CallHandle> {
     absl::StatusOr<CallHandle> picked = leg->balancer->Pick();
@@ -255,7 +267,10 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(const Call& call) {
   const std::shared_ptr<const TrafficSplit>& split = call.routes.split;
   if (split == nullptr) {
     absl::StatusOr<CallHandle> picked = pick_in(apex_);
-    if (!picked.ok()) return apex_->destination->NoEndpointsStatus();
+    if (!picked.ok()) {
+      wait_on->push_back(apex_->destination);
+      return apex_->destination->NoEndpointsStatus();
+    }
     return Picked{apex_, *std::move(picked)};
   }
   // A weighted draw among the backends; one with no endpoints is skipped
@@ -271,6 +286,7 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(const Call& call) {
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
+    wait_on->push_back(leg->destination);
     absl::StrAppend(&why, why.empty() ? "" : "; ",
                     leg->destination->NoEndpointsStatus().message());
   }
@@ -289,23 +305,49 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   if (mesh_->shut_down()) {
     early = absl::CancelledError(
         absl::StrCat("mesh shut down; call to '", target_, "'"));
-  } else if (absl::Now() >= call->deadline) {
+  } else if (absl::Now() >= call->deadline && !call->waited) {
     // Spent before an attempt could start (a tiny timeout, a long backoff):
     // nothing is sent.
     early = absl::DeadlineExceededError(
         absl::StrCat("deadline passed before sending to '", target_, "'"));
   } else {
-    picked = Pick(*call);
-    if (!picked.ok()) early = std::move(picked).status();
+    // (A call whose wait ran into its deadline picks once more, for the
+    // reason it found no endpoint.)
+    std::vector<std::shared_ptr<Destination>> wait_on;
+    picked = Pick(*call, &wait_on);
+    if (picked.ok() && absl::Now() >= call->deadline) {
+      picked->handle.Complete(CallOutcome::kCancelled);
+      early = absl::DeadlineExceededError(
+          absl::StrCat("deadline passed before sending to '", target_, "'"));
+    } else if (!picked.ok()) {
+      if (!wait_on.empty() && Wait(call, wait_on)) return;
+      early = std::move(picked).status();
+      // Its wait ran out: say which limit ended it.
+      if (call->waited && call->wait_expired && !mesh_->shut_down()) {
+        early = call->deadline <= absl::Now()
+                    ? absl::DeadlineExceededError(absl::StrCat(
+                          "deadline passed while waiting for endpoints: ",
+                          early.message()))
+                    : absl::Status(early.code(),
+                                   absl::StrCat(early.message(), "; waited ",
+                                                absl::FormatDuration(
+                                                    options_.fail_fast_timeout),
+                                                " for endpoints "
+                                                "(ChannelOptions::fail_fast_"
+                                                "timeout)"));
+      }
+    }
   }
   if (!early.ok()) {
     CallResult result;
     result.status = std::move(early);
     Finish(*call, std::move(result));
-    // A retry runs on a gRPC or timer thread, where the call (and the
-    // caller's callback in it) must not be destroyed; a first attempt is on
-    // the caller's own thread.
-    if (call->attempts > 0) DestroyLater([c = std::move(call)] {});
+    // A retry, or a call that waited for endpoints, runs on a gRPC or timer
+    // thread, where the call (and the caller's callback in it) must not be
+    // destroyed; a first attempt is on the caller's own thread.
+    if (call->attempts > 0 || call->waited) {
+      DestroyLater([c = std::move(call)] {});
+    }
     return;
   }
   ++call->attempts;
@@ -333,6 +375,62 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
                    // releases it off gRPC's threads.
                    self->OnAttemptDone(call, attempt, std::move(response));
                  });
+}
+
+bool ChannelCore::Wait(
+    std::unique_ptr<Call>& call,
+    const std::vector<std::shared_ptr<Destination>>& wait_on) {
+  absl::Time now = absl::Now();
+  if (call->wait_expired || now >= call->wait_until ||
+      call->quick_repicks >= 2) {
+    return false;
+  }
+  const absl::Duration wait = call->wait_until - now;
+  // The waiter takes the call; until it fires nothing else touches it.
+  auto waiter = std::make_shared<PickWaiter>(
+      mesh_->timers(), [self = shared_from_this(),
+                        call = std::move(call)](PickWaiter::Why why) mutable {
+        switch (why) {
+          case PickWaiter::Why::kReleased:
+            call->waited = true;
+            break;
+          case PickWaiter::Why::kTimedOut:
+            call->waited = true;
+            call->wait_expired = true;
+            break;
+          case PickWaiter::Why::kReady:
+            ++call->quick_repicks;
+            break;
+          case PickWaiter::Why::kNever:
+            call->wait_expired = true;  // pick once more, then fail
+            break;
+        }
+        self->StartAttempt(std::move(call));
+      });
+  bool ready = false;
+  bool queued = false;
+  for (const std::shared_ptr<Destination>& d : wait_on) {
+    switch (d->AddWaiter(waiter)) {
+      case Destination::WaitResult::kReady:
+        ready = true;
+        break;
+      case Destination::WaitResult::kQueued:
+        queued = true;
+        break;
+      case Destination::WaitResult::kNever:
+        break;
+    }
+  }
+  if (ready) {
+    // Endpoints came between the pick and the queuing: pick again, here.
+    // (Queued on another backend too, the waiter is dropped there.)
+    waiter->Fire(PickWaiter::Why::kReady);
+  } else if (!queued) {
+    waiter->Fire(PickWaiter::Why::kNever);
+  } else {
+    waiter->Arm(wait);
+  }
+  return true;
 }
 
 void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,

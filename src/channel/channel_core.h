@@ -57,16 +57,26 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   struct Attempt;
 
   // Picks a backend (when the config splits traffic) and an endpoint of it,
-  // and sends one attempt.
+  // and sends one attempt; or, when discovery may still bring endpoints,
+  // queues the call until it does (see Wait).
   void StartAttempt(std::unique_ptr<Call> call);
+  // For a call whose pick failed while some of `wait_on` may still get
+  // endpoints: queues it on them, no longer than its deadline and the
+  // channel's fail-fast timeout allow, and returns true (the call is taken;
+  // StartAttempt runs again when it is released, on the timer thread). False
+  // (the call left with the caller) when it must fail now.
+  bool Wait(std::unique_ptr<Call>& call,
+            const std::vector<std::shared_ptr<Destination>>& wait_on);
   // Classifies one attempt's response; retries, or completes the call.
   // `call` and `attempt` stay owned by the transport's callback (released
   // off gRPC's threads); a retry moves `call` on.
   void OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                      TransportResponse response);
   // The backend and endpoint for the call's next attempt, or the status to
-  // fail it with.
-  absl::StatusOr<Picked> Pick(const Call& call);
+  // fail it with; then `wait_on` lists the destinations tried that may still
+  // get endpoints (not answered yet, or existing with none).
+  absl::StatusOr<Picked> Pick(
+      const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on);
   // The leg for a split backend, made on first use; null if the mesh is
   // shut down.
   // Under a split older than the legs', a backend without a leg gets a

@@ -60,8 +60,10 @@ Destination::Destination(std::string target,
                          std::unique_ptr<Transport> transport,
                          std::shared_ptr<TapHub> tap_hub,
                          std::shared_ptr<MetricsRegistry> metrics,
+                         std::shared_ptr<TimerThread> timers,
                          const RouteLimits& route_limits)
     : target_(std::move(target)),
+      timers_(std::move(timers)),
       route_limits_(route_limits),
       transports_(std::move(transport), std::move(tap_hub)),
       metrics_(std::move(metrics)),
@@ -89,10 +91,13 @@ void Destination::Shutdown() {
     sub = std::move(subscription_);
     config_sub = std::move(config_subscription_);
   }
+  std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
     absl::MutexLock lock(&mu_);
     shut_down_ = true;
+    waiters = TakeSettledWaiters();
   }
+  Release(std::move(waiters));
   // Outside our locks: the source may be mid-delivery.
   sub.reset();
   config_sub.reset();
@@ -150,6 +155,7 @@ absl::Status Destination::NoEndpointsStatus() const {
 
 void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
   std::vector<std::string> addresses;
+  std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
     absl::MutexLock lock(&mu_);
     std::shared_ptr<const List> previous = set_.entries();
@@ -208,13 +214,61 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
     for (const auto& entry : *current) {
       addresses.push_back(entry->endpoint.address);
     }
+    // After the balancers have the new set: a released call picks from it.
+    waiters = TakeSettledWaiters();
   }
+  Release(std::move(waiters));
   transports_.All().RetainOnly(addresses);
 }
 
 void Destination::OnDiscoveryError(const absl::Status& status) {
+  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    last_error_ = status;
+    waiters = TakeSettledWaiters();
+  }
+  Release(std::move(waiters));
+}
+
+bool Destination::SettledLocked() const {
+  // Endpoints, or an answer that there will be none: the target does not
+  // exist, the source gave up (not a mesh service), the mesh shuts down.
+  return set_.size() > 0 || (set_.has_update() && !set_.exists()) ||
+         absl::IsFailedPrecondition(last_error_) || shut_down_;
+}
+
+std::vector<std::shared_ptr<PickWaiter>> Destination::TakeSettledWaiters() {
+  if (waiters_.empty() || !SettledLocked()) return {};
+  return std::exchange(waiters_, {});
+}
+
+void Destination::Release(std::vector<std::shared_ptr<PickWaiter>> waiters) {
+  if (waiters.empty()) return;
+  absl::AnyInvocable<void()> fire = [waiters = std::move(waiters)] {
+    for (const std::shared_ptr<PickWaiter>& w : waiters) {
+      w->Fire(PickWaiter::Why::kReleased);
+    }
+  };
+  // Not on the source's thread: a released call may complete, and its
+  // callback must not run under the source's locks.
+  if (!timers_->TryRunAfter(absl::ZeroDuration(), fire)) fire();
+}
+
+Destination::WaitResult Destination::AddWaiter(
+    std::shared_ptr<PickWaiter> waiter) {
   absl::MutexLock lock(&mu_);
-  last_error_ = status;
+  if (set_.size() > 0 && !shut_down_) return WaitResult::kReady;
+  if (SettledLocked()) return WaitResult::kNever;
+  // Waiters that fired elsewhere (timeout, another backend) are dropped
+  // now and then, so the queue holds about the calls really waiting.
+  if (waiters_.size() >= 64 && (waiters_.size() & (waiters_.size() - 1)) == 0) {
+    waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
+                                  [](const auto& w) { return w->fired(); }),
+                   waiters_.end());
+  }
+  waiters_.push_back(std::move(waiter));
+  return WaitResult::kQueued;
 }
 
 absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
@@ -223,8 +277,7 @@ absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
     // Done when there are endpoints, or discovery said none for good: the
     // target does not exist, or the source gave up (not a mesh service).
     auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return set_.size() > 0 || (set_.has_update() && !set_.exists()) ||
-             absl::IsFailedPrecondition(last_error_) || shut_down_;
+      return SettledLocked();
     };
     mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
     if (set_.size() > 0 && !shut_down_) return absl::OkStatus();

@@ -29,6 +29,8 @@
 #include "mesh/transport.h"
 #include "src/balance/snapshot_cell.h"
 #include "src/channel/describe.h"
+#include "src/channel/pick_waiter.h"
+#include "src/discovery/timer_thread.h"
 #include "src/metrics/metrics_registry.h"
 #include "src/model/endpoint_set.h"
 #include "src/route/retry_budget.h"
@@ -57,10 +59,12 @@ class Destination final : public EndpointObserver,
   // Sends through `transport`, with the tap hook of `tap_hub` around it
   // while anyone taps; records into `metrics` (shared by the Mesh's
   // destinations).
-  // Route tables are built within `route_limits`.
+  // Route tables are built within `route_limits`. Calls waiting for
+  // endpoints are released on `timers` (the Mesh's control thread).
   Destination(std::string target, std::unique_ptr<Transport> transport,
               std::shared_ptr<TapHub> tap_hub,
               std::shared_ptr<MetricsRegistry> metrics,
+              std::shared_ptr<TimerThread> timers,
               const RouteLimits& route_limits = {});
   ~Destination() override;
 
@@ -82,6 +86,15 @@ class Destination final : public EndpointObserver,
   // Waits until the destination has endpoints (OK), or discovery said it has
   // none for good or `timeout` passed (NoEndpointsStatus()).
   absl::Status WaitForEndpoints(absl::Duration timeout) const;
+
+  // For a call whose pick found no endpoint. kReady: there are endpoints
+  // now (pick again). kNever: there will be none (the target does not
+  // exist, is not a mesh service, or the mesh is shutting down): fail now.
+  // kQueued: discovery has not answered yet, or the destination exists with
+  // no endpoints; `waiter` is fired, in arrival order with the others, on
+  // the timer thread as soon as that changes either way.
+  enum class WaitResult { kReady, kNever, kQueued };
+  WaitResult AddWaiter(std::shared_ptr<PickWaiter> waiter);
 
   // Everything Mesh::Describe() shows for this destination.
   DestinationView View() const;
@@ -161,6 +174,14 @@ class Destination final : public EndpointObserver,
     absl::flat_hash_set<uint32_t, Hash, Eq> by_address;
   };
 
+  // Takes the queued waiters if the destination has endpoints or a final
+  // answer now.
+  std::vector<std::shared_ptr<PickWaiter>> TakeSettledWaiters()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool SettledLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fires `waiters` in order, on the timer thread (inline once it is
+  // closed). Takes no lock of ours.
+  void Release(std::vector<std::shared_ptr<PickWaiter>> waiters);
   // Hands the set's current endpoints to `balancer` (shared, if it is one of
   // ours; copies otherwise).
   void Feed(Balancer* balancer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -169,6 +190,7 @@ class Destination final : public EndpointObserver,
                    std::vector<std::string>* dropped);
 
   const std::string target_;
+  const std::shared_ptr<TimerThread> timers_;
   const RouteLimits route_limits_;
   const TapSwitch transports_;
   const std::shared_ptr<MetricsRegistry> metrics_;
@@ -184,6 +206,9 @@ class Destination final : public EndpointObserver,
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
+  // Calls waiting for endpoints, in arrival order (some may have fired
+  // already, by timeout or through another destination).
+  std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
   SnapshotCell<Routes> routes_;
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex subscription_mu_;

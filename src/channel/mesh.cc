@@ -56,6 +56,10 @@ absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     return absl::InvalidArgumentError(
         "ChannelOptions.default_timeout must be > 0");
   }
+  if (options.fail_fast_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ChannelOptions.fail_fast_timeout must be >= 0");
+  }
   absl::StatusOr<std::unique_ptr<Balancer>> balancer =
       Balancer::Create(options.balancer);
   if (!balancer.ok()) {

@@ -106,7 +106,7 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     // Destination's memory.
     dest = std::shared_ptr<Destination>(
         new Destination(target, std::move(transport), tap_hub_, metrics_,
-                        options_.route_limits));
+                        timers_, options_.route_limits));
     destinations_[target] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see
@@ -148,7 +148,7 @@ std::string MeshCore::Metrics() {
 
 bool MeshCore::RunLater(absl::Duration delay,
                         absl::AnyInvocable<void()>& task) {
-  return timers_.TryRunAfter(delay, task);
+  return timers_->TryRunAfter(delay, task);
 }
 
 void MeshCore::Shutdown() {
@@ -164,7 +164,8 @@ void MeshCore::Shutdown() {
   // Tap streams end first (their handlers return within a poll).
   observe_server_.reset();
   // Retries waiting out their backoff see the shutdown and fail at once.
-  for (auto& retry : timers_.Close()) retry();
+  // So do calls waiting for endpoints, when their timeout runs here.
+  for (auto& retry : timers_->Close()) retry();
   for (auto& d : live) d->Shutdown();
 }
 

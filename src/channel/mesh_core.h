@@ -45,6 +45,7 @@ class MeshCore {
   // Runs `task` on the mesh's timer thread after `delay` (a retry's
   // backoff); false, leaving `task` with the caller, after Shutdown.
   bool RunLater(absl::Duration delay, absl::AnyInvocable<void()>& task);
+  const std::shared_ptr<TimerThread>& timers() const { return timers_; }
 
   // Ends every destination's calls and discovery, and runs the retries
   // waiting for their backoff (they fail at once); later calls fail.
@@ -62,7 +63,9 @@ class MeshCore {
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::weak_ptr<Destination>> destinations_
       ABSL_GUARDED_BY(mu_);
-  TimerThread timers_;
+  // Retries' backoff, and the release and timeout of calls waiting for
+  // endpoints; shared with the destinations.
+  const std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
   const std::shared_ptr<TapHub> tap_hub_;
   std::unique_ptr<ObserveServer> observe_server_;  // set before use
   int tap_port_ = 0;                               // set before use

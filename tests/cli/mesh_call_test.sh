@@ -6,8 +6,11 @@
 # Starts two echo servers on ephemeral ports, sends 50 calls through
 # `mesh-call --static ... --json` and checks the report (50 calls, all OK,
 # both endpoints used); checks that a bad flag exits 2 and that a target with
-# no reachable control plane fails set-up with 1. The servers are killed on
-# exit, whatever happens.
+# no reachable control plane fails set-up with 1. Then through
+# mesh-control-plane: `--wait 0` calls at once and the calls wait for
+# discovery, a target that does not exist is named as such, and an oversized
+# config file is refused. The processes are killed on exit, whatever
+# happens.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -111,4 +114,53 @@ expect_exit 2 --static "$a" --target echo.local:7000  # no --method
 expect_exit 1 --linkerd 127.0.0.1:1 --target echo.local:7000 \
   --method /demo.Echo/Say --wait 0.5
 echo "ok: exit codes"
+
+# The local control plane, serving a file.
+cp_bin="$bin/mesh-control-plane"
+[[ -x "$cp_bin" ]] || fail "$cp_bin not built"
+cat >"$tmp/mesh.json" <<JSON
+{"targets": {"echo.local:7000": {"endpoints": [{"address": "$a"}, {"address": "$b"}]}}}
+JSON
+"$cp_bin" --config="$tmp/mesh.json" --listen=127.0.0.1:0 >"$tmp/cp.out" \
+  2>"$tmp/cp.err" &
+pids+=("$!")
+cp_address=""
+for _ in $(seq 100); do
+  cp_address="$(sed -n 's/.* on \(127\.0\.0\.1:[0-9]*\) .*/\1/p' "$tmp/cp.out")"
+  [[ -n "$cp_address" ]] && break
+  sleep 0.1
+done
+[[ -n "$cp_address" ]] || fail "control plane printed no address: $(cat "$tmp/cp.err")"
+
+# --wait 0: no wait before the first call; the calls wait for discovery.
+"$call" --linkerd "$cp_address" --target echo.local:7000 --method /demo.Echo/Say \
+  --wait 0 --count 20 --json >"$tmp/wait0.json" || fail "--wait 0 exited $?"
+python3 - "$tmp/wait0.json" <<'EOF' || fail "--wait 0 report: $(cat "$tmp/wait0.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["status"] == {"OK": 20}, report["status"]
+EOF
+echo "ok: --wait 0 calls at once and the calls wait for discovery"
+
+# A target the control plane says does not exist: named as such, at once.
+got=0
+"$call" --linkerd "$cp_address" --target nowhere.local:80 \
+  --method /demo.Echo/Say --wait 30 >/dev/null 2>"$tmp/nowhere.err" || got=$?
+[[ "$got" -eq 1 ]] || fail "nowhere.local:80 exited $got, want 1"
+grep -qF "target 'nowhere.local:80' does not exist" "$tmp/nowhere.err" ||
+  fail "nowhere.local:80: $(cat "$tmp/nowhere.err")"
+echo "ok: a target that does not exist is named"
+
+# A config file over --max-config-bytes is refused at start, naming the limit.
+got=0
+"$cp_bin" --config="$tmp/mesh.json" --listen=127.0.0.1:0 \
+  --max-config-bytes=10 >/dev/null 2>"$tmp/big.err" || got=$?
+[[ "$got" -eq 1 ]] || fail "oversized config exited $got, want 1"
+grep -qF "over the limit of 10 (--max-config-bytes)" "$tmp/big.err" ||
+  fail "oversized config: $(cat "$tmp/big.err")"
+got=0
+"$cp_bin" --config="$tmp/mesh.json" --max-config-bytes=lots \
+  >/dev/null 2>"$tmp/flag.err" || got=$?
+[[ "$got" -eq 2 ]] || fail "bad --max-config-bytes exited $got, want 2"
+echo "ok: mesh-control-plane refuses oversized files"
 echo PASS

@@ -117,12 +117,15 @@ TEST_F(ChannelTest, DeadlineExceededOnSlowBackend) {
             absl::StatusCode::kDeadlineExceeded);
 }
 
-TEST_F(ChannelTest, NoEndpointsFailsFastNamingTheTarget) {
-  auto channel = NewChannel();
+TEST_F(ChannelTest, NoEndpointsFailsAfterFailFastNamingTheTarget) {
+  ChannelOptions options;
+  options.fail_fast_timeout = absl::Milliseconds(50);
+  auto channel = NewChannel(options);
   CallResult before = channel->CallRaw(kMethod, "x");
   EXPECT_EQ(before.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(before.status.message()), HasSubstr(kTarget));
   EXPECT_THAT(std::string(before.status.message()), HasSubstr("not answered"));
+  EXPECT_THAT(std::string(before.status.message()), HasSubstr("waited 50ms"));
 
   auto backends = testing::StartBackends(1);
   ASSERT_TRUE(

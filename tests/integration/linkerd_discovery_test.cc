@@ -60,8 +60,11 @@ class LinkerdTest : public ::testing::Test {
   }
 
   std::unique_ptr<mesh::Channel> NewChannel(
-      const std::string& target = kTarget) {
-    auto c = mesh_->NewChannel(target);
+      const std::string& target = kTarget,
+      absl::Duration fail_fast = absl::Seconds(3)) {
+    ChannelOptions options;
+    options.fail_fast_timeout = fail_fast;
+    auto c = mesh_->NewChannel(target, options);
     EXPECT_TRUE(c.ok()) << c.status();
     return *std::move(c);
   }
@@ -155,12 +158,13 @@ TEST_F(LinkerdTest, NoEndpointsAndUnknownTargetsFailFast) {
   EXPECT_THAT(std::string(unknown->CallRaw(kMethod, "x").status.message()),
               HasSubstr("'nowhere.test:80' does not exist"));
 
-  auto empty = NewChannel("empty.test:80");
+  // Known with no endpoints: calls wait for some, up to the fail-fast
+  // timeout, then say why.
+  auto empty = NewChannel("empty.test:80", absl::Milliseconds(50));
   ASSERT_TRUE(testing::WaitFor([&] {
     return absl::StrContains(empty->CallRaw(kMethod, "x").status.message(),
-                             "no endpoints for target 'empty.test:80'") &&
-           !absl::StrContains(empty->CallRaw(kMethod, "x").status.message(),
-                              "not answered");
+                             "no endpoints for target 'empty.test:80'; waited "
+                             "50ms for endpoints");
   }));
   EXPECT_EQ(empty->CallRaw(kMethod, "x").status.code(),
             absl::StatusCode::kUnavailable);
@@ -177,6 +181,14 @@ TEST_F(LinkerdTest, NotAMeshServiceStopsRetrying) {
   EXPECT_EQ(wait.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(wait.message()), HasSubstr("not a mesh service"));
   EXPECT_EQ(control_plane_->calls("Get", "external.test:443"), 1);
+  // Calls fail at once too, inside CallRawAsync: nothing to wait for.
+  bool inline_done = false;
+  channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
+    inline_done = true;
+    EXPECT_THAT(std::string(r.status.message()),
+                HasSubstr("not a mesh service"));
+  });
+  EXPECT_TRUE(inline_done);
   // With a 100 ms backoff, a retrying client would call again within a
   // second; this waits for that to happen and expects it not to.
   EXPECT_FALSE(testing::WaitFor(
@@ -189,14 +201,15 @@ TEST_F(LinkerdTest, SilentStreamDoesNotBlockOtherTargets) {
   Config config = ConfigWith(backends, {0});
   config.silent.insert("silent.test:80");
   StartMesh(config);
-  auto silent = NewChannel("silent.test:80");
+  auto silent = NewChannel("silent.test:80", absl::Milliseconds(50));
   auto served = NewChannel();
   ASSERT_TRUE(served->WaitForEndpoints(absl::Seconds(10)).ok());
   for (int i = 0; i < 20; ++i)
     ASSERT_TRUE(served->CallRaw(kMethod, "x").status.ok());
   CallResult r = silent->CallRaw(kMethod, "x");
   EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(r.status.message()), HasSubstr("not answered yet"));
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("not answered yet); waited 50ms"));
   EXPECT_TRUE(testing::WaitFor(
       [&] { return control_plane_->calls("Get", "silent.test:80") == 1; }));
 }

@@ -87,8 +87,12 @@ TEST(SplitTest, ABackendWithNoEndpointsIsSkippedWhileAnotherHasSome) {
   EXPECT_EQ(load.CountOk(), 200);
   EXPECT_EQ(backends[0]->calls_received(), 200);
 
-  // With no backend that has endpoints, the call fails fast and says why.
+  // With no backend that has endpoints, the call waits out the fail-fast
+  // timeout and says why.
   ASSERT_TRUE(f.discovery->SetEndpoints("v1.books.test:7000", {}).ok());
+  ChannelOptions impatient;
+  impatient.fail_fast_timeout = absl::Milliseconds(50);
+  channel = *f.mesh->NewChannel(kTarget, impatient);
   CallResult r = channel->CallRaw(kMethod, "x");
   EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status.message(), ::testing::HasSubstr("traffic split"));

@@ -464,7 +464,7 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   auto transport = std::make_unique<NullTransport>();
   NullTransport* t = transport.get();
   Destination d("books:8080", std::move(transport), std::make_shared<TapHub>(),
-                registry);
+                registry, std::make_shared<TimerThread>());
   EXPECT_EQ(d.EndpointMetricsFor("10.0.0.1:8080"), nullptr);
 
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
@@ -515,7 +515,8 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
 int LostFirstCallCounts() {
   auto registry = std::make_shared<MetricsRegistry>();
   Destination d("books:8080", std::make_unique<NullTransport>(),
-                std::make_shared<TapHub>(), registry);
+                std::make_shared<TapHub>(), registry,
+                std::make_shared<TimerThread>());
   constexpr int kEndpoints = 2000;
   std::vector<Endpoint> endpoints;
   for (int i = 0; i < kEndpoints; ++i) {
@@ -563,7 +564,8 @@ TEST(DestinationMetricsTest, FirstCallsRacingAttributeChangesKeepTheirCounts) {
 TEST(DestinationMetricsTest, ConcurrentCallsShareOneObjectAcrossUpdates) {
   auto registry = std::make_shared<MetricsRegistry>();
   Destination d("books:8080", std::make_unique<NullTransport>(),
-                std::make_shared<TapHub>(), registry);
+                std::make_shared<TapHub>(), registry,
+                std::make_shared<TimerThread>());
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
   d.OnEndpointUpdate(EndpointUpdate::Reset({a, b}));
   std::shared_ptr<EndpointMetrics> first_a = d.EndpointMetricsFor(a.address);

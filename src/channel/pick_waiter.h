@@ -1,0 +1,72 @@
+// PickWaiter: a call waiting for endpoints, holding no thread. It is queued
+// on the destinations it waits for (a traffic split's backends may be
+// several) and armed with a timer; whichever comes first — a destination
+// got endpoints or a final answer, or the time ran out — fires it, once.
+//
+//   auto w = std::make_shared<PickWaiter>(timers, [call](PickWaiter::Why why) {
+//     ... pick again, or fail ...
+//   });
+//   destination->AddWaiter(w);
+//   w->Arm(until - now);
+//
+// Thread-safe.
+#ifndef MESH_SRC_CHANNEL_PICK_WAITER_H_
+#define MESH_SRC_CHANNEL_PICK_WAITER_H_
+
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+#include "src/discovery/timer_thread.h"
+
+namespace mesh::internal {
+
+class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
+ public:
+  // Why it fired: a destination it waited on settled (kReleased, on the
+  // timer thread), its time ran out (kTimedOut), or its owner found at
+  // queuing time that there are endpoints already (kReady) or that none
+  // will come (kNever) and fired it inline.
+  enum class Why { kReleased, kTimedOut, kReady, kNever };
+
+  // `timers` runs the timeout and must be the Mesh's (closing it fires
+  // what is pending).
+  PickWaiter(std::shared_ptr<TimerThread> timers,
+             absl::AnyInvocable<void(Why why)> resume)
+      : timers_(std::move(timers)), resume_(std::move(resume)) {}
+
+  // Fires after `wait` unless fired before. If the timer thread is closed
+  // (the Mesh is shutting down), fires now, as a timeout.
+  void Arm(absl::Duration wait) {
+    absl::AnyInvocable<void()> timeout = [self = shared_from_this()] {
+      self->Fire(Why::kTimedOut);
+    };
+    if (!timers_->TryRunAfter(wait, timeout)) {
+      Fire(Why::kTimedOut);
+      return;
+    }
+    // (The id is not kept: a timer that finds the waiter fired does
+    // nothing, and holds it only until then.)
+  }
+
+  // Runs the resume callback, unless it has run: true if this call ran it.
+  bool Fire(Why why) {
+    if (fired_.exchange(true, std::memory_order_acq_rel)) return false;
+    absl::AnyInvocable<void(Why)> resume = std::move(resume_);
+    resume(why);
+    return true;
+  }
+
+  bool fired() const { return fired_.load(std::memory_order_acquire); }
+
+ private:
+  const std::shared_ptr<TimerThread> timers_;
+  std::atomic<bool> fired_{false};
+  absl::AnyInvocable<void(Why why)> resume_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CHANNEL_PICK_WAITER_H_

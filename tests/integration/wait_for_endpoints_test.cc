@@ -1,0 +1,295 @@
+// Calls made while discovery has not answered, or while a destination
+// exists with no endpoints, wait for endpoints — within their deadline and
+// ChannelOptions::fail_fast_timeout, holding no thread — and are sent in
+// arrival order when endpoints come (a service that started and called at
+// once used to see UNAVAILABLE). A destination that does not exist fails
+// its calls at once. Real gRPC backends on 127.0.0.1.
+#include <atomic>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mesh/mesh.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTarget[] = "books.test:7000";
+constexpr char kMethod[] = "/test.Echo/Say";
+
+// The gRPC transport, recording the order in which requests are sent.
+class RecordingTransport final : public Transport {
+ public:
+  explicit RecordingTransport(std::vector<std::string>* sent, absl::Mutex* mu)
+      : sent_(sent), mu_(mu) {}
+  void Send(const Endpoint& endpoint, TransportRequest request,
+            Callback done) override {
+    {
+      absl::MutexLock lock(mu_);
+      sent_->push_back(request.body);
+    }
+    inner_->Send(endpoint, std::move(request), std::move(done));
+  }
+  void RetainOnly(const std::vector<std::string>& addresses) override {
+    inner_->RetainOnly(addresses);
+  }
+  void Shutdown() override { inner_->Shutdown(); }
+
+ private:
+  std::unique_ptr<Transport> inner_ = NewGrpcTransport();
+  std::vector<std::string>* const sent_;
+  absl::Mutex* const mu_;
+};
+
+// Results of async calls, by index.
+class Results {
+ public:
+  explicit Results(int n) : results_(n) {}
+  absl::AnyInvocable<void(CallResult)> For(int i) {
+    return [this, i](CallResult r) {
+      absl::MutexLock lock(&mu_);
+      results_[i] = std::move(r);
+      ++done_;
+    };
+  }
+  int done() {
+    absl::MutexLock lock(&mu_);
+    return done_;
+  }
+  bool WaitAll(absl::Duration timeout = absl::Seconds(20)) {
+    absl::MutexLock lock(&mu_);
+    auto all = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return done_ == static_cast<int>(results_.size());
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&all), timeout);
+  }
+  CallResult at(int i) {
+    absl::MutexLock lock(&mu_);
+    return results_[i];
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<CallResult> results_ ABSL_GUARDED_BY(mu_);
+  int done_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+int ThreadsOfThisProcess() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    int n = 0;
+    if (line.rfind("Threads:", 0) == 0 &&
+        absl::SimpleAtoi(line.substr(8), &n)) {
+      return n;
+    }
+  }
+  return -1;
+}
+
+class WaitForEndpointsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    discovery_ = StaticDiscovery::Create();
+    MeshOptions options;
+    options.discovery = discovery_;
+    options.transport_factory = [this] {
+      return std::make_unique<RecordingTransport>(&sent_, &sent_mu_);
+    };
+    mesh_ = *Mesh::Create(options);
+  }
+
+  std::unique_ptr<Channel> NewChannel(absl::Duration fail_fast) {
+    ChannelOptions options;
+    options.fail_fast_timeout = fail_fast;
+    return *mesh_->NewChannel(kTarget, options);
+  }
+
+  std::vector<std::string> Sent() {
+    absl::MutexLock lock(&sent_mu_);
+    return sent_;
+  }
+
+  std::shared_ptr<StaticDiscovery> discovery_;
+  absl::Mutex sent_mu_;
+  std::vector<std::string> sent_ ABSL_GUARDED_BY(sent_mu_);
+  std::unique_ptr<Mesh> mesh_;
+};
+
+TEST_F(WaitForEndpointsTest, CallsBeforeTheFirstAnswerWaitAndGoInOrder) {
+  auto backends = testing::StartBackends(2);
+  auto channel = NewChannel(absl::Seconds(60));
+  const int kCalls = 300;
+  Results results(kCalls);
+  int threads_before = ThreadsOfThisProcess();
+  for (int i = 0; i < kCalls; ++i) {
+    channel->CallRawAsync(kMethod, absl::StrCat(i), {}, results.For(i));
+  }
+  // None failed at once (they used to: "discovery has not answered yet"),
+  // and none holds a thread while it waits.
+  EXPECT_EQ(results.done(), 0);
+  EXPECT_LT(ThreadsOfThisProcess() - threads_before, 10);
+  EXPECT_TRUE(Sent().empty());
+
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(results.WaitAll());
+  for (int i = 0; i < kCalls; ++i) {
+    CallResult r = results.at(i);
+    ASSERT_TRUE(r.status.ok()) << i << ": " << r.status;
+    EXPECT_EQ(r.body, absl::StrCat(i));
+  }
+  // Released in the order they arrived.
+  std::vector<std::string> sent = Sent();
+  ASSERT_EQ(sent.size(), static_cast<size_t>(kCalls));
+  for (int i = 0; i < kCalls; ++i) EXPECT_EQ(sent[i], absl::StrCat(i));
+}
+
+TEST_F(WaitForEndpointsTest, ADestinationThatExistsEmptyHoldsCallsUntilFilled) {
+  auto backends = testing::StartBackends(1);
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = NewChannel(absl::Seconds(60));
+  ASSERT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
+  ASSERT_TRUE(
+      discovery_->Update(kTarget, EndpointUpdate::NoEndpoints(true)).ok());
+  Results results(20);
+  for (int i = 0; i < 20; ++i) {
+    channel->CallRawAsync(kMethod, "y", {}, results.For(i));
+  }
+  EXPECT_EQ(results.done(), 0);
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(results.WaitAll());
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(results.at(i).status.ok()) << i;
+  EXPECT_EQ(backends[0]->calls_received(), 21);
+}
+
+TEST_F(WaitForEndpointsTest, FailFastNamesTheReasonAndTheTimeout) {
+  auto channel = NewChannel(absl::Milliseconds(200));
+  CallResult r = channel->CallRaw(kMethod, "x");
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("no endpoints for target 'books.test:7000' (discovery "
+                        "has not answered yet); waited 200ms for endpoints "
+                        "(ChannelOptions::fail_fast_timeout)"));
+  // A deadline shorter than the fail-fast timeout ends the wait first.
+  auto patient = NewChannel(absl::Seconds(60));
+  CallOptions short_deadline;
+  short_deadline.timeout = absl::Milliseconds(100);
+  r = patient->CallRaw(kMethod, "x", short_deadline);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("deadline passed while waiting for endpoints: no "
+                        "endpoints for target 'books.test:7000'"));
+  // Zero: no wait at all; the call fails inside CallRawAsync.
+  auto impatient = NewChannel(absl::ZeroDuration());
+  bool inline_done = false;
+  impatient->CallRawAsync(kMethod, "x", {}, [&](CallResult result) {
+    inline_done = true;
+    EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+  });
+  EXPECT_TRUE(inline_done);
+}
+
+TEST_F(WaitForEndpointsTest, ADestinationThatDoesNotExistFailsAtOnce) {
+  ASSERT_TRUE(
+      discovery_->Update(kTarget, EndpointUpdate::NoEndpoints(false)).ok());
+  auto channel = NewChannel(absl::Seconds(60));
+  ASSERT_EQ(channel->WaitForEndpoints(absl::Seconds(10)).code(),
+            absl::StatusCode::kUnavailable);
+  bool inline_done = false;
+  channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
+    inline_done = true;
+    EXPECT_THAT(std::string(r.status.message()),
+                HasSubstr("target 'books.test:7000' does not exist"));
+  });
+  EXPECT_TRUE(inline_done);
+
+  // Calls already waiting when the answer "does not exist" comes fail then.
+  const std::string other = "later.test:7000";
+  auto waiting = *mesh_->NewChannel(other);
+  Results results(5);
+  for (int i = 0; i < 5; ++i) {
+    waiting->CallRawAsync(kMethod, "x", {}, results.For(i));
+  }
+  EXPECT_EQ(results.done(), 0);
+  ASSERT_TRUE(
+      discovery_->Update(other, EndpointUpdate::NoEndpoints(false)).ok());
+  ASSERT_TRUE(results.WaitAll());
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(std::string(results.at(i).status.message()),
+                HasSubstr("'later.test:7000' does not exist"));
+  }
+}
+
+// A traffic split's backend whose discovery answers late: early calls wait
+// for it instead of failing "no backend of the traffic split has
+// endpoints".
+TEST_F(WaitForEndpointsTest, SplitBackendsAnsweringLateHoldTheFirstCalls) {
+  auto backends = testing::StartBackends(1);
+  ServiceConfig split;
+  split.backends = {{"v1.books.test:7000", 1}};
+  ASSERT_TRUE(discovery_->SetServiceConfig(kTarget, split).ok());
+  auto channel = NewChannel(absl::Seconds(60));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  Results results(50);
+  for (int i = 0; i < 50; ++i) {
+    channel->CallRawAsync(kMethod, "x", {}, results.For(i));
+  }
+  EXPECT_EQ(results.done(), 0);
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints("v1.books.test:7000", testing::EndpointsOf(backends))
+          .ok());
+  ASSERT_TRUE(results.WaitAll());
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_TRUE(results.at(i).status.ok()) << results.at(i).status;
+  }
+  EXPECT_EQ(backends[0]->calls_received(), 50);
+}
+
+TEST_F(WaitForEndpointsTest, DestroyingTheMeshEndsWaitingCalls) {
+  auto channel = NewChannel(absl::Seconds(600));
+  Results results(10);
+  for (int i = 0; i < 10; ++i) {
+    channel->CallRawAsync(kMethod, "x", {}, results.For(i));
+  }
+  EXPECT_EQ(results.done(), 0);
+  mesh_.reset();  // returns once the waiting calls' callbacks have run
+  EXPECT_EQ(results.done(), 10);
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusCode code = results.at(i).status.code();
+    EXPECT_TRUE(code == absl::StatusCode::kCancelled ||
+                code == absl::StatusCode::kUnavailable)
+        << results.at(i).status;
+  }
+}
+
+TEST_F(WaitForEndpointsTest, AChannelDestroyedWhileItsCallsWaitStillEndsThem) {
+  auto backends = testing::StartBackends(1);
+  Results results(10);
+  {
+    auto channel = NewChannel(absl::Seconds(60));
+    for (int i = 0; i < 10; ++i) {
+      channel->CallRawAsync(kMethod, "x", {}, results.For(i));
+    }
+  }
+  EXPECT_EQ(results.done(), 0);
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  ASSERT_TRUE(results.WaitAll());
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(results.at(i).status.ok());
+}
+
+}  // namespace
+}  // namespace mesh
