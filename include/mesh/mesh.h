@@ -72,6 +72,11 @@ struct MeshOptions {
   // Header names whose values tap never shows, besides authorization,
   // proxy-authorization, cookie and set-cookie.
   std::vector<std::string> tap_redacted_headers;
+  // Tap subscriptions live at once, in-process (Mesh::Tap) and Observe
+  // streams together; one more is refused RESOURCE_EXHAUSTED naming this
+  // cap. Each costs its buffer and a pass on every request while it lives;
+  // none holds a thread. At least 1.
+  uint32_t tap_max_subscriptions = 100;
   // What a destination's route table may cost (see RouteLimits): a route
   // past a limit is dropped with a log line naming the limit.
   RouteLimits route_limits;

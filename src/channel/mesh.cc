@@ -14,6 +14,10 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
     return absl::InvalidArgumentError(
         "MeshOptions.discovery is required (e.g. StaticDiscovery::Create())");
   }
+  if (options.tap_max_subscriptions < 1) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.tap_max_subscriptions must be at least 1");
+  }
   const RouteLimits& limits = options.route_limits;
   for (auto [name, value] :
        {std::make_pair("max_routes", int64_t{limits.max_routes}),

@@ -11,7 +11,9 @@ namespace mesh::internal {
 
 MeshCore::MeshCore(MeshOptions options)
     : options_(std::move(options)),
-      tap_hub_(std::make_shared<TapHub>(options_.tap_redacted_headers)) {}
+      tap_hub_(std::make_shared<TapHub>(options_.tap_redacted_headers,
+                                        /*clock=*/nullptr,
+                                        options_.tap_max_subscriptions)) {}
 
 namespace {
 

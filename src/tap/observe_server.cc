@@ -3,12 +3,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <atomic>
+#include <memory>
+#include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "src/tap/observe_convert.h"
 #include "src/transport/reaper.h"
@@ -18,14 +21,10 @@ namespace {
 
 namespace tap = ::io::linkerd::proxy::tap;
 
-// How often a stream handler looks up from waiting for events to see
-// whether the client left or the server is stopping.
-constexpr absl::Duration kPoll = absl::Milliseconds(50);
-
 // The identities of a TLS peer as gRPC's AuthContext exposes them: every
 // subject alternative name (URIs, DNS names, ...) and the subject CN.
 std::vector<std::string> PresentedIdentities(
-    const grpc::ServerContext& context) {
+    const grpc::CallbackServerContext& context) {
   std::vector<std::string> out;
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth == nullptr) return out;
@@ -57,7 +56,81 @@ bool IsAllowedIdentity(const std::vector<std::string>& presented,
       });
 }
 
-class ObserveServer::Service final : public tap::Tap::Service {
+// Moves one subscription's events onto one Observe stream, a write at a
+// time, without a thread: the subscription's on_ready hook (a request's
+// thread) and the stream's write completions (gRPC's) take turns under mu_.
+// The hook holds it weakly, so a hook that fires after the stream is gone
+// does nothing.
+class ObservePump {
+ public:
+  ObservePump(grpc::ServerWriteReactor<tap::TapEvent>* stream,
+              grpc::CallbackServerContext* context)
+      : stream_(stream), context_(context) {}
+
+  // Starts pumping from `sub`.
+  void Start(std::unique_ptr<TapSubscription> sub) {
+    absl::MutexLock lock(&mu_);
+    sub_ = std::move(sub);
+    AdvanceLocked();
+  }
+  // An event was buffered or the subscription ended.
+  void Ready() {
+    absl::MutexLock lock(&mu_);
+    if (!writing_) AdvanceLocked();
+  }
+  void WriteDone(bool ok) {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    // A failed write: the client went away (OnCancel says so too).
+    if (!ok) return FinishLocked(grpc::Status::CANCELLED);
+    AdvanceLocked();
+  }
+  void Finish(const grpc::Status& status) {
+    absl::MutexLock lock(&mu_);
+    FinishLocked(status);
+  }
+  // The stream is done: nothing touches it from now on. Returns the
+  // subscription, for the caller to end outside mu_.
+  std::unique_ptr<TapSubscription> Detach() {
+    absl::MutexLock lock(&mu_);
+    stream_ = nullptr;
+    return std::move(sub_);
+  }
+
+ private:
+  void AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (stream_ == nullptr || finished_ || sub_ == nullptr) return;
+    std::optional<TapEvent> event = sub_->Next(absl::ZeroDuration());
+    if (event) {
+      out_ = TapEventToProto(*event);
+      writing_ = true;
+      stream_->StartWrite(&out_);
+    } else if (sub_->done()) {
+      FinishLocked(grpc::Status::OK);  // the limit's last exchange ended
+    }
+    // Otherwise on_ready calls Ready() when there is more.
+  }
+
+  void FinishLocked(const grpc::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (stream_ == nullptr || finished_) return;
+    finished_ = true;
+    context_->AddTrailingMetadata(
+        "mesh-tap-dropped-events",
+        absl::StrCat(sub_ != nullptr ? sub_->dropped() : 0));
+    stream_->Finish(status);
+  }
+
+  absl::Mutex mu_;
+  grpc::ServerWriteReactor<tap::TapEvent>* stream_ ABSL_GUARDED_BY(mu_);
+  grpc::CallbackServerContext* const context_;
+  std::unique_ptr<TapSubscription> sub_ ABSL_GUARDED_BY(mu_);
+  tap::TapEvent out_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class ObserveServer::Service final : public tap::Tap::CallbackService {
  public:
   // `tls` false: plaintext, loopback peers only; `allowed_identities` is
   // then unused.
@@ -67,51 +140,96 @@ class ObserveServer::Service final : public tap::Tap::Service {
         tls_(tls),
         allowed_identities_(std::move(allowed_identities)) {}
 
-  void Stop() { stopping_.store(true); }
+  // Ends every open stream UNAVAILABLE; later ones are refused.
+  void Stop() {
+    std::vector<std::shared_ptr<ObservePump>> open;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      for (const auto& [stream, pump] : open_) open.push_back(pump);
+    }
+    for (const auto& pump : open) {
+      pump->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                "tap: the server is stopping"));
+    }
+  }
 
-  grpc::Status Observe(grpc::ServerContext* context,
-                       const tap::ObserveRequest* request,
-                       grpc::ServerWriter<tap::TapEvent>* writer) override {
-    if (grpc::Status access = CheckAccess(*context); !access.ok()) {
-      return access;
-    }
-    absl::StatusOr<TapOptions> options = TapOptionsFromObserve(*request);
-    if (!options.ok()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          std::string(options.status().message()));
-    }
-    absl::StatusOr<std::unique_ptr<TapSubscription>> sub =
-        hub_->Subscribe(*options);
-    if (!sub.ok()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          std::string(sub.status().message()));
-    }
-    bool client_left = false;
-    while (!stopping_.load() && !(*sub)->done()) {
-      if (context->IsCancelled()) {
-        client_left = true;
-        break;
-      }
-      std::optional<TapEvent> event = (*sub)->Next(kPoll);
-      if (!event) continue;
-      if (!writer->Write(TapEventToProto(*event))) {
-        client_left = true;
-        break;
-      }
-    }
-    context->AddTrailingMetadata("mesh-tap-dropped-events",
-                                 absl::StrCat((*sub)->dropped()));
-    if (client_left) return grpc::Status::CANCELLED;
-    if (stopping_.load() && !(*sub)->done()) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "tap: the server is stopping");
-    }
-    return grpc::Status::OK;
+  grpc::ServerWriteReactor<tap::TapEvent>* Observe(
+      grpc::CallbackServerContext* context,
+      const tap::ObserveRequest* request) override {
+    auto* stream = new Stream(this, context);
+    stream->Begin(*request);
+    return stream;
   }
 
  private:
+  class Stream final : public grpc::ServerWriteReactor<tap::TapEvent> {
+   public:
+    Stream(Service* service, grpc::CallbackServerContext* context)
+        : service_(service),
+          context_(context),
+          pump_(std::make_shared<ObservePump>(this, context)) {}
+
+    void Begin(const tap::ObserveRequest& request) {
+      if (grpc::Status access = service_->CheckAccess(*context_);
+          !access.ok()) {
+        return Finish(access);
+      }
+      absl::StatusOr<TapOptions> options = TapOptionsFromObserve(request);
+      if (!options.ok()) {
+        return Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   std::string(options.status().message())));
+      }
+      std::weak_ptr<ObservePump> weak = pump_;
+      absl::StatusOr<std::unique_ptr<TapSubscription>> sub =
+          service_->hub_->Subscribe(*options, [weak] {
+            if (std::shared_ptr<ObservePump> pump = weak.lock()) {
+              pump->Ready();
+            }
+          });
+      if (!sub.ok()) {
+        // INVALID_ARGUMENT, or RESOURCE_EXHAUSTED at the subscription cap.
+        return Finish(
+            grpc::Status(static_cast<grpc::StatusCode>(sub.status().code()),
+                         std::string(sub.status().message())));
+      }
+      if (!service_->Register(this, pump_)) {
+        return Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                   "tap: the server is stopping"));
+      }
+      pump_->Start(*std::move(sub));
+    }
+
+    void OnWriteDone(bool ok) override { pump_->WriteDone(ok); }
+    void OnCancel() override { pump_->Finish(grpc::Status::CANCELLED); }
+    void OnDone() override {
+      service_->Unregister(this);
+      // Unsubscribes here, outside the pump's lock: a hook firing now
+      // finds the stream gone.
+      std::unique_ptr<TapSubscription> sub = pump_->Detach();
+      sub.reset();
+      delete this;
+    }
+
+   private:
+    Service* const service_;
+    grpc::CallbackServerContext* const context_;
+    const std::shared_ptr<ObservePump> pump_;
+  };
+
+  bool Register(Stream* stream, std::shared_ptr<ObservePump> pump) {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return false;
+    open_[stream] = std::move(pump);
+    return true;
+  }
+  void Unregister(Stream* stream) {
+    absl::MutexLock lock(&mu_);
+    open_.erase(stream);
+  }
+
   // With TLS the certificate's identity decides, wherever the peer is.
-  grpc::Status CheckAccess(const grpc::ServerContext& context) const {
+  grpc::Status CheckAccess(const grpc::CallbackServerContext& context) const {
     if (!tls_) {
       if (IsLocalPeer(context.peer())) return grpc::Status::OK;
       return grpc::Status(
@@ -136,7 +254,10 @@ class ObserveServer::Service final : public tap::Tap::Service {
   const std::shared_ptr<TapHub> hub_;
   const bool tls_;
   const std::vector<std::string> allowed_identities_;
-  std::atomic<bool> stopping_{false};
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_map<Stream*, std::shared_ptr<ObservePump>> open_
+      ABSL_GUARDED_BY(mu_);
 };
 
 absl::StatusOr<std::unique_ptr<ObserveServer>> ObserveServer::Start(
@@ -169,8 +290,9 @@ absl::StatusOr<std::unique_ptr<ObserveServer>> ObserveServer::Start(
 
 ObserveServer::~ObserveServer() {
   if (server_ == nullptr) return;
+  // Open streams end at once; Shutdown cancels what a client does not read
+  // after 2 s, and waits for every stream's OnDone.
   service_->Stop();
-  // Handlers notice Stop() within kPoll and return; Shutdown waits for them.
   server_->Shutdown(absl::ToChronoTime(absl::Now() + absl::Seconds(2)));
   server_->Wait();
 }

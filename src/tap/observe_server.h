@@ -9,7 +9,9 @@
 // identities (SAN URIs and DNS names, subject CN) is allowed, wherever it
 // connects from. Everyone else gets UNAUTHENTICATED. A subscriber that reads
 // too slowly loses events; their count is sent in the trailing metadata
-// `mesh-tap-dropped-events`.
+// `mesh-tap-dropped-events`. Streams are served with gRPC's callback API: an
+// open stream holds no thread, whether its client reads or not; the hub's
+// subscription cap bounds how many are open (RESOURCE_EXHAUSTED beyond it).
 //
 //   auto server = ObserveServer::Start("127.0.0.1:4190", hub, tls);
 //   int port = (*server)->port();

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "src/balance/snapshot_cell.h"
 
 namespace mesh::internal {
@@ -91,13 +92,15 @@ class TapSubscriptionState {
  public:
   TapSubscriptionState(uint32_t base, CompiledTapMatch match,
                        const TapOptions& options,
-                       std::shared_ptr<const TapHeaderRedactor> redactor)
+                       std::shared_ptr<const TapHeaderRedactor> redactor,
+                       std::function<void()> on_ready)
       : base_(base),
         match_(std::move(match)),
         limit_(options.limit),
         buffer_(options.buffer),
         extract_headers_(options.extract_headers),
-        redactor_(std::move(redactor)) {}
+        redactor_(std::move(redactor)),
+        on_ready_(std::move(on_ready)) {}
 
   bool extract_headers() const { return extract_headers_; }
   const CompiledTapMatch& match() const { return match_; }
@@ -124,22 +127,28 @@ class TapSubscriptionState {
   // Buffers `event`, or drops and counts it if the buffer is full.
   void Push(TapQueuedEvent&& event) {
     bool pushed;
+    bool ready = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       pushed = PushLocked(std::move(event));
+      if (pushed) ready = std::exchange(armed_, false);
     }
     if (pushed) cv_.notify_one();
+    if (ready) on_ready_();
   }
 
   // Push, and one claimed exchange is over (the subscription may be done).
   void PushLast(TapQueuedEvent&& event) {
+    bool ready;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      PushLocked(std::move(event));
+      bool pushed = PushLocked(std::move(event));
       // Under the lock, so a waiting Next cannot miss the change.
       state_.fetch_sub(1, std::memory_order_acq_rel);
+      ready = (pushed || OverLocked()) && std::exchange(armed_, false);
     }
     cv_.notify_all();
+    if (ready) on_ready_();
   }
 
   std::optional<TapEvent> Next(absl::Duration timeout) {
@@ -153,6 +162,8 @@ class TapSubscriptionState {
         cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), ready);
       }
       local_.swap(events_);
+      // Nothing to read: the next event (or the end) calls on_ready.
+      if (local_.empty() && on_ready_ && !closed_) armed_ = true;
     }
     if (local_.empty()) return std::nullopt;
     TapQueuedEvent queued = std::move(local_.front());
@@ -176,6 +187,7 @@ class TapSubscriptionState {
     std::lock_guard<std::mutex> reader(reader_mu_);
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
+    armed_ = false;
     discard_local.swap(local_);
     discard.swap(events_);
   }
@@ -256,6 +268,7 @@ class TapSubscriptionState {
   const size_t buffer_;
   const bool extract_headers_;
   const std::shared_ptr<const TapHeaderRedactor> redactor_;
+  const std::function<void()> on_ready_;  // may be empty
 
   std::atomic<uint64_t> state_{0};  // claimed << 32 | in flight
   std::atomic<uint64_t> dropped_{0};
@@ -264,6 +277,8 @@ class TapSubscriptionState {
   std::condition_variable cv_;
   std::deque<TapQueuedEvent> events_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // A reader found nothing: the next push (or the end) calls on_ready_.
+  bool armed_ ABSL_GUARDED_BY(mu_) = false;
   std::mutex reader_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::deque<TapQueuedEvent> local_ ABSL_GUARDED_BY(reader_mu_);
 };
@@ -274,16 +289,26 @@ class TapHub::Core {
     std::vector<std::shared_ptr<TapSubscriptionState>> subs;
   };
 
-  Core(std::vector<std::string> extra_redacted, Clock* clock)
+  Core(std::vector<std::string> extra_redacted, Clock* clock,
+       uint32_t max_subscriptions)
       : redactor(
             std::make_shared<TapHeaderRedactor>(std::move(extra_redacted))),
-        clock(clock != nullptr ? clock : Clock::Real()) {}
+        clock(clock != nullptr ? clock : Clock::Real()),
+        max_subscriptions(max_subscriptions) {}
 
-  std::shared_ptr<TapSubscriptionState> Add(CompiledTapMatch match,
-                                            const TapOptions& options) {
+  absl::StatusOr<std::shared_ptr<TapSubscriptionState>> Add(
+      CompiledTapMatch match, const TapOptions& options,
+      std::function<void()> on_ready) {
     std::lock_guard<std::mutex> lock(mu);
+    if (subs.size() >= max_subscriptions) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("tap: ", subs.size(),
+                       " subscriptions are live, the most allowed "
+                       "(MeshOptions::tap_max_subscriptions is ",
+                       max_subscriptions, ")"));
+    }
     auto sub = std::make_shared<TapSubscriptionState>(
-        next_base++, std::move(match), options, redactor);
+        next_base++, std::move(match), options, redactor, std::move(on_ready));
     subs.push_back(sub);
     PublishLocked();
     return sub;
@@ -301,6 +326,7 @@ class TapHub::Core {
   SnapshotCell<List> list{std::make_unique<List>()};
   const std::shared_ptr<const TapHeaderRedactor> redactor;
   Clock* const clock;
+  const uint32_t max_subscriptions;
 
  private:
   void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -338,21 +364,24 @@ class HubSubscription final : public TapSubscription {
 
 }  // namespace
 
-TapHub::TapHub(std::vector<std::string> extra_redacted_headers, Clock* clock)
-    : core_(std::make_shared<Core>(std::move(extra_redacted_headers), clock)),
+TapHub::TapHub(std::vector<std::string> extra_redacted_headers, Clock* clock,
+               uint32_t max_subscriptions)
+    : core_(std::make_shared<Core>(std::move(extra_redacted_headers), clock,
+                                   max_subscriptions)),
       live_(&core_->live) {}
 
 TapHub::~TapHub() = default;
 
 absl::StatusOr<std::unique_ptr<TapSubscription>> TapHub::Subscribe(
-    const TapOptions& options) {
+    const TapOptions& options, std::function<void()> on_ready) {
   if (absl::Status s = ValidateTapOptions(options); !s.ok()) return s;
   absl::StatusOr<CompiledTapMatch> match =
       CompiledTapMatch::Compile(options.match);
   if (!match.ok()) return match.status();
-  std::shared_ptr<TapSubscriptionState> state =
-      core_->Add(*std::move(match), options);
-  return std::make_unique<HubSubscription>(core_, std::move(state));
+  absl::StatusOr<std::shared_ptr<TapSubscriptionState>> state =
+      core_->Add(*std::move(match), options, std::move(on_ready));
+  if (!state.ok()) return state.status();
+  return std::make_unique<HubSubscription>(core_, *std::move(state));
 }
 
 TapExchange TapHub::Start(const TapRequestHead& head, const Metadata& headers) {

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,18 +97,26 @@ class TapHub {
  public:
   // `extra_redacted_headers`: header names (any case) whose values are
   // redacted besides kTapSensitiveHeaders. `clock` (null: Clock::Real())
-  // times the events; it must outlive the hub's exchanges.
+  // times the events; it must outlive the hub's exchanges. At most
+  // `max_subscriptions` are live at once.
   explicit TapHub(std::vector<std::string> extra_redacted_headers = {},
-                  Clock* clock = nullptr);
+                  Clock* clock = nullptr, uint32_t max_subscriptions = 100);
   ~TapHub();
   TapHub(const TapHub&) = delete;
   TapHub& operator=(const TapHub&) = delete;
 
-  // A new live subscription, or INVALID_ARGUMENT from ValidateTapOptions.
-  // Its `base` is this hub's count of subscriptions so far (from 0).
-  // Destroying it unsubscribes.
+  // A new live subscription, INVALID_ARGUMENT from ValidateTapOptions, or
+  // RESOURCE_EXHAUSTED naming the cap when max_subscriptions are live. Its
+  // `base` is this hub's count of subscriptions so far (from 0). Destroying
+  // it unsubscribes.
+  //
+  // `on_ready` (may be empty) lets a reader wait without a thread: once
+  // Next(0) has returned nullopt, on_ready runs as soon as an event is
+  // buffered or the subscription is over — once, until Next(0) returns
+  // nullopt again. It runs on the thread that made the change (a request's),
+  // outside the subscription's locks; it must not block, and may call Next.
   absl::StatusOr<std::unique_ptr<TapSubscription>> Subscribe(
-      const TapOptions& options);
+      const TapOptions& options, std::function<void()> on_ready = nullptr);
 
   // True while some subscription is live: one relaxed atomic load, for the
   // request path to skip everything else when nobody taps.

@@ -284,6 +284,54 @@ TEST(TapTest, LimitTapsOnlyThatManyAndEndsAfterTheyFinishAndArePulled) {
   EXPECT_EQ(rig.wire->requests.size(), 10u);
 }
 
+// The Observe server waits for events without a thread: on_ready runs once
+// after Next(0) found nothing, when an event arrives or the end comes.
+TEST(TapTest, OnReadyFiresOnceAfterAnEmptyReadAndAtTheEnd) {
+  Rig rig;
+  rig.wire->hold = true;
+  std::atomic<int> ready{0};
+  absl::StatusOr<std::unique_ptr<TapSubscription>> made =
+      rig.hub->Subscribe(Everything(2), [&] { ready.fetch_add(1); });
+  ASSERT_TRUE(made.ok());
+  TapSubscription& sub = **made;
+  rig.Send();
+  EXPECT_EQ(ready.load(), 0);        // not armed: nobody found it empty yet
+  EXPECT_EQ(Drain(sub).size(), 1u);  // ends with an empty Next: armed
+  rig.Send();
+  EXPECT_EQ(ready.load(), 1);
+  ASSERT_EQ(rig.wire->AnswerHeld(OkResponse()), 2u);
+  EXPECT_EQ(ready.load(), 1);  // still unread: no second call
+  EXPECT_EQ(Drain(sub).size(), 5u);
+  EXPECT_TRUE(sub.done());
+  EXPECT_EQ(ready.load(), 1);
+
+  // A reader that drained all but the last exchange is woken by its end,
+  // and then finds the subscription done.
+  absl::StatusOr<std::unique_ptr<TapSubscription>> other =
+      rig.hub->Subscribe(Everything(1), [&] { ready.fetch_add(1); });
+  ASSERT_TRUE(other.ok());
+  rig.Send();
+  EXPECT_EQ(Drain(**other).size(), 1u);
+  ASSERT_EQ(rig.wire->AnswerHeld(OkResponse()), 1u);
+  EXPECT_EQ(ready.load(), 2);
+  EXPECT_EQ(Drain(**other).size(), 2u);
+  EXPECT_TRUE((*other)->done());
+}
+
+TEST(TapTest, SubscriptionsPastTheCapAreRefusedNamingIt) {
+  auto hub = std::make_shared<TapHub>(std::vector<std::string>{}, nullptr,
+                                      /*max_subscriptions=*/2);
+  auto a = hub->Subscribe(Everything());
+  auto b = hub->Subscribe(Everything());
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = hub->Subscribe(Everything());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(c.status().message()),
+              ::testing::HasSubstr("2 subscriptions are live"));
+  a->reset();
+  EXPECT_TRUE(hub->Subscribe(Everything()).ok());
+}
+
 TEST(TapTest, NextWakesWhenTheLastExchangeEndsOnAnotherThread) {
   Rig rig;
   rig.wire->hold = true;

@@ -1,0 +1,158 @@
+// The Observe server under many subscribers: at most
+// MeshOptions::tap_max_subscriptions live at once (one more is refused
+// RESOURCE_EXHAUSTED naming the cap), and an open stream holds no thread,
+// even when its client never reads (1,000 subscriptions once took a process
+// from 16 to 1,017 threads). Real gRPC clients of Tap.Observe on 127.0.0.1.
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "linkerd/tap.grpc.pb.h"
+#include "mesh/mesh.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+namespace tap = ::io::linkerd::proxy::tap;
+using ::testing::HasSubstr;
+
+constexpr char kTarget[] = "books.test:7000";
+
+int ThreadsOfThisProcess() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    int n = 0;
+    if (line.rfind("Threads:", 0) == 0 &&
+        absl::SimpleAtoi(line.substr(8), &n)) {
+      return n;
+    }
+  }
+  return -1;
+}
+
+tap::ObserveRequest AllRequests(uint32_t limit) {
+  tap::ObserveRequest request;
+  request.set_limit(limit);
+  request.mutable_match()->mutable_all();
+  return request;
+}
+
+// An Observe stream whose client never reads. Destroying it cancels the
+// stream and waits for its end.
+class IdleObserver final : public grpc::ClientReadReactor<tap::TapEvent> {
+ public:
+  IdleObserver(tap::Tap::Stub* stub, const tap::ObserveRequest& request)
+      : request_(request) {
+    stub->async()->Observe(&context_, &request_, this);
+    StartCall();
+  }
+  ~IdleObserver() override {
+    context_.TryCancel();
+    done_.WaitForNotification();
+  }
+  void OnDone(const grpc::Status& status) override {
+    status_ = status;
+    done_.Notify();
+  }
+  // The stream's status once it has ended (bounded wait).
+  bool Ended(absl::Duration timeout) {
+    return done_.WaitForNotificationWithTimeout(timeout);
+  }
+  const grpc::Status& status() const { return status_; }
+
+ private:
+  grpc::ClientContext context_;
+  const tap::ObserveRequest request_;
+  absl::Notification done_;
+  grpc::Status status_;
+};
+
+struct Fixture {
+  explicit Fixture(uint32_t cap) {
+    backends = testing::StartBackends(2);
+    discovery = StaticDiscovery::Create();
+    EXPECT_TRUE(
+        discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+    MeshOptions options;
+    options.discovery = discovery;
+    options.tap_address = "127.0.0.1:0";
+    options.tap_max_subscriptions = cap;
+    mesh = *Mesh::Create(options);
+    channel = *mesh->NewChannel(kTarget);
+    stub = tap::Tap::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(mesh->tap_port()),
+                            grpc::InsecureChannelCredentials()));
+  }
+  // True once the hub holds `cap` live subscriptions: an in-process one is
+  // refused then (one made while below the cap is dropped at once).
+  bool AtCap() {
+    TapOptions options;
+    return !mesh->Tap(options).ok();
+  }
+  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::shared_ptr<StaticDiscovery> discovery;
+  std::unique_ptr<Mesh> mesh;
+  std::unique_ptr<Channel> channel;
+  std::unique_ptr<tap::Tap::Stub> stub;
+};
+
+TEST(ObserveCapacityTest, OneSubscriptionPastTheCapIsRefusedNamingIt) {
+  Fixture f(/*cap=*/20);
+  std::vector<std::unique_ptr<IdleObserver>> idle;
+  for (int i = 0; i < 20; ++i) {
+    idle.push_back(
+        std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return f.AtCap(); }));
+  TapOptions in_process;
+  absl::Status refused = f.mesh->Tap(in_process).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(refused.message()),
+              HasSubstr("MeshOptions::tap_max_subscriptions is 20"));
+
+  IdleObserver one_more(f.stub.get(), AllRequests(1));
+  ASSERT_TRUE(one_more.Ended(absl::Seconds(10)));
+  EXPECT_EQ(one_more.status().error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(one_more.status().error_message(),
+              HasSubstr("20 subscriptions are live"));
+
+  // One leaves: there is room again.
+  idle.pop_back();
+  ASSERT_TRUE(testing::WaitFor([&] { return !f.AtCap(); }));
+}
+
+TEST(ObserveCapacityTest, StreamsThatNeverReadHoldNoThreadAndCostNoCall) {
+  Fixture f(/*cap=*/100);
+  const int threads_before = ThreadsOfThisProcess();
+  std::vector<std::unique_ptr<IdleObserver>> idle;
+  for (int i = 0; i < 100; ++i) {
+    idle.push_back(
+        std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return f.AtCap(); }));
+  // Every call is tapped by all 100; their buffers fill and drop.
+  const int kCalls = 300;
+  for (int i = 0; i < kCalls; ++i) {
+    CallResult r = f.channel->CallRaw("/test.Echo/One", "x");
+    ASSERT_TRUE(r.status.ok()) << r.status;
+  }
+  // A thread per stream would be 100 more.
+  EXPECT_LT(ThreadsOfThisProcess() - threads_before, 20);
+  // Destroying the Mesh returns with 100 streams open and unread (within
+  // the server's 2 s grace), and the clients can still leave.
+  f.mesh.reset();
+  idle.clear();
+}
+
+}  // namespace
+}  // namespace mesh
