@@ -11,7 +11,8 @@
 #                              results/benchmarks.md, leaves docs/ alone
 #
 # Raw results go to results/ (git-ignored): micro.json (Google Benchmark),
-# NAME.csv and NAME.md per program (tail_latency, overhead, memory, churn),
+# NAME.csv and NAME.md per program (tail_latency, overhead, memory, churn,
+# tap_load),
 # NAME_goals.md (goal rows), the plots, machine.md. Installs its Debian
 # packages first (idempotent), builds Release in build/bench
 # (MESH_BENCH_JOBS sets -j, default nproc). Every step has a time limit.
@@ -41,7 +42,7 @@ cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
 timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
   mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
-  mesh_churn_bench
+  mesh_churn_bench mesh_tap_load_bench
 
 if [[ $quick == 1 ]]; then
   micro=(--benchmark_min_time=0.01 --benchmark_repetitions=2)
@@ -49,12 +50,14 @@ if [[ $quick == 1 ]]; then
   overhead=(--calls 300 --rounds 1 --warmup 100 --many 10)
   memory=(--endpoints 1000,10000)
   churn=(--rounds 1 --phase_seconds 1 --warmup_seconds 0.2)
+  tap_load=(--calls 300 --rounds 1 --warmup 100)
 else
   micro=(--benchmark_repetitions=3)
   tail=()
   overhead=()
   memory=()
   churn=()
+  tap_load=()
 fi
 
 step "machine facts"
@@ -78,6 +81,9 @@ timeout 120 "$bin/mesh_memory_bench" --out "$out" "${memory[@]}"
 
 step "churn: calls while discovery updates 10,000 endpoints"
 timeout 180 "$bin/mesh_churn_bench" --out "$out" "${churn[@]}"
+
+step "tap: calls with 100 subscribers that never read"
+timeout 120 "$bin/mesh_tap_load_bench" --out "$out" "${tap_load[@]}"
 
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 mhz="$(awk '/^cpu MHz/ {printf "%.0f MHz", $4; exit}' /proc/cpuinfo)"
