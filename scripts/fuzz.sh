@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang++ (ASan + UBSan) in build/fuzz and
-# runs the Linkerd conversion fuzzer on a generated seed corpus.
+# runs each for a bounded time:
+#   linkerd_convert_fuzz       Linkerd wire messages -> the model (seeded
+#                              with valid messages, linkerd_convert_seeds)
+#   control_plane_config_fuzz  mesh-control-plane's config reader (seeded
+#                              with examples/control-plane/sample.json)
+#   route_table_fuzz           the route table builder and matcher
 #
-#   scripts/fuzz.sh                  # 60 s
-#   FUZZ_SECONDS=600 scripts/fuzz.sh
+#   scripts/fuzz.sh                         # 60 s each
+#   FUZZ_SECONDS=600 scripts/fuzz.sh        # longer
+#   FUZZ_RUNS=10000000 scripts/fuzz.sh      # a number of inputs each instead
+#   FUZZ_TARGETS=route_table_fuzz scripts/fuzz.sh
 #
-# Inputs libFuzzer finds interesting accumulate in build/fuzz/corpus across
-# runs; a crash is written to build/fuzz/artifacts/ and fails the script.
-# Reproduce one with: build/fuzz/tests/fuzz/linkerd_convert_fuzz FILE
+# Inputs libFuzzer finds interesting accumulate in build/fuzz/corpus/TARGET
+# across runs; a crash is written to build/fuzz/artifacts/ and fails the
+# script. Reproduce one with: build/fuzz/tests/fuzz/TARGET FILE
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${root}/build/fuzz"
 seconds="${FUZZ_SECONDS:-60}"
+runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
+read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz}"
 
 "${root}/scripts/install-deps.sh"
 
@@ -24,21 +33,29 @@ cmake -S "${root}" -B "${build}" \
   -DMESH_BUILD_TESTS=ON \
   -DMESH_BUILD_EXAMPLES=OFF \
   -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "${build}" -j"${jobs}" \
-  --target linkerd_convert_fuzz linkerd_convert_seeds
+cmake --build "${build}" -j"${jobs}" --target "${targets[@]}" \
+  linkerd_convert_seeds
 
-fuzzer="${build}/tests/fuzz/linkerd_convert_fuzz"
-seeds="${build}/seeds"
-corpus="${build}/corpus"
 artifacts="${build}/artifacts"
-rm -rf "${seeds}"
-mkdir -p "${seeds}" "${corpus}" "${artifacts}"
-"${build}/tests/fuzz/linkerd_convert_seeds" "${seeds}"
-
-# New inputs go to the first directory (corpus); seeds are read only.
-"${fuzzer}" "${corpus}" "${seeds}" \
-  -max_total_time="${seconds}" \
-  -timeout=10 \
-  -rss_limit_mb=2048 \
-  -print_final_stats=1 \
-  -artifact_prefix="${artifacts}/"
+mkdir -p "${artifacts}"
+for target in "${targets[@]}"; do
+  seeds="${build}/seeds/${target}"
+  corpus="${build}/corpus/${target}"
+  rm -rf "${seeds}"
+  mkdir -p "${seeds}" "${corpus}"
+  case "${target}" in
+    linkerd_convert_fuzz)
+      "${build}/tests/fuzz/linkerd_convert_seeds" "${seeds}" ;;
+    control_plane_config_fuzz)
+      cp "${root}/examples/control-plane/sample.json" "${seeds}/" ;;
+  esac
+  if [[ -n "${runs}" ]]; then limit=(-runs="${runs}"); else limit=(-max_total_time="${seconds}"); fi
+  echo "== ${target}: ${runs:-${seconds} s}${runs:+ inputs}"
+  # New inputs go to the first directory (corpus); seeds are read only.
+  "${build}/tests/fuzz/${target}" "${corpus}" "${seeds}" \
+    "${limit[@]}" \
+    -timeout=10 \
+    -rss_limit_mb=2048 \
+    -print_final_stats=1 \
+    -artifact_prefix="${artifacts}/${target}-"
+done

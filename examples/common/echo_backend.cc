@@ -5,6 +5,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/mutex.h"
 
 namespace mesh::examples {
 
@@ -32,7 +33,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
     absl::Duration delay;
     grpc::StatusCode code;
     {
-      absl::MutexLock lock(&owner_->mu_);
+      internal::MutexLock lock(&owner_->mu_);
       delay = owner_->delay_;
       if (owner_->jitter_ > absl::ZeroDuration()) {
         thread_local absl::InsecureBitGen gen;
@@ -47,7 +48,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
     // OnCancel may run on another thread at any time: the alarm is set and
     // cancelled under one lock, and never cancelled before it is set.
     {
-      absl::MutexLock lock(&alarm_mu_);
+      internal::MutexLock lock(&alarm_mu_);
       if (!cancelled_) {
         alarm_set_ = true;
         alarm_.Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
@@ -62,7 +63,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnCancel() override {
-    absl::MutexLock lock(&alarm_mu_);
+    internal::MutexLock lock(&alarm_mu_);
     cancelled_ = true;
     if (alarm_set_) alarm_.Cancel();
   }
@@ -83,7 +84,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
 
   EchoBackend* const owner_;
   grpc::ByteBuffer request_;
-  absl::Mutex alarm_mu_;
+  internal::Mutex alarm_mu_;
   bool alarm_set_ ABSL_GUARDED_BY(alarm_mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(alarm_mu_) = false;
   grpc::Alarm alarm_;
@@ -127,22 +128,22 @@ std::string EchoBackend::address() const {
 }
 
 void EchoBackend::set_delay(absl::Duration delay) {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   delay_ = delay;
 }
 
 absl::Duration EchoBackend::delay() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return delay_;
 }
 
 void EchoBackend::set_status(grpc::StatusCode code) {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   status_ = code;
 }
 
 void EchoBackend::set_jitter(absl::Duration jitter) {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   jitter_ = jitter;
 }
 

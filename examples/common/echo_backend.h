@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "absl/time/time.h"
 
 namespace mesh::examples {
@@ -59,7 +60,7 @@ class EchoBackend {
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
-  mutable absl::Mutex mu_;
+  mutable internal::Mutex mu_;
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Duration jitter_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   grpc::StatusCode status_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "linkerd/destination.grpc.pb.h"
 #include "src/base/utf8.h"
+#include "src/base/mutex.h"
 
 namespace mesh::controlplane {
 namespace {
@@ -108,7 +109,7 @@ class ControlPlane::Service final : public dst::Destination::Service {
   template <typename Send>
   grpc::Status Serve(grpc::ServerContext* context, const std::string& target,
                      const char* method, Send send) {
-    absl::MutexLock lock(&owner_->mu_);
+    internal::MutexLock lock(&owner_->mu_);
     ++owner_->calls_[{method, target}];
     if (owner_->config_.not_mesh.count(target)) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -177,36 +178,36 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
 ControlPlane::~ControlPlane() { Kill(); }
 
 void ControlPlane::SetConfig(Config config) {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   config_ = std::move(config);
   ++version_;
 }
 
 int64_t ControlPlane::calls(const std::string& method,
                             const std::string& target) const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   auto it = calls_.find({method, target});
   return it == calls_.end() ? 0 : it->second;
 }
 
 int64_t ControlPlane::rejected_files() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return rejected_files_;
 }
 
 std::string ControlPlane::last_file_error() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return last_file_error_;
 }
 
 int ControlPlane::open_streams() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return open_streams_;
 }
 
 void ControlPlane::Kill() {
   {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
   }
@@ -221,7 +222,7 @@ void ControlPlane::RejectFile(const std::string& error) {
   std::string line = internal::PrintableText(error);
   std::fprintf(stderr, "mesh-control-plane: %s; keeping the last good config\n",
                line.c_str());
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   ++rejected_files_;
   last_file_error_ = std::move(line);
 }
@@ -243,14 +244,14 @@ absl::Status ControlPlane::WatchFile(const std::string& path,
   }
   SetConfig(*std::move(config));
   {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     ++file_reads_;
   }
   // Only the stamp and a hash of the text are kept between polls: an
   // unchanged file costs one stat(), whatever its size or validity.
   watcher_ = std::thread([this, path, interval, max_bytes, last = *stamp,
                           last_hash = absl::HashOf(*text)]() mutable {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
       ++file_polls_;
       mu_.Unlock();
@@ -270,7 +271,7 @@ void ControlPlane::PollFile(const std::string& path, int64_t max_bytes,
   *last = *now;
   absl::StatusOr<std::string> text = ReadConfigFile(path, max_bytes);
   {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     ++file_reads_;
   }
   if (!text.ok()) {
@@ -293,12 +294,12 @@ void ControlPlane::PollFile(const std::string& path, int64_t max_bytes,
 }
 
 int64_t ControlPlane::file_reads() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return file_reads_;
 }
 
 int64_t ControlPlane::file_polls() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return file_polls_;
 }
 

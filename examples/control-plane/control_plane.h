@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "examples/control-plane/config.h"
 #include "examples/control-plane/config_file.h"
 
@@ -77,7 +78,7 @@ class ControlPlane {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 
-  mutable absl::Mutex mu_;
+  mutable internal::Mutex mu_;
   Config config_ ABSL_GUARDED_BY(mu_);
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -6,6 +6,7 @@
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/string_view.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {
@@ -42,7 +43,7 @@ void BalancerBase::SetEndpoints(const std::vector<Endpoint>& endpoints) {
 void BalancerBase::SetSharedEndpoints(
     size_t n, absl::FunctionRef<const Endpoint&(size_t)> endpoint,
     absl::FunctionRef<std::shared_ptr<const Endpoint>(size_t)> share) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   int64_t now = clock_->NowNanos();
   std::vector<std::shared_ptr<EndpointLoad>> loads;
   loads.reserve(n);

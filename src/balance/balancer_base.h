@@ -20,6 +20,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/random/bit_gen_ref.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "mesh/balancer.h"
 #include "src/balance/ejection_group.h"
 #include "src/balance/endpoint_load.h"
@@ -67,7 +68,7 @@ class BalancerBase : public Balancer {
   SnapshotCell<Snapshot> snapshot_;
 
  private:
-  absl::Mutex mu_;  // serializes SetEndpoints
+  Mutex mu_;  // serializes SetEndpoints
 };
 
 }  // namespace mesh::internal

@@ -22,6 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "mesh/balancer.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
@@ -74,7 +75,7 @@ class SnapshotCell {
   // Replaces the snapshot; returns once no reader can still see the old one,
   // which is then deleted.
   void Publish(std::unique_ptr<T> next) {
-    absl::MutexLock lock(&writer_mu_);
+    MutexLock lock(&writer_mu_);
     T* old = current_.exchange(next.release(), std::memory_order_seq_cst);
     uint64_t epoch = epoch_.fetch_add(1, std::memory_order_seq_cst);
     std::atomic<int64_t>& drained = readers_[epoch & 1].count;
@@ -93,7 +94,7 @@ class SnapshotCell {
   mutable Counter readers_[2];
   std::atomic<uint64_t> epoch_{0};
   std::atomic<T*> current_;
-  absl::Mutex writer_mu_;
+  Mutex writer_mu_;
 };
 
 }  // namespace mesh::internal

@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "absl/synchronization/notification.h"
 #include "src/channel/channel_core.h"
+#include "src/base/mutex.h"
 
 namespace mesh {
 
@@ -25,7 +25,7 @@ void Channel::CallRawAsync(absl::string_view method, std::string request,
 CallResult Channel::CallRaw(absl::string_view method, std::string request,
                             const CallOptions& options) {
   CallResult result;
-  absl::Notification finished;
+  internal::Notification finished;
   core_->CallRawAsync(method, std::move(request), options, [&](CallResult r) {
     result = std::move(r);
     finished.Notify();
@@ -61,7 +61,7 @@ absl::Status Channel::Call(absl::string_view method,
                            google::protobuf::MessageLite* response,
                            const CallOptions& options) {
   absl::Status status;
-  absl::Notification finished;
+  internal::Notification finished;
   CallAsync(method, request, response, options, [&](absl::Status s) {
     status = std::move(s);
     finished.Notify();

@@ -10,6 +10,7 @@
 #include "src/route/classify.h"
 #include "src/route/retry_policy.h"
 #include "src/transport/reaper.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {
@@ -187,7 +188,7 @@ std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
   std::vector<std::shared_ptr<Leg>> dropped;
   std::shared_ptr<Leg> leg;
   {
-    absl::MutexLock lock(&legs_mu_);
+    MutexLock lock(&legs_mu_);
     if (routes.generation > legs_generation_) {
       // A newer split: backends it no longer has are dropped (in-flight
       // attempts keep their leg alive until they end). Calls still under an
@@ -230,7 +231,7 @@ std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
 
 std::shared_ptr<ChannelCore::Leg> ChannelCore::DirectLeg(
     const std::shared_ptr<const Endpoint>& to) {
-  absl::MutexLock lock(&legs_mu_);
+  MutexLock lock(&legs_mu_);
   if (direct_to_ != nullptr && *direct_to_ == *to) return direct_leg_;
   absl::StatusOr<std::unique_ptr<Balancer>> balancer =
       Balancer::Create(options_.balancer);

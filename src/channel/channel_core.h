@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "mesh/channel.h"
 #include "mesh/mesh.h"
 #include "src/channel/destination.h"
@@ -94,7 +95,7 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
   const std::shared_ptr<Leg> apex_;  // the target itself
-  absl::Mutex legs_mu_;
+  Mutex legs_mu_;
   // The config generation the legs were made for; legs of backends a newer
   // split no longer has are dropped.
   uint64_t legs_generation_ ABSL_GUARDED_BY(legs_mu_) = 0;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/balance/balancer_base.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
@@ -79,7 +80,7 @@ void Destination::Start(DiscoverySource& source) {
   std::unique_ptr<DiscoverySubscription> sub = source.Subscribe(target_, this);
   std::unique_ptr<DiscoverySubscription> config_sub =
       source.SubscribeConfig(target_, this);
-  absl::MutexLock lock(&subscription_mu_);
+  MutexLock lock(&subscription_mu_);
   subscription_ = std::move(sub);
   config_subscription_ = std::move(config_sub);
 }
@@ -87,13 +88,13 @@ void Destination::Start(DiscoverySource& source) {
 void Destination::Shutdown() {
   std::unique_ptr<DiscoverySubscription> sub, config_sub;
   {
-    absl::MutexLock lock(&subscription_mu_);
+    MutexLock lock(&subscription_mu_);
     sub = std::move(subscription_);
     config_sub = std::move(config_subscription_);
   }
   std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     shut_down_ = true;
     waiters = TakeSettledWaiters();
   }
@@ -120,19 +121,19 @@ void Destination::Feed(Balancer* balancer) {
 }
 
 void Destination::Attach(Balancer* balancer) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   balancers_.push_back(balancer);
   Feed(balancer);
 }
 
 void Destination::Detach(Balancer* balancer) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   balancers_.erase(std::remove(balancers_.begin(), balancers_.end(), balancer),
                    balancers_.end());
 }
 
 absl::Status Destination::NoEndpointsStatus() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (shut_down_) {
     return absl::UnavailableError(
         absl::StrCat("mesh is shut down; call to '", target_, "'"));
@@ -157,7 +158,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
   std::vector<std::string> addresses;
   std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::shared_ptr<const List> previous = set_.entries();
     absl::Status s = set_.Apply(update);
     if (!s.ok()) {
@@ -197,7 +198,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
         // address up again under this lock) either makes its metrics on
         // the predecessor before this, and they are carried over, or finds
         // the successor after it.
-        absl::MutexLock metrics_lock(&metrics_mu_);
+        MutexLock metrics_lock(&metrics_mu_);
         for (const auto& [predecessor, successor] : changed) {
           EndpointMetrics* m =
               predecessor->metrics.load(std::memory_order_acquire);
@@ -224,7 +225,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
 void Destination::OnDiscoveryError(const absl::Status& status) {
   std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     last_error_ = status;
     waiters = TakeSettledWaiters();
   }
@@ -257,7 +258,7 @@ void Destination::Release(std::vector<std::shared_ptr<PickWaiter>> waiters) {
 
 Destination::WaitResult Destination::AddWaiter(
     std::shared_ptr<PickWaiter> waiter) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (set_.size() > 0 && !shut_down_) return WaitResult::kReady;
   if (SettledLocked()) return WaitResult::kNever;
   // Waiters that fired elsewhere (timeout, another backend) are dropped
@@ -273,7 +274,7 @@ Destination::WaitResult Destination::AddWaiter(
 
 absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     // Done when there are endpoints, or discovery said none for good: the
     // target does not exist, or the source gave up (not a mesh service).
     auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -289,12 +290,12 @@ DestinationView Destination::View() const {
   DestinationView v;
   v.target = target_;
   {
-    absl::MutexLock lock(&subscription_mu_);
+    MutexLock lock(&subscription_mu_);
     if (subscription_) v.endpoint_stream = subscription_->GetState();
     if (config_subscription_)
       v.config_stream = config_subscription_->GetState();
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   v.has_update = set_.has_update();
   v.exists = set_.exists();
   v.endpoints = set_.Endpoints();
@@ -323,7 +324,7 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
   // hold up an update's Publish while we wait for the locks.) The registry
   // hands every caller for this address the same object while one lives.
   std::shared_ptr<EndpointMetrics> made = metrics_->Endpoint(target_, address);
-  absl::MutexLock lock(&metrics_mu_);
+  MutexLock lock(&metrics_mu_);
   // Looked up again: an update may have replaced the entry meanwhile (and
   // carried over nothing, as it had no metrics then).
   {
@@ -342,7 +343,7 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
 }
 
 void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const Balancer* b : balancers_) {
     for (const EndpointStats& s : b->Stats()) {
       EndpointGauges g;
@@ -358,7 +359,7 @@ void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {
 }
 
 std::optional<ServiceConfig> Destination::service_config() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return config_;
 }
 
@@ -370,13 +371,13 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
             line.c_str());
   }
   routes_.Publish(std::make_unique<Routes>(std::move(next)));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   config_ = config;
   last_config_error_ = absl::OkStatus();
 }
 
 void Destination::OnServiceConfigError(const absl::Status& status) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   last_config_error_ = status;
 }
 

@@ -23,6 +23,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "mesh/balancer.h"
 #include "mesh/discovery.h"
 #include "mesh/service_config.h"
@@ -198,9 +199,9 @@ class Destination final : public EndpointObserver,
   // Serializes making endpoint metrics (an endpoint's first call) with
   // carrying them over and publishing endpoint_index_ (updates). Held only
   // for O(changed endpoints) work; takes no other lock.
-  mutable absl::Mutex metrics_mu_;
+  mutable Mutex metrics_mu_;
   std::atomic<uint64_t> config_generation_{0};
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   Set set_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
@@ -211,7 +212,7 @@ class Destination final : public EndpointObserver,
   std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
   SnapshotCell<Routes> routes_;
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
-  mutable absl::Mutex subscription_mu_;
+  mutable Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_
       ABSL_GUARDED_BY(subscription_mu_);
   std::unique_ptr<DiscoverySubscription> config_subscription_

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/tap/tap_transport.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
@@ -84,7 +85,7 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     const std::string& target) {
   std::shared_ptr<Destination> dest;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shut_down()) {
       return absl::FailedPreconditionError("mesh is shut down");
     }
@@ -121,7 +122,7 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
 std::vector<std::shared_ptr<Destination>> MeshCore::LiveDestinations() {
   std::vector<std::shared_ptr<Destination>> live;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto& [target, weak] : destinations_) {
       if (auto d = weak.lock()) live.push_back(std::move(d));
     }
@@ -156,7 +157,7 @@ bool MeshCore::RunLater(absl::Duration delay,
 void MeshCore::Shutdown() {
   std::vector<std::shared_ptr<Destination>> live;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     shut_down_.store(true, std::memory_order_release);
     for (auto& [target, weak] : destinations_) {
       if (auto d = weak.lock()) live.push_back(std::move(d));

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "mesh/mesh.h"
 #include "src/channel/destination.h"
 #include "src/discovery/timer_thread.h"
@@ -60,7 +61,7 @@ class MeshCore {
   const std::shared_ptr<MetricsRegistry> metrics_ =
       std::make_shared<MetricsRegistry>();
   std::atomic<bool> shut_down_{false};
-  absl::Mutex mu_;
+  Mutex mu_;
   absl::flat_hash_map<std::string, std::weak_ptr<Destination>> destinations_
       ABSL_GUARDED_BY(mu_);
   // Retries' backoff, and the release and timeout of calls waiting for

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
@@ -88,13 +89,13 @@ void StreamWatch::Start() { StartAttempt(); }
 void StreamWatch::Stop() {
   TimerThread::Id timer;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopped_ = true;
     if (current_ != nullptr) current_->context.TryCancel();
     timer = timer_;
   }
   if (timer != 0) timers_->Cancel(timer);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
       +[](StreamWatch* w)
            ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->current_ == nullptr; },
@@ -102,14 +103,14 @@ void StreamWatch::Stop() {
 }
 
 DiscoverySubscription::State StreamWatch::State() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return state_;
 }
 
 void StreamWatch::StartAttempt() {
   Attempt* attempt;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     timer_ = 0;
     if (stopped_) return;
     attempt = current_ = new Attempt(this);
@@ -121,7 +122,7 @@ void StreamWatch::StartAttempt() {
 }
 
 absl::Status StreamWatch::Deliver(const grpc::ByteBuffer& message, bool first) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (stopped_) return absl::OkStatus();
   state_.connected = true;
   ++state_.messages;
@@ -131,7 +132,7 @@ absl::Status StreamWatch::Deliver(const grpc::ByteBuffer& message, bool first) {
 void StreamWatch::AttemptDone(const grpc::Status& status,
                               const absl::Status& rejection,
                               bool got_messages) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   current_ = nullptr;
   state_.connected = false;
   if (got_messages) backoff_.Reset();

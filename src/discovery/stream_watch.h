@@ -35,6 +35,7 @@
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "mesh/discovery.h"
 #include "src/discovery/linkerd/backoff.h"
 #include "src/discovery/timer_thread.h"
@@ -90,7 +91,7 @@ class StreamWatch {
   grpc::GenericStub stub_;
   TimerThread* const timers_;
   const Hooks hooks_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
   absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

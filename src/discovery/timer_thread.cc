@@ -1,6 +1,7 @@
 #include "src/discovery/timer_thread.h"
 
 #include "src/transport/reaper.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
@@ -8,7 +9,7 @@ TimerThread::TimerThread() : thread_([this] { Loop(); }) {}
 
 TimerThread::~TimerThread() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     tasks_.clear();
   }
@@ -17,7 +18,7 @@ TimerThread::~TimerThread() {
 
 TimerThread::Id TimerThread::RunAfter(absl::Duration delay,
                                       absl::AnyInvocable<void()> task) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Id id = next_id_++;
   tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
   return id;
@@ -25,7 +26,7 @@ TimerThread::Id TimerThread::RunAfter(absl::Duration delay,
 
 bool TimerThread::TryRunAfter(absl::Duration delay,
                               absl::AnyInvocable<void()>& task) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return false;
   Id id = next_id_++;
   tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
@@ -34,7 +35,7 @@ bool TimerThread::TryRunAfter(absl::Duration delay,
 
 std::vector<absl::AnyInvocable<void()>> TimerThread::Close() {
   std::vector<absl::AnyInvocable<void()>> pending;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   pending.reserve(tasks_.size());
   for (auto& [key, task] : tasks_) pending.push_back(std::move(task));
@@ -47,7 +48,7 @@ std::vector<absl::AnyInvocable<void()>> TimerThread::Close() {
 }
 
 void TimerThread::Cancel(Id id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (auto it = tasks_.begin(); it != tasks_.end(); ++it) {
     if (it->first.second == id) {
       tasks_.erase(it);
@@ -64,7 +65,7 @@ void TimerThread::Cancel(Id id) {
 }
 
 void TimerThread::Loop() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     if (tasks_.empty()) {
       mu_.Await(absl::Condition(

@@ -19,6 +19,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "absl/time/time.h"
 
 namespace mesh::internal {
@@ -51,7 +52,7 @@ class TimerThread {
  private:
   void Loop();
 
-  absl::Mutex mu_;
+  Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   Id next_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -8,12 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
 std::shared_ptr<RouteMetrics> MetricsRegistry::Route(
     const std::string& authority, const std::string& route) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::shared_ptr<RouteMetrics>& metrics = routes_[Key(authority, route)];
   if (metrics == nullptr) metrics = std::make_shared<RouteMetrics>();
   return metrics;
@@ -21,7 +22,7 @@ std::shared_ptr<RouteMetrics> MetricsRegistry::Route(
 
 std::shared_ptr<EndpointMetrics> MetricsRegistry::Endpoint(
     const std::string& authority, const std::string& address) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto [it, inserted] = endpoints_.try_emplace(Key(authority, address));
   std::shared_ptr<EndpointMetrics> metrics = it->second.lock();
   if (metrics != nullptr) return metrics;
@@ -40,7 +41,7 @@ void MetricsRegistry::MaybePruneEndpoints() {
 }
 
 size_t MetricsRegistry::EndpointEntriesForTest() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return endpoints_.size();
 }
 
@@ -113,7 +114,7 @@ std::string MetricsRegistry::RenderPrometheus(
   std::vector<std::pair<Key, std::shared_ptr<RouteMetrics>>> routes;
   std::vector<std::pair<Key, std::shared_ptr<EndpointMetrics>>> endpoints;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     routes.assign(routes_.begin(), routes_.end());
     for (const auto& [key, weak] : endpoints_) {
       if (std::shared_ptr<EndpointMetrics> live = weak.lock()) {

@@ -26,6 +26,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "src/metrics/endpoint_metrics.h"
 #include "src/metrics/route_metrics.h"
 
@@ -82,7 +83,7 @@ class MetricsRegistry {
   // pruning, so churn costs amortized O(1) per insert and bounded memory.
   void MaybePruneEndpoints() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::map<Key, std::shared_ptr<RouteMetrics>> routes_ ABSL_GUARDED_BY(mu_);
   std::map<Key, std::weak_ptr<EndpointMetrics>> endpoints_ ABSL_GUARDED_BY(mu_);
   size_t prune_at_ ABSL_GUARDED_BY(mu_) = kMinPruneSize;

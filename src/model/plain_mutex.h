@@ -6,8 +6,9 @@
 // every absl::Mutex::Lock runs the deadlock detector, which takes a single
 // process-wide spin lock. With 8 calls in flight on 2 cores that cost about
 // 5–8 µs of CPU per call and ~7 % of throughput against raw gRPC
-// (docs/benchmarks.md, overhead). Locks on the control path keep
-// absl::Mutex and its checks.
+// (docs/benchmarks.md, overhead). Other locks use Mutex
+// (src/base/mutex.h), also on std::mutex, which wakes waiters by itself;
+// the house issue leaves one of the two.
 //
 //   PlainMutex mu;
 //   int n ABSL_GUARDED_BY(mu) = 0;

@@ -28,6 +28,7 @@
 #include "mesh/clock.h"
 #include "mesh/service_config.h"
 #include "src/model/plain_mutex.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "linkerd/tap.grpc.pb.h"
+#include "src/base/mutex.h"
 #include "src/tap/observe_convert.h"
 #include "src/transport/reaper.h"
 
@@ -69,30 +70,30 @@ class ObservePump {
 
   // Starts pumping from `sub`.
   void Start(std::unique_ptr<TapSubscription> sub) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     sub_ = std::move(sub);
     AdvanceLocked();
   }
   // An event was buffered or the subscription ended.
   void Ready() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!writing_) AdvanceLocked();
   }
   void WriteDone(bool ok) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     writing_ = false;
     // A failed write: the client went away (OnCancel says so too).
     if (!ok) return FinishLocked(grpc::Status::CANCELLED);
     AdvanceLocked();
   }
   void Finish(const grpc::Status& status) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     FinishLocked(status);
   }
   // The stream is done: nothing touches it from now on. Returns the
   // subscription, for the caller to end outside mu_.
   std::unique_ptr<TapSubscription> Detach() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stream_ = nullptr;
     return std::move(sub_);
   }
@@ -121,7 +122,7 @@ class ObservePump {
     stream_->Finish(status);
   }
 
-  absl::Mutex mu_;
+  Mutex mu_;
   grpc::ServerWriteReactor<tap::TapEvent>* stream_ ABSL_GUARDED_BY(mu_);
   grpc::CallbackServerContext* const context_;
   std::unique_ptr<TapSubscription> sub_ ABSL_GUARDED_BY(mu_);
@@ -139,12 +140,19 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
       : hub_(std::move(hub)),
         tls_(tls),
         allowed_identities_(std::move(allowed_identities)) {}
+  // After the server's Wait(): every stream's OnDone has unregistered it.
+  // (Taking the lock also shows TSan that order, which it cannot see
+  // through gRPC.)
+  ~Service() {
+    MutexLock lock(&mu_);
+    open_.clear();
+  }
 
   // Ends every open stream UNAVAILABLE; later ones are refused.
   void Stop() {
     std::vector<std::shared_ptr<ObservePump>> open;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
       for (const auto& [stream, pump] : open_) open.push_back(pump);
     }
@@ -218,13 +226,13 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
   };
 
   bool Register(Stream* stream, std::shared_ptr<ObservePump> pump) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return false;
     open_[stream] = std::move(pump);
     return true;
   }
   void Unregister(Stream* stream) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     open_.erase(stream);
   }
 
@@ -254,7 +262,7 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
   const std::shared_ptr<TapHub> hub_;
   const bool tls_;
   const std::vector<std::string> allowed_identities_;
-  absl::Mutex mu_;
+  Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<Stream*, std::shared_ptr<ObservePump>> open_
       ABSL_GUARDED_BY(mu_);

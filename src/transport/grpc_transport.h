@@ -17,6 +17,7 @@
 #include "mesh/transport.h"
 #include "src/model/address_set.h"
 #include "src/model/plain_mutex.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 

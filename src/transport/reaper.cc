@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "src/model/plain_mutex.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {

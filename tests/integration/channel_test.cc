@@ -5,11 +5,11 @@
 
 #include <map>
 
-#include "absl/synchronization/blocking_counter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "tests/support/test_support.h"
+#include "src/base/mutex.h"
 
 namespace mesh {
 namespace {
@@ -77,15 +77,15 @@ TEST_F(ChannelTest, TypedCallsAndMetadataReachTheServer) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_THAT(r.headers, Contains(Pair("echo-request-id", "42")));
 
-  absl::BlockingCounter done(1);
+  internal::Notification done;
   absl::Status async_status = absl::UnknownError("not run");
   google::protobuf::StringValue async_response;
   channel->CallAsync(kMethod, request, &async_response, {},
                      [&](absl::Status s) {
                        async_status = s;
-                       done.DecrementCount();
+                       done.Notify();
                      });
-  done.Wait();
+  done.WaitForNotification();
   EXPECT_TRUE(async_status.ok()) << async_status;
   EXPECT_EQ(async_response.value(), "hello mesh");
 }

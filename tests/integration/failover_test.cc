@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "src/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
@@ -257,11 +257,11 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   auto channel = *f.mesh->NewChannel(kTarget);
 
   const int kCalls = 20;
-  absl::Mutex mu;
+  internal::Mutex mu;
   std::vector<absl::Status> statuses;
   for (int i = 0; i < kCalls; ++i) {
     channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
-      absl::MutexLock lock(&mu);
+      internal::MutexLock lock(&mu);
       statuses.push_back(r.status);
     });
   }
@@ -273,7 +273,7 @@ TEST(ShutdownTest, DestroyingMeshCompletesEveryCallInFlight) {
   f.mesh.reset();
   // Every call's callback has run by the time the destructor returns.
   {
-    absl::MutexLock lock(&mu);
+    internal::MutexLock lock(&mu);
     ASSERT_EQ(statuses.size(), static_cast<size_t>(kCalls));
     for (const auto& s : statuses) {
       EXPECT_THAT(s.code(), ::testing::AnyOf(absl::StatusCode::kCancelled,
@@ -296,17 +296,17 @@ TEST(ShutdownTest, DroppingTheLastChannelWithCallsInFlightCompletesThem) {
       f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = *f.mesh->NewChannel(kTarget);
   const int kCalls = 10;
-  absl::Mutex mu;
+  internal::Mutex mu;
   int ok = 0, done = 0;
   for (int i = 0; i < kCalls; ++i) {
     channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
-      absl::MutexLock lock(&mu);
+      internal::MutexLock lock(&mu);
       ok += r.status.ok();
       ++done;
     });
   }
   channel.reset();  // the calls keep the channel's state alive
-  absl::MutexLock lock(&mu);
+  internal::MutexLock lock(&mu);
   EXPECT_TRUE(
       mu.AwaitWithTimeout(absl::Condition(
                               +[](int* d) { return *d == kCalls; }, &done),
@@ -320,7 +320,7 @@ TEST(ShutdownTest, DestroyingTheMeshInsideACallbackDoesNotDeadlock) {
   ASSERT_TRUE(
       f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   auto channel = *f.mesh->NewChannel(kTarget);
-  absl::Notification destroyed;
+  internal::Notification destroyed;
   channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
     EXPECT_TRUE(r.status.ok()) << r.status;
     f.mesh.reset();  // waits for other calls, not for this one

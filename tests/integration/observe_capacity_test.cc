@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "tests/support/test_support.h"
+#include "src/base/mutex.h"
 
 namespace mesh {
 namespace {
@@ -72,7 +72,7 @@ class IdleObserver final : public grpc::ClientReadReactor<tap::TapEvent> {
  private:
   grpc::ClientContext context_;
   const tap::ObserveRequest request_;
-  absl::Notification done_;
+  internal::Notification done_;
   grpc::Status status_;
 };
 

@@ -17,12 +17,12 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "tests/support/test_support.h"
+#include "src/base/mutex.h"
 
 namespace mesh {
 namespace {
@@ -96,7 +96,7 @@ class Traffic {
   int sent() const { return sent_.load(); }
 
  private:
-  absl::Notification stop_;
+  internal::Notification stop_;
   std::atomic<int> sent_{0};
   std::thread thread_;
 };

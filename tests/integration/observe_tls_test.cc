@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "src/tap/observe_server.h"
 #include "tests/support/test_support.h"
+#include "src/base/mutex.h"
 
 namespace mesh {
 namespace {
@@ -210,7 +210,7 @@ class Traffic {
   }
 
  private:
-  absl::Notification stop_;
+  internal::Notification stop_;
   std::thread thread_;
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
@@ -257,11 +258,11 @@ TEST(RetryPolicyTest, DestroyingTheMeshEndsCallsWaitingOutABackoff) {
   config.routes = {RouteBuilder("All").Retryable(policy).Build()};
   f.Configure(*channel, config);
   const int kCalls = 10;
-  absl::Mutex mu;
+  internal::Mutex mu;
   std::vector<absl::StatusCode> codes;
   for (int i = 0; i < kCalls; ++i) {
     channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
-      absl::MutexLock lock(&mu);
+      internal::MutexLock lock(&mu);
       codes.push_back(r.status.code());
     });
   }
@@ -270,7 +271,7 @@ TEST(RetryPolicyTest, DestroyingTheMeshEndsCallsWaitingOutABackoff) {
   ASSERT_TRUE(testing::WaitFor(
       [&] { return backends[0]->calls_received() >= kCalls; }));
   f.mesh.reset();
-  absl::MutexLock lock(&mu);
+  internal::MutexLock lock(&mu);
   ASSERT_EQ(codes.size(), static_cast<size_t>(kCalls));
   for (absl::StatusCode c : codes) {
     EXPECT_THAT(c, ::testing::AnyOf(absl::StatusCode::kCancelled,

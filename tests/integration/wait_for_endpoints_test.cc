@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
@@ -28,12 +29,12 @@ constexpr char kMethod[] = "/test.Echo/Say";
 // The gRPC transport, recording the order in which requests are sent.
 class RecordingTransport final : public Transport {
  public:
-  explicit RecordingTransport(std::vector<std::string>* sent, absl::Mutex* mu)
+  explicit RecordingTransport(std::vector<std::string>* sent, internal::Mutex* mu)
       : sent_(sent), mu_(mu) {}
   void Send(const Endpoint& endpoint, TransportRequest request,
             Callback done) override {
     {
-      absl::MutexLock lock(mu_);
+      internal::MutexLock lock(mu_);
       sent_->push_back(request.body);
     }
     inner_->Send(endpoint, std::move(request), std::move(done));
@@ -46,7 +47,7 @@ class RecordingTransport final : public Transport {
  private:
   std::unique_ptr<Transport> inner_ = NewGrpcTransport();
   std::vector<std::string>* const sent_;
-  absl::Mutex* const mu_;
+  internal::Mutex* const mu_;
 };
 
 // Results of async calls, by index.
@@ -55,29 +56,29 @@ class Results {
   explicit Results(int n) : results_(n) {}
   absl::AnyInvocable<void(CallResult)> For(int i) {
     return [this, i](CallResult r) {
-      absl::MutexLock lock(&mu_);
+      internal::MutexLock lock(&mu_);
       results_[i] = std::move(r);
       ++done_;
     };
   }
   int done() {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     return done_;
   }
   bool WaitAll(absl::Duration timeout = absl::Seconds(20)) {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     auto all = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return done_ == static_cast<int>(results_.size());
     };
     return mu_.AwaitWithTimeout(absl::Condition(&all), timeout);
   }
   CallResult at(int i) {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     return results_[i];
   }
 
  private:
-  absl::Mutex mu_;
+  internal::Mutex mu_;
   std::vector<CallResult> results_ ABSL_GUARDED_BY(mu_);
   int done_ ABSL_GUARDED_BY(mu_) = 0;
 };
@@ -114,12 +115,12 @@ class WaitForEndpointsTest : public ::testing::Test {
   }
 
   std::vector<std::string> Sent() {
-    absl::MutexLock lock(&sent_mu_);
+    internal::MutexLock lock(&sent_mu_);
     return sent_;
   }
 
   std::shared_ptr<StaticDiscovery> discovery_;
-  absl::Mutex sent_mu_;
+  internal::Mutex sent_mu_;
   std::vector<std::string> sent_ ABSL_GUARDED_BY(sent_mu_);
   std::unique_ptr<Mesh> mesh_;
 };

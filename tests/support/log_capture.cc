@@ -7,11 +7,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
 namespace {
 
-absl::Mutex mu(absl::kConstInit);
+internal::Mutex mu;
 std::vector<std::string>* lines ABSL_GUARDED_BY(mu) = nullptr;
 
 void Capture(gpr_log_func_args* args) {
@@ -19,7 +20,7 @@ void Capture(gpr_log_func_args* args) {
       absl::StrCat(std::string(1, gpr_log_severity_string(args->severity)[0]),
                    " ", args->message);
   std::fprintf(stderr, "%s\n", line.c_str());
-  absl::MutexLock lock(&mu);
+  internal::MutexLock lock(&mu);
   if (lines != nullptr) lines->push_back(std::move(line));
 }
 
@@ -27,7 +28,7 @@ void Capture(gpr_log_func_args* args) {
 
 LogCapture::LogCapture() {
   {
-    absl::MutexLock lock(&mu);
+    internal::MutexLock lock(&mu);
     lines = new std::vector<std::string>();
   }
   gpr_set_log_function(&Capture);
@@ -35,13 +36,13 @@ LogCapture::LogCapture() {
 
 LogCapture::~LogCapture() {
   gpr_set_log_function(nullptr);
-  absl::MutexLock lock(&mu);
+  internal::MutexLock lock(&mu);
   delete lines;
   lines = nullptr;
 }
 
 std::vector<std::string> LogCapture::Lines() const {
-  absl::MutexLock lock(&mu);
+  internal::MutexLock lock(&mu);
   return *lines;
 }
 
@@ -55,7 +56,7 @@ bool LogCapture::WaitForLine(const std::vector<std::string>& parts,
     }
     return false;
   };
-  absl::MutexLock lock(&mu);
+  internal::MutexLock lock(&mu);
   return mu.AwaitWithTimeout(absl::Condition(&found), timeout);
 }
 

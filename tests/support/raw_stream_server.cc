@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
 
@@ -24,7 +25,7 @@ class RawStreamServer::Reactor final : public grpc::ServerGenericBidiReactor {
     }
     int stream;
     {
-      absl::MutexLock lock(&owner_->mu_);
+      internal::MutexLock lock(&owner_->mu_);
       stream = owner_->streams_[method_]++;
     }
     messages_ = owner_->script_(method_, stream);
@@ -34,7 +35,7 @@ class RawStreamServer::Reactor final : public grpc::ServerGenericBidiReactor {
   void OnWriteDone(bool ok) override {
     if (!ok) return;  // cancelled: OnCancel finishes
     {
-      absl::MutexLock lock(&owner_->mu_);
+      internal::MutexLock lock(&owner_->mu_);
       ++owner_->written_[method_];
     }
     WriteNext();
@@ -42,7 +43,7 @@ class RawStreamServer::Reactor final : public grpc::ServerGenericBidiReactor {
 
   void OnCancel() override {
     {
-      absl::MutexLock lock(&owner_->mu_);
+      internal::MutexLock lock(&owner_->mu_);
       ++owner_->cancelled_[method_];
     }
     Finish(grpc::Status::CANCELLED);
@@ -105,19 +106,19 @@ std::string RawStreamServer::address() const {
 }
 
 int RawStreamServer::streams(const std::string& method) const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   auto it = streams_.find(method);
   return it == streams_.end() ? 0 : it->second;
 }
 
 int RawStreamServer::cancelled(const std::string& method) const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   auto it = cancelled_.find(method);
   return it == cancelled_.end() ? 0 : it->second;
 }
 
 int RawStreamServer::written(const std::string& method) const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   auto it = written_.find(method);
   return it == written_.end() ? 0 : it->second;
 }

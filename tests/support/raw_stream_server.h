@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
 
@@ -56,7 +57,7 @@ class RawStreamServer {
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
-  mutable absl::Mutex mu_;
+  mutable internal::Mutex mu_;
   std::map<std::string, int> streams_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> cancelled_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> written_ ABSL_GUARDED_BY(mu_);

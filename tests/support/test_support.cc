@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
 
@@ -34,20 +34,20 @@ Load::Load(Channel& channel, int total, int concurrency, std::string method)
 void Load::Run(const std::function<void(int)>& between) {
   for (int i = 0; i < total_; ++i) {
     {
-      absl::MutexLock lock(&mu_);
+      internal::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](Load* l) { return l->in_flight_ < l->concurrency_; }, this));
       ++in_flight_;
     }
     if (between) between(i);
     channel_.CallRawAsync(method_, "x", {}, [this, i](CallResult r) {
-      absl::MutexLock lock(&mu_);
+      internal::MutexLock lock(&mu_);
       results_[i] = {r.status.code(), r.endpoint};
       --in_flight_;
       ++completed_;
     });
   }
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   bool all = mu_.AwaitWithTimeout(
       absl::Condition(
           +[](Load* l) { return l->completed_ == l->total_; }, this),
@@ -56,7 +56,7 @@ void Load::Run(const std::function<void(int)>& between) {
 }
 
 int Load::completed() {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return completed_;
 }
 
@@ -85,7 +85,7 @@ std::vector<Endpoint> EndpointsOf(
 
 bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {
   absl::Time deadline = absl::Now() + timeout;
-  absl::Notification never;
+  internal::Notification never;
   while (!condition()) {
     if (absl::Now() >= deadline) return condition();
     never.WaitForNotificationWithTimeout(absl::Milliseconds(1));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "absl/time/time.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/channel.h"
@@ -61,7 +62,7 @@ class Load {
   const int total_;
   const int concurrency_;
   const std::string method_;
-  absl::Mutex mu_;
+  internal::Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int completed_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Outcome> results_;

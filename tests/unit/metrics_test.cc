@@ -21,6 +21,7 @@
 #include "src/metrics/route_metrics.h"
 #include "src/tap/tap_hub.h"
 #include "tests/support/prometheus_text.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {
@@ -402,9 +403,8 @@ TEST(MetricsRegistryTest, ConcurrentRecordingKeepsExactTotals) {
   constexpr int kPerThread = 10000;
   MetricsRegistry registry;
   // The call path's view: pointers handed out beforehand, no registry lock
-  // while recording. (The registry's own lock is absl::Mutex, which TSan
-  // sees only in an instrumented Abseil, so threads here share atomics
-  // alone; only this thread takes the lock, to render.)
+  // while recording; only this thread takes the registry's lock, to
+  // render.
   std::shared_ptr<RouteMetrics> route = registry.Route("a", "r");
   std::shared_ptr<EndpointMetrics> endpoint = registry.Endpoint("a", "e:1");
   std::vector<std::thread> threads;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "src/base/mutex.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
@@ -19,7 +19,7 @@ namespace {
 // Counts its destructions and says on which thread the last one ran.
 struct Tracked {
   Tracked(std::atomic<int>* destroyed, std::thread::id* where,
-          absl::Notification* last, int last_count)
+          Notification* last, int last_count)
       : destroyed(destroyed),
         where(where),
         last(last),
@@ -30,14 +30,14 @@ struct Tracked {
   }
   std::atomic<int>* destroyed;
   std::thread::id* where;
-  absl::Notification* last;
+  Notification* last;
   int last_count;
 };
 
 TEST(ReaperTest, ALoneObjectIsDestroyedSoonOnAnotherThread) {
   std::atomic<int> destroyed{0};
   std::thread::id where;
-  absl::Notification done;
+  Notification done;
   auto object = std::make_shared<Tracked>(&destroyed, &where, &done, 1);
   DestroyLater([object = std::move(object)] {});
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
@@ -50,7 +50,7 @@ TEST(ReaperTest, BurstsFromSeveralThreadsAreAllDestroyedOnce) {
   constexpr int kEach = 2500;
   std::atomic<int> destroyed{0};
   std::vector<std::thread::id> where(kThreads * kEach);
-  absl::Notification done;
+  Notification done;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {

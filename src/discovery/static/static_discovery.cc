@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "src/base/mutex.h"
 #include "mesh/discovery.h"
 #include "src/model/address.h"
 #include "src/model/endpoint_set.h"
@@ -21,7 +22,7 @@ struct StaticDiscovery::State {
   };
   // Held while observers are called, so calls per target are serialized and
   // an unsubscribed observer is never called again.
-  absl::Mutex mu;
+  internal::Mutex mu;
   absl::flat_hash_map<std::string, Target> targets ABSL_GUARDED_BY(mu);
 };
 
@@ -50,7 +51,7 @@ absl::Status StaticDiscovery::Update(const std::string& target,
                                      const EndpointUpdate& update) {
   absl::Status valid = internal::ValidateDestination(target);
   if (!valid.ok()) return valid;
-  absl::MutexLock lock(&state_->mu);
+  internal::MutexLock lock(&state_->mu);
   State::Target& t = state_->targets[target];
   absl::Status applied = t.set.Apply(update);
   if (!applied.ok()) {
@@ -71,7 +72,7 @@ std::unique_ptr<DiscoverySubscription> StaticDiscovery::Subscribe(
     const std::string& target, EndpointObserver* observer) {
   std::weak_ptr<State> weak = state_;
   {
-    absl::MutexLock lock(&state_->mu);
+    internal::MutexLock lock(&state_->mu);
     State::Target& t = state_->targets[target];
     t.observers.push_back(observer);
     if (t.set.has_update()) {
@@ -90,7 +91,7 @@ absl::Status StaticDiscovery::SetServiceConfig(const std::string& target,
                                                ServiceConfig config) {
   absl::Status valid = internal::ValidateDestination(target);
   if (!valid.ok()) return valid;
-  absl::MutexLock lock(&state_->mu);
+  internal::MutexLock lock(&state_->mu);
   State::Target& t = state_->targets[target];
   t.config = std::move(config);
   for (ServiceConfigObserver* o : t.config_observers) {
@@ -103,7 +104,7 @@ std::unique_ptr<DiscoverySubscription> StaticDiscovery::SubscribeConfig(
     const std::string& target, ServiceConfigObserver* observer) {
   std::weak_ptr<State> weak = state_;
   {
-    absl::MutexLock lock(&state_->mu);
+    internal::MutexLock lock(&state_->mu);
     State::Target& t = state_->targets[target];
     t.config_observers.push_back(observer);
     if (t.config) observer->OnServiceConfig(*t.config);
@@ -117,7 +118,7 @@ void StaticDiscovery::Unsubscribe(const std::weak_ptr<State>& weak,
                                   const void* observer) {
   std::shared_ptr<State> state = weak.lock();
   if (state == nullptr) return;
-  absl::MutexLock lock(&state->mu);
+  internal::MutexLock lock(&state->mu);
   auto it = state->targets.find(target);
   if (it == state->targets.end()) return;
   State::Target& t = it->second;
