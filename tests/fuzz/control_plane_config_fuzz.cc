@@ -18,21 +18,12 @@
 #include "google/protobuf/stubs/logging.h"
 #include "linkerd/destination.pb.h"
 #include "src/base/utf8.h"
+#include "tests/fuzz/fuzz_require.h"
 
 namespace {
 
 namespace dst = ::io::linkerd::proxy::destination;
 using mesh::controlplane::Config;
-
-[[noreturn]] void Fail(const std::string& what) {
-  std::fprintf(stderr, "invariant violated: %s\n", what.c_str());
-  std::abort();
-}
-
-#define REQUIRE(cond, ...)                                     \
-  do {                                                         \
-    if (!(cond)) Fail(absl::StrCat(#cond, ": ", __VA_ARGS__)); \
-  } while (0)
 
 // The message survives the trip a client makes: serialize, parse back.
 template <typename Message>

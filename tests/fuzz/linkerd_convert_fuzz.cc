@@ -19,6 +19,7 @@
 #include "re2/re2.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/model/address.h"
+#include "tests/fuzz/fuzz_require.h"
 
 namespace {
 
@@ -26,17 +27,6 @@ namespace dst = ::io::linkerd::proxy::destination;
 using mesh::internal::linkerd::ConvertProfile;
 using mesh::internal::linkerd::ConvertUpdate;
 using mesh::internal::linkerd::ProfileConversion;
-
-[[noreturn]] void Fail(const std::string& what) {
-  std::fprintf(stderr, "invariant violated: %s\n", what.c_str());
-  std::abort();
-}
-
-// A macro so the message is only built on failure (this runs per input).
-#define REQUIRE(cond, ...)                                     \
-  do {                                                         \
-    if (!(cond)) Fail(absl::StrCat(#cond, ": ", __VA_ARGS__)); \
-  } while (0)
 
 // The address is what FormatTcpAddress promises: parseable, and already in
 // the canonical form the endpoint set keys on.
@@ -87,7 +77,7 @@ void CheckUpdate(const dst::Update& wire) {
       REQUIRE(update->exists == wire.no_endpoints().exists(), "exists lost");
       break;
     case mesh::EndpointUpdate::Kind::kReset:
-      Fail("ConvertUpdate never makes a Reset");
+      mesh::fuzz::Fail("ConvertUpdate never makes a Reset");
   }
 }
 
@@ -110,7 +100,7 @@ void CheckRequestMatch(const mesh::RequestMatch& m) {
       REQUIRE(!m.method.empty(), "empty method");
       break;
     case Kind::kHeader:
-      Fail("Linkerd profiles have no header matches");
+      mesh::fuzz::Fail("Linkerd profiles have no header matches");
   }
   for (const mesh::RequestMatch& c : m.children) CheckRequestMatch(c);
 }

@@ -18,21 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "mesh/service_config.h"
 #include "src/route/route_table.h"
+#include "tests/fuzz/fuzz_require.h"
 
 namespace {
 
 using mesh::RequestMatch;
 using mesh::internal::RouteTable;
-
-[[noreturn]] void Fail(const std::string& what) {
-  std::fprintf(stderr, "invariant violated: %s\n", what.c_str());
-  std::abort();
-}
-
-#define REQUIRE(cond, ...)                                     \
-  do {                                                         \
-    if (!(cond)) Fail(absl::StrCat(#cond, ": ", __VA_ARGS__)); \
-  } while (0)
 
 // Deeper than the default limit (16), shallow enough that the fuzzer's own
 // recursion (and RequestMatch's destructor) stays far from the stack's end.

@@ -8,8 +8,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
-#include "tests/support/test_support.h"
 #include "src/base/mutex.h"
+#include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {

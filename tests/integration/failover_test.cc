@@ -3,10 +3,10 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
 #include "src/transport/grpc_transport.h"
 #include "tests/support/test_support.h"
 

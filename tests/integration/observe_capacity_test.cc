@@ -5,18 +5,16 @@
 // from 16 to 1,017 threads). Real gRPC clients of Tap.Observe on 127.0.0.1.
 #include <grpcpp/grpcpp.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
-#include "tests/support/test_support.h"
 #include "src/base/mutex.h"
+#include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {
@@ -25,19 +23,6 @@ namespace tap = ::io::linkerd::proxy::tap;
 using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "books.test:7000";
-
-int ThreadsOfThisProcess() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    int n = 0;
-    if (line.rfind("Threads:", 0) == 0 &&
-        absl::SimpleAtoi(line.substr(8), &n)) {
-      return n;
-    }
-  }
-  return -1;
-}
 
 tap::ObserveRequest AllRequests(uint32_t limit) {
   tap::ObserveRequest request;
@@ -133,7 +118,7 @@ TEST(ObserveCapacityTest, OneSubscriptionPastTheCapIsRefusedNamingIt) {
 
 TEST(ObserveCapacityTest, StreamsThatNeverReadHoldNoThreadAndCostNoCall) {
   Fixture f(/*cap=*/100);
-  const int threads_before = ThreadsOfThisProcess();
+  const int threads_before = testing::ThreadsOfThisProcess();
   std::vector<std::unique_ptr<IdleObserver>> idle;
   for (int i = 0; i < 100; ++i) {
     idle.push_back(
@@ -147,7 +132,7 @@ TEST(ObserveCapacityTest, StreamsThatNeverReadHoldNoThreadAndCostNoCall) {
     ASSERT_TRUE(r.status.ok()) << r.status;
   }
   // A thread per stream would be 100 more.
-  EXPECT_LT(ThreadsOfThisProcess() - threads_before, 20);
+  EXPECT_LT(testing::ThreadsOfThisProcess() - threads_before, 20);
   // Destroying the Mesh returns with 100 streams open and unread (within
   // the server's 2 s grace), and the clients can still leave.
   f.mesh.reset();

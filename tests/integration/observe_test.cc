@@ -21,8 +21,8 @@
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
-#include "tests/support/test_support.h"
 #include "src/base/mutex.h"
+#include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {

@@ -26,9 +26,9 @@
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
 #include "src/tap/observe_server.h"
 #include "tests/support/test_support.h"
-#include "src/base/mutex.h"
 
 namespace mesh {
 namespace {

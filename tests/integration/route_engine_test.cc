@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/test_support.h"
 
@@ -20,21 +20,11 @@ using testing::Load;
 constexpr char kTarget[] = "books.test:7000";
 constexpr char kMethod[] = "/test.Echo/Say";
 
-struct Fixture {
-  Fixture() {
-    discovery = StaticDiscovery::Create();
-    MeshOptions options;
-    options.discovery = discovery;
-    mesh = *Mesh::Create(options);
-  }
-  // Sets `config` for the target and waits until `channel` has it.
+// Configures kTarget.
+struct Fixture : testing::StaticMesh {
   void Configure(Channel& channel, const ServiceConfig& config) {
-    ASSERT_TRUE(discovery->SetServiceConfig(kTarget, config).ok());
-    ASSERT_TRUE(
-        testing::WaitFor([&] { return channel.service_config().has_value(); }));
+    StaticMesh::Configure(channel, kTarget, config);
   }
-  std::shared_ptr<StaticDiscovery> discovery;
-  std::unique_ptr<Mesh> mesh;
 };
 
 ServiceConfig SplitOf(std::vector<WeightedBackend> backends) {

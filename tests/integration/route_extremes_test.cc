@@ -2,6 +2,7 @@
 // on 127.0.0.1: a retry budget whose ratio is tiny but valid, traffic split
 // weights whose sums pass 32 bits, a route past the route table's limits.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,71 +20,57 @@ using testing::Load;
 
 constexpr char kTarget[] = "books.test:7000";
 
-struct Fixture {
-  Fixture() {
-    discovery = StaticDiscovery::Create();
-    MeshOptions options;
-    options.discovery = discovery;
-    mesh = *Mesh::Create(options);
-  }
+// Configures kTarget.
+struct Fixture : testing::StaticMesh {
   void Configure(Channel& channel, const ServiceConfig& config) {
-    ASSERT_TRUE(discovery->SetServiceConfig(kTarget, config).ok());
-    ASSERT_TRUE(
-        testing::WaitFor([&] { return channel.service_config().has_value(); }));
+    StaticMesh::Configure(channel, kTarget, config);
   }
-  std::shared_ptr<StaticDiscovery> discovery;
-  std::unique_ptr<Mesh> mesh;
 };
+
+// Sends 300 calls to kTarget, on two backends that always fail UNAVAILABLE,
+// with one retryable route (`timeout` each) and `budget`; returns the
+// attempts the backends received.
+int64_t AttemptsOfFailingCalls(std::optional<RetryBudget> budget,
+                               absl::Duration timeout) {
+  auto backends = testing::StartBackends(2);
+  for (auto& b : backends) b->set_status(grpc::StatusCode::UNAVAILABLE);
+  Fixture f;
+  EXPECT_TRUE(
+      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);
+  ServiceConfig config;
+  config.routes = {RouteBuilder("All").Retryable().Timeout(timeout).Build()};
+  config.retry_budget = budget;
+  f.Configure(*channel, config);
+  EXPECT_EQ(channel->service_config()->retry_budget.has_value(),
+            budget.has_value());
+  Load load(*channel, 300, 4);
+  load.Run();
+  EXPECT_EQ(load.CountOk(), 0);
+  int64_t attempts = 0;
+  for (auto& b : backends) attempts += b->calls_received();
+  return attempts;
+}
 
 // retry_ratio 1e-20 passes validation; its withdrawal once overflowed and
 // 300 failing calls made 34,795 retries. Only the reserve may pay:
 // min_retries_per_second 1 × ttl 10 s = 10 retries.
 TEST(RetryBudgetExtremesTest, ATinyRatioLeavesOnlyTheReserve) {
-  auto backends = testing::StartBackends(2);
-  for (auto& b : backends) b->set_status(grpc::StatusCode::UNAVAILABLE);
-  Fixture f;
-  ASSERT_TRUE(
-      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-  auto channel = *f.mesh->NewChannel(kTarget);
-  ServiceConfig config;
   // The timeout only bounds the test if the budget fails to.
-  config.routes = {
-      RouteBuilder("All").Retryable().Timeout(absl::Milliseconds(200)).Build()};
-  config.retry_budget = RetryBudget{1e-20, 1, absl::Seconds(10)};
-  f.Configure(*channel, config);
-  const int kCalls = 300;
-  Load load(*channel, kCalls, 4);
-  load.Run();
-  EXPECT_EQ(load.CountOk(), 0);
-  int64_t attempts = 0;
-  for (auto& b : backends) attempts += b->calls_received();
-  EXPECT_GE(attempts, kCalls);
-  EXPECT_LE(attempts, kCalls + 10);
+  int64_t attempts = AttemptsOfFailingCalls(
+      RetryBudget{1e-20, 1, absl::Seconds(10)}, absl::Milliseconds(200));
+  EXPECT_GE(attempts, 300);
+  EXPECT_LE(attempts, 300 + 10);
 }
 
 // A config without a budget (a Linkerd profile's invalid one is dropped to
 // this, and its log line says the default applies): Linkerd's default
 // budget, 20 % of requests plus 10/s over 10 s, bounds the retries.
 TEST(RetryBudgetExtremesTest, WithoutABudgetTheDefaultOneApplies) {
-  auto backends = testing::StartBackends(2);
-  for (auto& b : backends) b->set_status(grpc::StatusCode::UNAVAILABLE);
-  Fixture f;
-  ASSERT_TRUE(
-      f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-  auto channel = *f.mesh->NewChannel(kTarget);
-  ServiceConfig config;
-  config.routes = {
-      RouteBuilder("All").Retryable().Timeout(absl::Seconds(1)).Build()};
-  f.Configure(*channel, config);
-  ASSERT_FALSE(channel->service_config()->retry_budget.has_value());
-  const int kCalls = 300;
-  Load load(*channel, kCalls, 4);
-  load.Run();
-  int64_t attempts = 0;
-  for (auto& b : backends) attempts += b->calls_received();
+  int64_t attempts = AttemptsOfFailingCalls(std::nullopt, absl::Seconds(1));
   // 0.2 × 300 + 10 × 10 = 160 retries; every one of them is spent, since
   // each call wants many more (±1: 0.2 × 300 in doubles).
-  EXPECT_NEAR(attempts, kCalls + 160, 1);
+  EXPECT_NEAR(attempts, 300 + 160, 1);
 }
 
 // Four dst_overrides of 2^30 to one healthy authority summed to 0 in 32

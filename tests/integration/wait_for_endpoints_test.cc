@@ -5,17 +5,15 @@
 // once used to see UNAVAILABLE). A destination that does not exist fails
 // its calls at once. Real gRPC backends on 127.0.0.1.
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -29,7 +27,8 @@ constexpr char kMethod[] = "/test.Echo/Say";
 // The gRPC transport, recording the order in which requests are sent.
 class RecordingTransport final : public Transport {
  public:
-  explicit RecordingTransport(std::vector<std::string>* sent, internal::Mutex* mu)
+  explicit RecordingTransport(std::vector<std::string>* sent,
+                              internal::Mutex* mu)
       : sent_(sent), mu_(mu) {}
   void Send(const Endpoint& endpoint, TransportRequest request,
             Callback done) override {
@@ -83,19 +82,6 @@ class Results {
   int done_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-int ThreadsOfThisProcess() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    int n = 0;
-    if (line.rfind("Threads:", 0) == 0 &&
-        absl::SimpleAtoi(line.substr(8), &n)) {
-      return n;
-    }
-  }
-  return -1;
-}
-
 class WaitForEndpointsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -130,14 +116,14 @@ TEST_F(WaitForEndpointsTest, CallsBeforeTheFirstAnswerWaitAndGoInOrder) {
   auto channel = NewChannel(absl::Seconds(60));
   const int kCalls = 300;
   Results results(kCalls);
-  int threads_before = ThreadsOfThisProcess();
+  int threads_before = testing::ThreadsOfThisProcess();
   for (int i = 0; i < kCalls; ++i) {
     channel->CallRawAsync(kMethod, absl::StrCat(i), {}, results.For(i));
   }
   // None failed at once (they used to: "discovery has not answered yet"),
   // and none holds a thread while it waits.
   EXPECT_EQ(results.done(), 0);
-  EXPECT_LT(ThreadsOfThisProcess() - threads_before, 10);
+  EXPECT_LT(testing::ThreadsOfThisProcess() - threads_before, 10);
   EXPECT_TRUE(Sent().empty());
 
   ASSERT_TRUE(

@@ -2,12 +2,40 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 #include "src/base/mutex.h"
 
 namespace mesh::testing {
+
+int ThreadsOfThisProcess() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    int n = 0;
+    if (line.rfind("Threads:", 0) == 0 &&
+        absl::SimpleAtoi(line.substr(8), &n)) {
+      return n;
+    }
+  }
+  return -1;
+}
+
+StaticMesh::StaticMesh() : discovery(StaticDiscovery::Create()) {
+  MeshOptions options;
+  options.discovery = discovery;
+  mesh = *Mesh::Create(options);
+}
+
+void StaticMesh::Configure(Channel& channel, const std::string& target,
+                           const ServiceConfig& config) {
+  ASSERT_TRUE(discovery->SetServiceConfig(target, config).ok());
+  ASSERT_TRUE(WaitFor([&] { return channel.service_config().has_value(); }));
+}
 
 std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n) {
   std::vector<std::unique_ptr<examples::EchoBackend>> out;

@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "absl/time/time.h"
 #include "examples/common/echo_backend.h"
 #include "mesh/channel.h"
 #include "mesh/discovery.h"
 #include "mesh/endpoint.h"
+#include "mesh/mesh.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
 
@@ -29,6 +30,20 @@ std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n);
 // One Endpoint per backend, weight 1.
 std::vector<Endpoint> EndpointsOf(
     const std::vector<std::unique_ptr<examples::EchoBackend>>& backends);
+
+// The threads of this process now (/proc/self/status), -1 if unknown.
+int ThreadsOfThisProcess();
+
+// A Mesh over a StaticDiscovery, for tests that set endpoints and configs
+// in code.
+struct StaticMesh {
+  StaticMesh();
+  // Sets `config` for `target` and waits (bounded) until `channel` has one.
+  void Configure(Channel& channel, const std::string& target,
+                 const ServiceConfig& config);
+  std::shared_ptr<StaticDiscovery> discovery;
+  std::unique_ptr<Mesh> mesh;
+};
 
 // Polls `condition` every millisecond until it holds or `timeout` passes;
 // returns its last value. For conditions with no event to wait on.
