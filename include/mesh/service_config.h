@@ -164,7 +164,8 @@ struct WeightedBackend {
 // naming the limit, as other invalid pieces are, and the rest of the config
 // applies. The defaults are far above any real service profile.
 struct RouteLimits {
-  // Routes kept per config; later ones are dropped.
+  // Routes per config, as given (dropped ones count too); later ones are
+  // dropped.
   uint32_t max_routes = 1000;
   // Conditions (nodes of the RequestMatch tree, `all`/`any`/`not` included)
   // in one route; a route with more is dropped.

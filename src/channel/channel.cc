@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "src/channel/channel_core.h"
 #include "src/base/mutex.h"
+#include "src/channel/channel_core.h"
 
 namespace mesh {
 

@@ -6,11 +6,11 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/mutex.h"
 #include "src/channel/pick_waiter.h"
 #include "src/route/classify.h"
 #include "src/route/retry_policy.h"
 #include "src/transport/reaper.h"
-#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {
@@ -183,7 +183,9 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
 }
 
 std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
-    const std::string& authority, const Destination::Routes& routes) {
+    const std::string& authority, const Destination::Routes& routes,
+    bool* kept) {
+  *kept = true;
   if (authority == target_) return apex_;
   std::vector<std::shared_ptr<Leg>> dropped;
   std::shared_ptr<Leg> leg;
@@ -219,7 +221,11 @@ std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
       if (dest.ok() && balancer.ok()) {
         leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
         // A backend of an older split (a retry's) is used once, not kept.
-        if (routes.generation == legs_generation_) legs_[authority] = leg;
+        if (routes.generation == legs_generation_) {
+          legs_[authority] = leg;
+        } else {
+          *kept = false;
+        }
       }
     }
   }
@@ -282,12 +288,15 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
   for (size_t i = split->Draw(gen, excluded); i < split->size();
        i = split->Draw(gen, excluded)) {
     excluded |= uint64_t{1} << i;
+    bool kept = true;
     std::shared_ptr<Leg> leg =
-        LegFor(split->backends()[i].authority, call.routes);
+        LegFor(split->backends()[i].authority, call.routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
-    wait_on->push_back(leg->destination);
+    // Not on a one-off leg's destination: nothing else keeps it, so its
+    // discovery would start over each time the call came back to it.
+    if (kept) wait_on->push_back(leg->destination);
     absl::StrAppend(&why, why.empty() ? "" : "; ",
                     leg->destination->NoEndpointsStatus().message());
   }
@@ -312,8 +321,16 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     early = absl::DeadlineExceededError(
         absl::StrCat("deadline passed before sending to '", target_, "'"));
   } else {
-    // (A call whose wait ran into its deadline picks once more, for the
-    // reason it found no endpoint.)
+    // A call back from waiting picks under the current split and direct
+    // endpoint: the config may have changed while it waited. (One whose
+    // wait ran into its deadline picks once more, for the reason it found
+    // no endpoint.)
+    if (call->waited) {
+      Destination::Routes now = apex_->destination->routes();
+      call->routes.split = std::move(now.split);
+      call->routes.direct = std::move(now.direct);
+      call->routes.generation = now.generation;
+    }
     std::vector<std::shared_ptr<Destination>> wait_on;
     picked = Pick(*call, &wait_on);
     if (picked.ok() && absl::Now() >= call->deadline) {

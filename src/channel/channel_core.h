@@ -15,9 +15,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "mesh/channel.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
 #include "src/channel/destination.h"
 #include "src/channel/mesh_core.h"
 
@@ -79,11 +79,10 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   absl::StatusOr<Picked> Pick(
       const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on);
   // The leg for a split backend, made on first use; null if the mesh is
-  // shut down.
-  // Under a split older than the legs', a backend without a leg gets a
-  // one-off leg and nothing is pruned.
+  // shut down. Under a split older than the legs', a backend without a leg
+  // gets a one-off leg (`*kept` false) and nothing is pruned.
   std::shared_ptr<Leg> LegFor(const std::string& authority,
-                              const Destination::Routes& routes);
+                              const Destination::Routes& routes, bool* kept);
   // The leg for the config's direct endpoint, made when it changes.
   std::shared_ptr<Leg> DirectLeg(const std::shared_ptr<const Endpoint>& to);
   // Completes the call: route metrics, then the caller's callback. Without

@@ -246,14 +246,27 @@ std::vector<std::shared_ptr<PickWaiter>> Destination::TakeSettledWaiters() {
 
 void Destination::Release(std::vector<std::shared_ptr<PickWaiter>> waiters) {
   if (waiters.empty()) return;
-  absl::AnyInvocable<void()> fire = [waiters = std::move(waiters)] {
-    for (const std::shared_ptr<PickWaiter>& w : waiters) {
+  auto list = std::make_shared<std::vector<std::shared_ptr<PickWaiter>>>(
+      std::move(waiters));
+  absl::AnyInvocable<void()> fire = [list] {
+    for (const std::shared_ptr<PickWaiter>& w : *list) {
       w->Fire(PickWaiter::Why::kReleased);
     }
   };
   // Not on the source's thread: a released call may complete, and its
   // callback must not run under the source's locks.
-  if (!timers_->TryRunAfter(absl::ZeroDuration(), fire)) fire();
+  if (timers_->TryRunAfter(absl::ZeroDuration(), fire) != 0) return;
+  // The Mesh is shutting down: its Shutdown() fires what still waits, on
+  // its own thread, through this destination's Shutdown(). Hand them back,
+  // ahead of any newer ones, unless that has happened already.
+  {
+    MutexLock lock(&mu_);
+    if (!shut_down_) {
+      waiters_.insert(waiters_.begin(), list->begin(), list->end());
+      return;
+    }
+  }
+  fire();  // from Shutdown() itself, or a last update racing it
 }
 
 Destination::WaitResult Destination::AddWaiter(

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/tap/tap_transport.h"
 #include "src/base/mutex.h"
+#include "src/tap/tap_transport.h"
 
 namespace mesh::internal {
 
@@ -151,7 +151,7 @@ std::string MeshCore::Metrics() {
 
 bool MeshCore::RunLater(absl::Duration delay,
                         absl::AnyInvocable<void()>& task) {
-  return timers_->TryRunAfter(delay, task);
+  return timers_->TryRunAfter(delay, task) != 0;
 }
 
 void MeshCore::Shutdown() {

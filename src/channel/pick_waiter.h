@@ -20,6 +20,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
 #include "src/discovery/timer_thread.h"
+#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 
@@ -37,25 +38,38 @@ class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
              absl::AnyInvocable<void(Why why)> resume)
       : timers_(std::move(timers)), resume_(std::move(resume)) {}
 
-  // Fires after `wait` unless fired before. If the timer thread is closed
-  // (the Mesh is shutting down), fires now, as a timeout.
+  // Fires after `wait` unless fired before (an infinite wait sets no
+  // timer: a release or the Mesh's shutdown fires it). If the timer thread
+  // is closed (the Mesh is shutting down), fires now, as a timeout.
   void Arm(absl::Duration wait) {
+    if (wait == absl::InfiniteDuration()) return;
     absl::AnyInvocable<void()> timeout = [self = shared_from_this()] {
       self->Fire(Why::kTimedOut);
     };
-    if (!timers_->TryRunAfter(wait, timeout)) {
+    TimerThread::Id id = timers_->TryRunAfter(wait, timeout);
+    if (id == 0) {
       Fire(Why::kTimedOut);
       return;
     }
-    // (The id is not kept: a timer that finds the waiter fired does
-    // nothing, and holds it only until then.)
+    timer_.store(id, std::memory_order_release);
+    // Released meanwhile: the timer is not needed (Fire may have found no
+    // id yet).
+    if (fired()) timers_->Cancel(timer_.exchange(0));
   }
 
   // Runs the resume callback, unless it has run: true if this call ran it.
+  // A release cancels the timer, so that it holds nothing until it is due.
+  // What the callback owned goes to the reaper: it may hold the last
+  // reference to a channel, whose teardown must not hold up this thread
+  // (the Mesh's timer thread, or a source's).
   bool Fire(Why why) {
     if (fired_.exchange(true, std::memory_order_acq_rel)) return false;
+    if (why != Why::kTimedOut) {
+      if (TimerThread::Id id = timer_.exchange(0)) timers_->Cancel(id);
+    }
     absl::AnyInvocable<void(Why)> resume = std::move(resume_);
     resume(why);
+    DestroyLater([r = std::move(resume)] {});
     return true;
   }
 
@@ -64,6 +78,7 @@ class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
  private:
   const std::shared_ptr<TimerThread> timers_;
   std::atomic<bool> fired_{false};
+  std::atomic<TimerThread::Id> timer_{0};  // 0: none (yet)
   absl::AnyInvocable<void(Why why)> resume_;
 };
 

@@ -135,7 +135,10 @@ void StreamWatch::AttemptDone(const grpc::Status& status,
   MutexLock lock(&mu_);
   current_ = nullptr;
   state_.connected = false;
-  if (got_messages) backoff_.Reset();
+  // A stream that delivered was healthy, unless it ended on a message we
+  // rejected: a server that sends one good message and then a bad one
+  // would otherwise be asked again every backoff_min, for ever.
+  if (got_messages && rejection.ok()) backoff_.Reset();
   if (stopped_) return;
   absl::Status why = !rejection.ok() ? rejection : ToAbslStatus(status);
   bool final = false;

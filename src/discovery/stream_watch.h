@@ -1,7 +1,8 @@
 // StreamWatch keeps one server-streaming gRPC call open for as long as its
 // owner wants it: it starts the call, hands each message to a callback, and
 // when the stream ends — with OK or an error — starts a new one after a
-// jittered exponential backoff (reset once a stream has delivered a message).
+// jittered exponential backoff (reset once a stream has delivered a message,
+// unless it ended on one that was rejected).
 // Statuses listed as final (for Linkerd: InvalidArgument, FailedPrecondition)
 // stop it.
 //
@@ -35,8 +36,8 @@
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "mesh/discovery.h"
+#include "src/base/mutex.h"
 #include "src/discovery/linkerd/backoff.h"
 #include "src/discovery/timer_thread.h"
 

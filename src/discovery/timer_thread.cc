@@ -1,7 +1,7 @@
 #include "src/discovery/timer_thread.h"
 
-#include "src/transport/reaper.h"
 #include "src/base/mutex.h"
+#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 
@@ -24,13 +24,13 @@ TimerThread::Id TimerThread::RunAfter(absl::Duration delay,
   return id;
 }
 
-bool TimerThread::TryRunAfter(absl::Duration delay,
-                              absl::AnyInvocable<void()>& task) {
+TimerThread::Id TimerThread::TryRunAfter(absl::Duration delay,
+                                         absl::AnyInvocable<void()>& task) {
   MutexLock lock(&mu_);
-  if (closed_) return false;
+  if (closed_) return 0;
   Id id = next_id_++;
   tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
-  return true;
+  return id;
 }
 
 std::vector<absl::AnyInvocable<void()>> TimerThread::Close() {

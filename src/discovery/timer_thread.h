@@ -19,8 +19,8 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "absl/time/time.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 
@@ -36,9 +36,9 @@ class TimerThread {
   // Runs `task` on the timer thread after `delay`. Ids are never 0.
   Id RunAfter(absl::Duration delay, absl::AnyInvocable<void()> task);
 
-  // Like RunAfter, unless Close() has been called: then returns false and
-  // leaves `task` with the caller.
-  bool TryRunAfter(absl::Duration delay, absl::AnyInvocable<void()>& task);
+  // Like RunAfter (the task's id), unless Close() has been called: then
+  // returns 0 and leaves `task` with the caller.
+  Id TryRunAfter(absl::Duration delay, absl::AnyInvocable<void()>& task);
 
   // Refuses later TryRunAfter calls and hands back the tasks still waiting,
   // in due order, for the caller to run or drop (Cancel no longer knows

@@ -147,14 +147,26 @@ class ConditionCompiler {
   }
 
   int64_t regex_size() const { return regex_size_; }
+  // Whether the route was refused for the table's regex budget.
+  bool over_regex_budget() const { return over_regex_budget_; }
 
  private:
   std::unique_ptr<re2::RE2> Regex(const std::string& pattern,
                                   std::string* error) {
+    // Spent already: not even compiled, so that later routes cost nothing.
+    if (regex_size_ >= regex_budget_) {
+      over_regex_budget_ = true;
+      *error = absl::StrCat(
+          "its regexes would take the table's compiled regex size past ",
+          limits_.max_regex_program_size,
+          " (RouteLimits::max_regex_program_size)");
+      return nullptr;
+    }
     std::unique_ptr<re2::RE2> re = CompileRegex(pattern, error);
     if (re == nullptr) return nullptr;
     regex_size_ += re->ProgramSize();
     if (regex_size_ > regex_budget_) {
+      over_regex_budget_ = true;
       *error = absl::StrCat(
           "its regexes would take the table's compiled regex size past ",
           limits_.max_regex_program_size,
@@ -168,6 +180,7 @@ class ConditionCompiler {
   const int64_t regex_budget_;  // what the table has left
   uint32_t conditions_ = 0;
   int64_t regex_size_ = 0;
+  bool over_regex_budget_ = false;
 };
 
 }  // namespace
@@ -176,10 +189,15 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
     const ServiceConfig& config, const RouteLimits& limits,
     std::vector<std::string>* dropped) {
   int64_t regex_size = 0;  // of the routes kept so far
+  // Once a route has passed the regex budget, later routes get none: no
+  // regex is compiled past the first that does not fit.
+  bool regex_budget_spent = false;
   std::shared_ptr<RouteTable> table(new RouteTable());
   for (size_t i = 0; i < config.routes.size(); ++i) {
     const Route& r = config.routes[i];
-    if (table->routes_.size() >= limits.max_routes) {
+    // Counted as given, kept or not, so that no config costs more to build
+    // than max_routes routes within the other limits.
+    if (i >= limits.max_routes) {
       if (dropped != nullptr) {
         dropped->push_back(
             absl::StrCat("routes ", i, " to ", config.routes.size() - 1,
@@ -190,9 +208,11 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
     }
     Entry entry;
     std::string error;
-    ConditionCompiler compiler(limits,
-                               limits.max_regex_program_size - regex_size);
+    ConditionCompiler compiler(
+        limits,
+        regex_budget_spent ? 0 : limits.max_regex_program_size - regex_size);
     if (!compiler.Compile(r.condition, &entry.condition, 1, &error)) {
+      regex_budget_spent |= compiler.over_regex_budget();
       if (dropped != nullptr) {
         dropped->push_back(absl::StrCat(
             "route ", i,

@@ -64,9 +64,11 @@ class RouteTable {
   // (and the limit) is added to `dropped` (may be null); the other routes
   // keep their order. An invalid retry policy or response class (a status
   // bound outside 100..999, `not` without one child) is dropped from its
-  // route, with a line, and the route kept. Compiling stops at the first
-  // condition past a limit, so a hostile config costs no more to build
-  // than the limits allow to keep.
+  // route, with a line, and the route kept. A route's compiling stops at
+  // its first condition past a limit; routes past max_routes are not looked
+  // at; once one route's regexes pass the table's budget, later routes get
+  // no regex compiled (those with regexes are dropped). So a hostile config
+  // costs no more to build than the limits allow to keep.
   static std::shared_ptr<const RouteTable> Build(
       const ServiceConfig& config, const RouteLimits& limits,
       std::vector<std::string>* dropped);

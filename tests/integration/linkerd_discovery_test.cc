@@ -182,13 +182,13 @@ TEST_F(LinkerdTest, NotAMeshServiceStopsRetrying) {
   EXPECT_THAT(std::string(wait.message()), HasSubstr("not a mesh service"));
   EXPECT_EQ(control_plane_->calls("Get", "external.test:443"), 1);
   // Calls fail at once too, inside CallRawAsync: nothing to wait for.
-  bool inline_done = false;
-  channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
-    inline_done = true;
+  auto inline_done = std::make_shared<std::atomic<bool>>(false);
+  channel->CallRawAsync(kMethod, "x", {}, [inline_done](CallResult r) {
     EXPECT_THAT(std::string(r.status.message()),
                 HasSubstr("not a mesh service"));
+    inline_done->store(true);
   });
-  EXPECT_TRUE(inline_done);
+  EXPECT_TRUE(inline_done->load());
   // With a 100 ms backoff, a retrying client would call again within a
   // second; this waits for that to happen and expects it not to.
   EXPECT_FALSE(testing::WaitFor(

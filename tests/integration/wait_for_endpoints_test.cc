@@ -179,12 +179,12 @@ TEST_F(WaitForEndpointsTest, FailFastNamesTheReasonAndTheTimeout) {
                         "endpoints for target 'books.test:7000'"));
   // Zero: no wait at all; the call fails inside CallRawAsync.
   auto impatient = NewChannel(absl::ZeroDuration());
-  bool inline_done = false;
-  impatient->CallRawAsync(kMethod, "x", {}, [&](CallResult result) {
-    inline_done = true;
+  auto inline_done = std::make_shared<std::atomic<bool>>(false);
+  impatient->CallRawAsync(kMethod, "x", {}, [inline_done](CallResult result) {
     EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable);
+    inline_done->store(true);
   });
-  EXPECT_TRUE(inline_done);
+  EXPECT_TRUE(inline_done->load());
 }
 
 TEST_F(WaitForEndpointsTest, ADestinationThatDoesNotExistFailsAtOnce) {
@@ -193,13 +193,13 @@ TEST_F(WaitForEndpointsTest, ADestinationThatDoesNotExistFailsAtOnce) {
   auto channel = NewChannel(absl::Seconds(60));
   ASSERT_EQ(channel->WaitForEndpoints(absl::Seconds(10)).code(),
             absl::StatusCode::kUnavailable);
-  bool inline_done = false;
-  channel->CallRawAsync(kMethod, "x", {}, [&](CallResult r) {
-    inline_done = true;
+  auto inline_done = std::make_shared<std::atomic<bool>>(false);
+  channel->CallRawAsync(kMethod, "x", {}, [inline_done](CallResult r) {
     EXPECT_THAT(std::string(r.status.message()),
                 HasSubstr("target 'books.test:7000' does not exist"));
+    inline_done->store(true);
   });
-  EXPECT_TRUE(inline_done);
+  EXPECT_TRUE(inline_done->load());
 
   // Calls already waiting when the answer "does not exist" comes fail then.
   const std::string other = "later.test:7000";
@@ -243,6 +243,54 @@ TEST_F(WaitForEndpointsTest, SplitBackendsAnsweringLateHoldTheFirstCalls) {
     EXPECT_TRUE(results.at(i).status.ok()) << results.at(i).status;
   }
   EXPECT_EQ(backends[0]->calls_received(), 50);
+}
+
+// Calls waiting on a split backend that a new config removes: a new call
+// drops that backend, its destination goes, and the waiting calls pick
+// again under the new split, at once. (Each released call once rebuilt the
+// old backend's destination — a new discovery subscription — in a loop.)
+TEST(WaitForEndpointsSplitTest,
+     CallsWaitingOnARemovedBackendFollowTheNewSplit) {
+  auto backends = testing::StartBackends(1);
+  auto statics = StaticDiscovery::Create();
+  auto counting = std::make_shared<testing::CountingDiscovery>(statics);
+  MeshOptions options;
+  options.discovery = counting;
+  auto mesh = *Mesh::Create(options);
+  ServiceConfig to_v3;
+  to_v3.backends = {{"v3.books.test:7000", 1}};  // never answered
+  ASSERT_TRUE(statics->SetServiceConfig(kTarget, to_v3).ok());
+  ChannelOptions patient;
+  patient.fail_fast_timeout = absl::Seconds(60);
+  auto channel = *mesh->NewChannel(kTarget, patient);
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  Results results(20);
+  for (int i = 0; i < 20; ++i) {
+    channel->CallRawAsync(kMethod, "x", {}, results.For(i));
+  }
+  EXPECT_EQ(results.done(), 0);
+  const int subscribes_before = counting->subscribes();  // apex and v3
+
+  ASSERT_TRUE(
+      statics
+          ->SetEndpoints("v1.books.test:7000", testing::EndpointsOf(backends))
+          .ok());
+  ServiceConfig to_v1;
+  to_v1.backends = {{"v1.books.test:7000", 1}};
+  ASSERT_TRUE(statics->SetServiceConfig(kTarget, to_v1).ok());
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return channel->service_config()->backends[0].authority ==
+           "v1.books.test:7000";
+  }));
+  ASSERT_TRUE(channel->CallRaw(kMethod, "x").status.ok());
+  ASSERT_TRUE(results.WaitAll(absl::Seconds(20)));
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(results.at(i).status.ok()) << results.at(i).status;
+  }
+  EXPECT_EQ(backends[0]->calls_received(), 21);
+  // v1 subscribed once; v3 not again.
+  EXPECT_EQ(counting->subscribes(), subscribes_before + 1);
 }
 
 TEST_F(WaitForEndpointsTest, DestroyingTheMeshEndsWaitingCalls) {

@@ -193,6 +193,13 @@ TEST(RouteLimitsTest, TheTablesRegexSizeIsBounded) {
   EXPECT_THAT(dropped[0],
               HasSubstr("its regexes would take the table's compiled regex "
                         "size past 40 (RouteLimits::max_regex_program_size)"));
+  // Once the budget is spent a regex is not even compiled: a broken one is
+  // refused for the budget, not for its syntax.
+  c.routes.push_back(Named("Late", RequestMatch::Path("(")));
+  dropped.clear();
+  t = RouteTable::Build(c, limits, &dropped);
+  EXPECT_THAT(dropped.back(), HasSubstr("route 20 'Late' dropped: its regexes "
+                                        "would take"));
   // A route without regexes still fits after the budget is spent.
   c.routes.push_back(Named("Method", RequestMatch::Method("PUT")));
   t = RouteTable::Build(c, limits, nullptr);
@@ -213,6 +220,13 @@ TEST(RouteLimitsTest, RoutesPastMaxRoutesAreDropped) {
   ASSERT_EQ(dropped.size(), 1u);
   EXPECT_THAT(dropped[0], HasSubstr("routes 3 to 4 dropped: more than 3 "
                                     "routes (RouteLimits::max_routes)"));
+  // Dropped routes count too: 3 broken ones leave no room for the good.
+  c.routes.insert(c.routes.begin(), 3,
+                  Named("Broken", RequestMatch::Path("(")));
+  dropped.clear();
+  t = RouteTable::Build(c, limits, &dropped);
+  EXPECT_EQ(t->size(), 0u);
+  EXPECT_EQ(dropped.size(), 4u);
 }
 
 }  // namespace
