@@ -40,7 +40,7 @@ RetryBudgetLedger::RetryBudgetLedger(const RetryBudget& budget,
       slice_ns_(absl::ToInt64Nanoseconds(ClampTtl(budget.ttl)) / kSlices),
       ratio_(ClampRatio(budget.retry_ratio)),
       reserve_(static_cast<double>(budget.min_retries_per_second) *
-               absl::ToInt64Seconds(ClampTtl(budget.ttl))),
+               absl::ToDoubleSeconds(ClampTtl(budget.ttl))),
       current_start_ns_(clock->NowNanos()) {}
 
 void RetryBudgetLedger::Advance() {

@@ -166,6 +166,12 @@ TEST(RetryBudgetTest, ZeroAndHugeTtlAreClampedToTheValidRange) {
   }
 }
 
+TEST(RetryBudgetTest, TheReserveFollowsAFractionalTtl) {
+  FakeClock clock;
+  RetryBudgetLedger ledger(Budget(0, 2, absl::Milliseconds(1500)), &clock);
+  EXPECT_EQ(ledger.Balance(), 3);  // 2/s × 1.5 s
+}
+
 TEST(RetryBudgetTest, ValidityRulesNameTheField) {
   EXPECT_TRUE(ValidateRetryBudget(Budget(0.2, 10, absl::Seconds(10))).ok());
   EXPECT_TRUE(ValidateRetryBudget(Budget(1000, 0, absl::Seconds(1))).ok());
