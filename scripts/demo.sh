@@ -44,11 +44,12 @@ trap cleanup EXIT
 start() {
   local name=$1
   shift
+  : >"$work/$name.out" # exists before the child's redirection opens it
   "$@" >"$work/$name.out" 2>"$work/$name.err" &
   pids+=("$!")
   line=""
   for _ in $(seq 100); do
-    line=$(head -n 1 "$work/$name.out")
+    line=$(head -n 1 "$work/$name.out" || true)
     [ -n "$line" ] && return 0
     sleep 0.1
   done

@@ -45,11 +45,12 @@ fail() {
 # Starts a server; sets `address` to the "127.0.0.1:PORT" it prints.
 start_server() {
   local out="$tmp/server$1.out"
+  : >"$out" # exists before the child's redirection opens it
   "$server" --port 0 --delay-ms 1 >"$out" 2>"$tmp/server$1.err" &
   pids+=("$!")
   address=""
   for _ in $(seq 100); do
-    address="$(head -n 1 "$out")"
+    address="$(head -n 1 "$out" || true)"
     [[ -n "$address" ]] && return 0
     sleep 0.1
   done
@@ -121,12 +122,13 @@ cp_bin="$bin/mesh-control-plane"
 cat >"$tmp/mesh.json" <<JSON
 {"targets": {"echo.local:7000": {"endpoints": [{"address": "$a"}, {"address": "$b"}]}}}
 JSON
+: >"$tmp/cp.out"
 "$cp_bin" --config="$tmp/mesh.json" --listen=127.0.0.1:0 >"$tmp/cp.out" \
   2>"$tmp/cp.err" &
 pids+=("$!")
 cp_address=""
 for _ in $(seq 100); do
-  cp_address="$(sed -n 's/.* on \(127\.0\.0\.1:[0-9]*\) .*/\1/p' "$tmp/cp.out")"
+  cp_address="$(sed -n 's/.* on \(127\.0\.0\.1:[0-9]*\) .*/\1/p' "$tmp/cp.out" || true)"
   [[ -n "$cp_address" ]] && break
   sleep 0.1
 done
