@@ -77,6 +77,10 @@ struct Fixture {
         grpc::CreateChannel("127.0.0.1:" + std::to_string(mesh->tap_port()),
                             grpc::InsecureChannelCredentials()));
   }
+  // Generous: 100 streams opening on a loaded 2-core machine under ASan
+  // took over 10 s once. Passing tests wait only as long as they need.
+  static constexpr absl::Duration kOpenTimeout = absl::Seconds(60);
+
   // True once the hub holds `cap` live subscriptions: an in-process one is
   // refused then (one made while below the cap is dropped at once).
   bool AtCap() {
@@ -97,7 +101,8 @@ TEST(ObserveCapacityTest, OneSubscriptionPastTheCapIsRefusedNamingIt) {
     idle.push_back(
         std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
   }
-  ASSERT_TRUE(testing::WaitFor([&] { return f.AtCap(); }));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout));
   TapOptions in_process;
   absl::Status refused = f.mesh->Tap(in_process).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
@@ -124,7 +129,8 @@ TEST(ObserveCapacityTest, StreamsThatNeverReadHoldNoThreadAndCostNoCall) {
     idle.push_back(
         std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
   }
-  ASSERT_TRUE(testing::WaitFor([&] { return f.AtCap(); }));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout));
   // Every call is tapped by all 100; their buffers fill and drop.
   const int kCalls = 300;
   for (int i = 0; i < kCalls; ++i) {
