@@ -10,7 +10,7 @@ packages=(
   libc-ares-dev libabsl-dev libre2-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
-  openssl
+  openssl python3
   # The benchmarks and their smoke test: plots, the proxy hop, JSON.
   gnuplot-nox nghttp2-proxy jq
   "$@"

@@ -4,14 +4,17 @@
 #      with real gRPC servers on 127.0.0.1, the tools' CLI test, install +
 #      find_package consumer, the README example compiled, a smoke run of
 #      the benchmark programs;
-#   2. an ASan+UBSan build running the unit, integration and CLI tests (the
+#   2. the rules: the part graph (scripts/check-deps.py), and a clang build
+#      of the library with its thread-safety analysis (-Wthread-safety
+#      -Werror) and a probe proving the analysis is on;
+#   3. an ASan+UBSan build running the unit, integration and CLI tests (the
 #      tools built with the sanitizers too);
-#   3. the three libFuzzer targets (Linkerd conversion, the control plane's
+#   4. the three libFuzzer targets (Linkerd conversion, the control plane's
 #      config reader, the route table), each for a bounded time
 #      (MESH_FUZZ_SECONDS each, default 20; scripts/fuzz.sh runs them longer);
-#   4. a TSan build running the concurrency and integration tests.
+#   5. a TSan build running the concurrency and integration tests.
 # Installs its Debian packages first (idempotent). Build trees go to build/.
-# MESH_SANITIZERS=0 skips steps 2 to 4 (a quicker local loop).
+# MESH_SANITIZERS=0 skips steps 3 to 5 (a quicker local loop).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +30,23 @@ cmake --build build/test -j"$jobs"
 
 step "tests"
 ctest --test-dir build/test -j"$jobs"
+
+step "rules: the part graph (scripts/check-deps.py)"
+scripts/check-deps.py
+
+step "rules: clang's thread-safety analysis of the library (-Wthread-safety -Werror)"
+CXX=clang++ cmake -S . -B build/thread-safety -DCMAKE_BUILD_TYPE=Debug \
+  -DMESH_WERROR=ON -DMESH_THREAD_SAFETY=ON -DMESH_BUILD_TESTS=OFF \
+  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build/thread-safety -j"$jobs" --target mesh
+# The analysis is really on: a probe that touches a guarded field without
+# its lock must be refused.
+if clang++ -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. \
+  tests/rules/thread_safety_probe.cc 2>/dev/null; then
+  echo "thread-safety analysis: the probe compiled; the analysis is off" >&2
+  exit 1
+fi
+echo "thread-safety analysis: the library is clean, the probe refused"
 
 if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   step "ASan+UBSan build"

@@ -19,13 +19,12 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/random/bit_gen_ref.h"
-#include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "mesh/balancer.h"
 #include "src/balance/ejection_group.h"
 #include "src/balance/endpoint_load.h"
-#include "src/balance/snapshot_cell.h"
 #include "src/balance/weighted_sampler.h"
+#include "src/base/mutex.h"
+#include "src/base/snapshot_cell.h"
 
 namespace mesh::internal {
 

@@ -27,7 +27,7 @@ EjectionGroup::EjectionGroup(const BalancerOptions& options)
 
 void EjectionGroup::SetMembers(
     const std::vector<std::shared_ptr<EndpointLoad>>& loads) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   until_ns_.clear();
   until_ns_.reserve(loads.size());
   for (const auto& l : loads) {
@@ -37,7 +37,7 @@ void EjectionGroup::SetMembers(
 }
 
 void EjectionGroup::Replace(const EndpointLoad& from, EndpointLoad& to) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   int64_t until = from.ejected_until_ns.load(std::memory_order_relaxed);
   to.ejected_until_ns.store(until, std::memory_order_relaxed);
   to.times_ejected.store(from.times_ejected.load(std::memory_order_relaxed),
@@ -48,7 +48,7 @@ void EjectionGroup::Replace(const EndpointLoad& from, EndpointLoad& to) {
 }
 
 bool EjectionGroup::TryEject(EndpointLoad& load, int64_t now_ns) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto self = until_ns_.find(&load);
   // A record no longer in the set (removed, or replaced by an update) is
   // seen by no pick: nothing to eject.

@@ -17,7 +17,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -66,14 +65,13 @@ class EjectionGroup {
   const int64_t base_ns_;
   const int64_t max_ns_;
   const double max_share_;
-  // A pthread mutex rather than absl::Mutex: failures settle on many threads
-  // at once, and TSan sees only the former's ordering when Abseil itself is
-  // not built with TSan (as Debian's is not).
-  std::mutex mu_;
-  // Guarded by mu_: each member's ejection deadline, mirrored from its
-  // EndpointLoad (written only under mu_), so that counting never touches a
-  // record that may be gone. Keys are identities: never dereferenced.
-  absl::flat_hash_map<const EndpointLoad*, int64_t> until_ns_;
+  // Failures settle on many threads at once (a Mutex: mutex.h).
+  Mutex mu_;
+  // Each member's ejection deadline, mirrored from its EndpointLoad
+  // (written only under mu_), so that counting never touches a record that
+  // may be gone. Keys are identities: never dereferenced.
+  absl::flat_hash_map<const EndpointLoad*, int64_t> until_ns_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mesh::internal

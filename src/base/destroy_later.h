@@ -1,4 +1,5 @@
-// DestroyLater hands objects to a process-wide thread that destroys them.
+// DestroyLater hands objects to one process-wide thread that destroys them,
+// for the threads that must not: gRPC's callback threads.
 //
 // gRPC 1.51 runs callback-API completions on a few shared threads; if the
 // last reference to a grpc::Channel (or to whatever owns one: a transport, a
@@ -14,27 +15,16 @@
 //
 // Thread-safe. The thread is started on first use and lives as long as the
 // process (it holds no work at exit that matters).
-#ifndef MESH_SRC_TRANSPORT_REAPER_H_
-#define MESH_SRC_TRANSPORT_REAPER_H_
+#ifndef MESH_SRC_BASE_DESTROY_LATER_H_
+#define MESH_SRC_BASE_DESTROY_LATER_H_
 
 #include "absl/functional/any_invocable.h"
 
 namespace mesh::internal {
 
-// Destroys `holder` (without calling it) on the reaper thread.
+// Destroys `holder` (without calling it) on the destroying thread.
 void DestroyLater(absl::AnyInvocable<void()> holder);
-
-// Keeps gRPC's process-wide callback completion queue alive for the life of
-// the process. gRPC 1.51 reference-counts that queue by the channels that
-// have used the callback API, and tears it down (joining its threads) when
-// the count reaches zero; a process that creates and drops channels — a
-// Mesh per test, or meshes made and destroyed at run time — runs that
-// teardown again and again, and it races (an abort "prior > 0" in
-// ref_counted.h). One channel that used the queue and is never destroyed
-// keeps the count above zero. It targets a Unix socket path that cannot
-// exist, so it never sends a byte. Idempotent; thread-safe.
-void PinGrpcCallbackQueue();
 
 }  // namespace mesh::internal
 
-#endif  // MESH_SRC_TRANSPORT_REAPER_H_
+#endif  // MESH_SRC_BASE_DESTROY_LATER_H_

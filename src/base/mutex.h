@@ -1,6 +1,6 @@
-// Mutex, MutexLock and Notification: the locks and one-shot events of mesh,
-// on std::mutex and std::condition_variable, with Abseil's thread-safety
-// annotations and Abseil's conditional waits (absl::Condition).
+// Mutex, MutexLock, CondVar and Notification: the one lock type of mesh and
+// its waits, on std::mutex and std::condition_variable, with Abseil's
+// thread-safety annotations and Abseil's conditional waits (absl::Condition).
 //
 // Why not absl::Mutex: Debian's Abseil is built without NDEBUG, so every
 // absl::Mutex::Lock runs the deadlock detector under one process-wide spin
@@ -15,7 +15,10 @@
 //   { MutexLock lock(&mu); mu.Await(absl::Condition(&ready)); }
 //
 // As with absl::Mutex, a waiting condition is evaluated again whenever the
-// mutex is released: no explicit notification is needed.
+// mutex is released: no explicit notification is needed. That costs the
+// waiter a wake-up at every release; where a thread waits on a lock that
+// every call takes (a queue it drains), it waits on a CondVar instead,
+// woken only by an explicit Signal.
 //
 // Thread-safe.
 #ifndef MESH_SRC_BASE_MUTEX_H_
@@ -43,7 +46,7 @@ class ABSL_LOCKABLE Mutex {
   // waiter that returns may destroy the Mutex at once, as when it waits
   // for a Notification on its stack.)
   void Unlock() ABSL_UNLOCK_FUNCTION() {
-    if (waiters_ > 0) changed_.notify_all();
+    WakeConditionWaiters();
     mu_.unlock();
   }
   void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() {}
@@ -79,7 +82,7 @@ class ABSL_LOCKABLE Mutex {
     // since it took the lock may be what another waiter waits for. (Only
     // here, not after each wake-up: evaluating a condition changes nothing,
     // so two waiters never wake each other in turn.)
-    if (waiters_ > 0) changed_.notify_all();
+    WakeConditionWaiters();
     ++waiters_;
     bool held = true;
     while (!condition.Eval()) {
@@ -99,9 +102,49 @@ class ABSL_LOCKABLE Mutex {
     return held;
   }
 
+  friend class CondVar;
+
+  // Called with the lock held, before it is released.
+  void WakeConditionWaiters() {
+    if (waiters_ > 0) changed_.notify_all();
+  }
+
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // under mu_
+};
+
+// A condition variable over Mutex, as absl::CondVar: Wait releases the lock
+// until Signal or SignalAll (or a spurious wake-up: wait in a loop), and
+// holds it again on return. Its waiters are not woken by Unlock.
+class CondVar {
+ public:
+  CondVar() = default;
+  CondVar(const CondVar&) = delete;
+  CondVar& operator=(const CondVar&) = delete;
+
+  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    mu->WakeConditionWaiters();
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    cv_.wait(lock);
+    lock.release();
+  }
+  // As Wait, for at most `timeout`; returns true if it timed out.
+  bool WaitWithTimeout(Mutex* mu, absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    mu->WakeConditionWaiters();
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    const bool timed_out =
+        cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout)) ==
+        std::cv_status::timeout;
+    lock.release();
+    return timed_out;
+  }
+  void Signal() { cv_.notify_one(); }
+  void SignalAll() { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
 };
 
 class ABSL_SCOPED_LOCKABLE MutexLock {

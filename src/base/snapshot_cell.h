@@ -16,15 +16,14 @@
 // Publish() from inside a Read() section of the same cell never returns.
 //
 // Thread-safe.
-#ifndef MESH_SRC_BALANCE_SNAPSHOT_CELL_H_
-#define MESH_SRC_BALANCE_SNAPSHOT_CELL_H_
+#ifndef MESH_SRC_BASE_SNAPSHOT_CELL_H_
+#define MESH_SRC_BASE_SNAPSHOT_CELL_H_
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
@@ -99,4 +98,4 @@ class SnapshotCell {
 
 }  // namespace mesh::internal
 
-#endif  // MESH_SRC_BALANCE_SNAPSHOT_CELL_H_
+#endif  // MESH_SRC_BASE_SNAPSHOT_CELL_H_

@@ -1,7 +1,7 @@
-#include "src/discovery/timer_thread.h"
+#include "src/base/timer_thread.h"
 
+#include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
-#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 
@@ -98,7 +98,7 @@ void TimerThread::Loop() {
     node.mapped()();
     // Its captures may hold the last reference to this timer's owner (a
     // retry's channel holds the Mesh that owns its timer): destroyed on the
-    // reaper thread, never here, where that would join this very thread.
+    // DestroyLater thread, never here, where that would join this very thread.
     DestroyLater(std::move(node.mapped()));
     mu_.Lock();
     running_ = 0;

@@ -8,8 +8,8 @@
 //   timers.Cancel(id);  // before the owner of the task's state goes away
 //
 // Thread-safe. The destructor cancels what is pending and joins the thread.
-#ifndef MESH_SRC_DISCOVERY_TIMER_THREAD_H_
-#define MESH_SRC_DISCOVERY_TIMER_THREAD_H_
+#ifndef MESH_SRC_BASE_TIMER_THREAD_H_
+#define MESH_SRC_BASE_TIMER_THREAD_H_
 
 #include <cstdint>
 #include <map>
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "src/base/mutex.h"
 
@@ -65,4 +64,4 @@ class TimerThread {
 
 }  // namespace mesh::internal
 
-#endif  // MESH_SRC_DISCOVERY_TIMER_THREAD_H_
+#endif  // MESH_SRC_BASE_TIMER_THREAD_H_

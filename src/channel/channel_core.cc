@@ -6,11 +6,11 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
 #include "src/channel/pick_waiter.h"
 #include "src/route/classify.h"
 #include "src/route/retry_policy.h"
-#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 namespace {

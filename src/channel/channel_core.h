@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "mesh/channel.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"

@@ -12,11 +12,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
+#include "src/base/timer_thread.h"
 #include "src/channel/destination.h"
-#include "src/discovery/timer_thread.h"
 #include "src/tap/observe_server.h"
 #include "src/tap/tap_hub.h"
 

@@ -19,8 +19,8 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
-#include "src/discovery/timer_thread.h"
-#include "src/transport/reaper.h"
+#include "src/base/destroy_later.h"
+#include "src/base/timer_thread.h"
 
 namespace mesh::internal {
 
@@ -59,7 +59,7 @@ class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
 
   // Runs the resume callback, unless it has run: true if this call ran it.
   // A release cancels the timer, so that it holds nothing until it is due.
-  // What the callback owned goes to the reaper: it may hold the last
+  // What the callback owned goes to DestroyLater: it may hold the last
   // reference to a channel, whose teardown must not hold up this thread
   // (the Mesh's timer thread, or a source's).
   bool Fire(Why why) {

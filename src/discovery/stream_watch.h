@@ -35,11 +35,10 @@
 
 #include "absl/random/random.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "mesh/discovery.h"
 #include "src/base/mutex.h"
+#include "src/base/timer_thread.h"
 #include "src/discovery/linkerd/backoff.h"
-#include "src/discovery/timer_thread.h"
 
 namespace mesh::internal {
 

@@ -169,13 +169,16 @@ std::string MetricsRegistry::RenderPrometheus(
   WriteFamily(out, "endpoint_response_total", "counter",
               "Attempts to the endpoint that ended, by classification and "
               "gRPC status.");
-  for (const auto& [key, m] : endpoints) {
-    m->responses.ForEachNonZero([&](bool failure, int code, uint64_t count) {
-      WriteSample(
-          out, "endpoint_response_total",
-          ResponseLabels(key.first, "endpoint", key.second, failure, code),
-          absl::StrCat(count));
-    });
+  for (const auto& entry : endpoints) {
+    // (Not a structured binding: C++17 lambdas cannot capture one.)
+    const auto& key = entry.first;
+    entry.second->responses.ForEachNonZero(
+        [&](bool failure, int code, uint64_t count) {
+          WriteSample(
+              out, "endpoint_response_total",
+              ResponseLabels(key.first, "endpoint", key.second, failure, code),
+              absl::StrCat(count));
+        });
   }
   WriteFamily(out, "endpoint_rtt_estimate_ms", "gauge",
               "Peak-EWMA round-trip estimate of the endpoint in "
@@ -223,8 +226,10 @@ std::string MetricsRegistry::RenderPrometheus(
   WriteFamily(out, "route_response_total", "counter",
               "Calls on the route that ended, by classification and gRPC "
               "status.");
-  for (const auto& [key, m] : routes) {
-    m->responses.ForEachNonZero([&](bool failure, int code, uint64_t count) {
+  for (const auto& entry : routes) {
+    const auto& key = entry.first;  // captured below: not a binding
+    entry.second->responses.ForEachNonZero([&](bool failure, int code,
+                                               uint64_t count) {
       WriteSample(out, "route_response_total",
                   ResponseLabels(key.first, "route", key.second, failure, code),
                   absl::StrCat(count));

@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "src/base/mutex.h"
 #include "src/metrics/endpoint_metrics.h"
 #include "src/metrics/route_metrics.h"

@@ -72,13 +72,13 @@ double RetryBudgetLedger::Available() {
 }
 
 void RetryBudgetLedger::Deposit() {
-  PlainMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Advance();
   ++slices_[current_slice_].requests;
 }
 
 bool RetryBudgetLedger::TryWithdraw() {
-  PlainMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Advance();
   if (Available() < 1) return false;
   ++slices_[current_slice_].retries;
@@ -86,7 +86,7 @@ bool RetryBudgetLedger::TryWithdraw() {
 }
 
 int64_t RetryBudgetLedger::Balance() {
-  PlainMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Advance();
   // Clamped: a double past int64's range does not convert.
   double available = std::clamp(std::floor(Available()), 0.0, 9e18);

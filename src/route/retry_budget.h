@@ -27,7 +27,6 @@
 #include "absl/status/status.h"
 #include "mesh/clock.h"
 #include "mesh/service_config.h"
-#include "src/model/plain_mutex.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
@@ -67,7 +66,7 @@ class RetryBudgetLedger {
   const int64_t slice_ns_;
   const double ratio_;    // clamped to [0, 1000]
   const double reserve_;  // retries always available per window
-  PlainMutex mu_;  // every call deposits: not an absl::Mutex (plain_mutex.h)
+  Mutex mu_;              // every call deposits: not an absl::Mutex (mutex.h)
   std::array<Slice, kSlices> slices_ ABSL_GUARDED_BY(mu_) = {};
   int64_t current_slice_ ABSL_GUARDED_BY(mu_) = 0;  // index of the slice
                                                     // holding "now"

@@ -11,11 +11,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "linkerd/tap.grpc.pb.h"
+#include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
 #include "src/tap/observe_convert.h"
-#include "src/transport/reaper.h"
 
 namespace mesh::internal {
 namespace {

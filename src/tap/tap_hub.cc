@@ -1,11 +1,8 @@
 #include "src/tap/tap_hub.h"
 
 #include <algorithm>
-#include <chrono>  // NOLINT(build/c++11): condition_variable timeouts
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -13,7 +10,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "src/balance/snapshot_cell.h"
+#include "absl/time/clock.h"
+#include "src/base/mutex.h"
+#include "src/base/snapshot_cell.h"
 
 namespace mesh::internal {
 
@@ -129,11 +128,11 @@ class TapSubscriptionState {
     bool pushed;
     bool ready = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       pushed = PushLocked(std::move(event));
       if (pushed) ready = std::exchange(armed_, false);
     }
-    if (pushed) cv_.notify_one();
+    if (pushed) cv_.Signal();
     if (ready) on_ready_();
   }
 
@@ -141,40 +140,37 @@ class TapSubscriptionState {
   void PushLast(TapQueuedEvent&& event) {
     bool ready;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       bool pushed = PushLocked(std::move(event));
       // Under the lock, so a waiting Next cannot miss the change.
       state_.fetch_sub(1, std::memory_order_acq_rel);
       ready = (pushed || OverLocked()) && std::exchange(armed_, false);
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     if (ready) on_ready_();
   }
 
   std::optional<TapEvent> Next(absl::Duration timeout) {
-    std::unique_lock<std::mutex> reader(reader_mu_);
-    if (local_.empty()) {
-      std::unique_lock<std::mutex> lock(mu_);
-      auto ready = [&] { return !events_.empty() || OverLocked(); };
-      if (timeout >= absl::Hours(24 * 365)) {
-        cv_.wait(lock, ready);
-      } else if (timeout > absl::ZeroDuration()) {
-        cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), ready);
+    TapQueuedEvent queued;
+    {
+      MutexLock reader(&reader_mu_);
+      if (local_.empty()) {
+        MutexLock lock(&mu_);
+        WaitForEventsLocked(timeout);
+        local_.swap(events_);
+        // Nothing to read: the next event (or the end) calls on_ready.
+        if (local_.empty() && on_ready_ && !closed_) armed_ = true;
       }
-      local_.swap(events_);
-      // Nothing to read: the next event (or the end) calls on_ready.
-      if (local_.empty() && on_ready_ && !closed_) armed_ = true;
+      if (local_.empty()) return std::nullopt;
+      queued = std::move(local_.front());
+      local_.pop_front();
+      held_.fetch_sub(1, std::memory_order_acq_rel);
     }
-    if (local_.empty()) return std::nullopt;
-    TapQueuedEvent queued = std::move(local_.front());
-    local_.pop_front();
-    held_.fetch_sub(1, std::memory_order_acq_rel);
-    reader.unlock();
     return Materialize(queued);
   }
 
   bool done() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return held_.load(std::memory_order_acquire) == 0 && OverLocked();
   }
 
@@ -184,8 +180,8 @@ class TapSubscriptionState {
   void Close() {
     std::deque<TapQueuedEvent> discard_local;
     std::deque<TapQueuedEvent> discard;
-    std::lock_guard<std::mutex> reader(reader_mu_);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock reader(&reader_mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     armed_ = false;
     discard_local.swap(local_);
@@ -206,6 +202,24 @@ class TapSubscriptionState {
     events_.push_back(std::move(event));
     held_.fetch_add(1, std::memory_order_acq_rel);
     return true;
+  }
+
+  // Waits until an event is buffered or the subscription is over, for at
+  // most `timeout` (none when zero; no bound from a year on).
+  void WaitForEventsLocked(absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (timeout <= absl::ZeroDuration()) return;
+    const bool unbounded = timeout >= absl::Hours(24 * 365);
+    const absl::Time deadline = absl::Now() + timeout;
+    while (events_.empty() && !OverLocked()) {
+      if (unbounded) {
+        cv_.Wait(&mu_);
+        continue;
+      }
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) return;
+      cv_.WaitWithTimeout(&mu_, left);
+    }
   }
 
   bool OverLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -273,13 +287,15 @@ class TapSubscriptionState {
   std::atomic<uint64_t> state_{0};  // claimed << 32 | in flight
   std::atomic<uint64_t> dropped_{0};
   std::atomic<size_t> held_{0};  // in events_ and local_
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  // Every tapped call pushes under mu_, so the reader waits on a CondVar,
+  // woken by a push, not at every Unlock (mutex.h).
+  mutable Mutex mu_;
+  CondVar cv_;
   std::deque<TapQueuedEvent> events_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   // A reader found nothing: the next push (or the end) calls on_ready_.
   bool armed_ ABSL_GUARDED_BY(mu_) = false;
-  std::mutex reader_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  Mutex reader_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::deque<TapQueuedEvent> local_ ABSL_GUARDED_BY(reader_mu_);
 };
 
@@ -299,7 +315,7 @@ class TapHub::Core {
   absl::StatusOr<std::shared_ptr<TapSubscriptionState>> Add(
       CompiledTapMatch match, const TapOptions& options,
       std::function<void()> on_ready) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (subs.size() >= max_subscriptions) {
       return absl::ResourceExhaustedError(
           absl::StrCat("tap: ", subs.size(),
@@ -315,7 +331,7 @@ class TapHub::Core {
   }
 
   void Remove(const TapSubscriptionState* sub) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     subs.erase(std::remove_if(subs.begin(), subs.end(),
                               [&](const auto& s) { return s.get() == sub; }),
                subs.end());
@@ -334,7 +350,7 @@ class TapHub::Core {
     live.store(static_cast<uint32_t>(subs.size()), std::memory_order_relaxed);
   }
 
-  std::mutex mu;  // serializes Add and Remove (and so Publish)
+  Mutex mu;  // serializes Add and Remove (and so Publish)
   uint32_t next_base ABSL_GUARDED_BY(mu) = 0;
   std::vector<std::shared_ptr<TapSubscriptionState>> subs ABSL_GUARDED_BY(mu);
 };

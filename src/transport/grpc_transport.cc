@@ -6,8 +6,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/destroy_later.h"
 #include "src/model/address.h"
-#include "src/transport/reaper.h"
+#include "src/transport/grpc_callback_queue.h"
 
 namespace mesh::internal {
 namespace {
@@ -107,7 +108,7 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
   auto call = std::make_shared<Call>();
   absl::Status error;
   {
-    PlainMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
@@ -165,21 +166,21 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   finishing_call = nullptr;
   std::shared_ptr<Call> owned;
   {
-    PlainMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = in_flight_.find(call);
     owned = std::move(it->second);
     in_flight_.erase(it);
-    if (shutdown_) mu_.NotifyAll();  // Shutdown() may be waiting
   }
   // The callback may be the last owner of a transport or a whole
   // destination, and the call's context holds a reference to the
   // grpc::Channel, which may be the last one (an update dropped the
-  // endpoint): neither may be released on this gRPC thread (reaper.h). The
-  // call itself is destroyed here, as gRPC's own callback users do — handing
-  // it to the reaper made another thread tear down a gRPC call per call
+  // endpoint): neither may be released on this gRPC thread (destroy_later.h).
+  // The call itself is destroyed here, as gRPC's own callback users do —
+  // handing it to DestroyLater made another thread tear down a gRPC call per
+  // call
   // (~10-20 us of CPU per call at one call in flight, docs/benchmarks.md) —
   // while `keep` holds the channel, so that the context's reference is not
-  // the last; `keep` and the callback go to the reaper. Nothing touches
+  // the last; `keep` and the callback go to DestroyLater. Nothing touches
   // `this` after the reset.
   std::shared_ptr<grpc::Channel> keep = owned->channel;
   owned.reset();
@@ -189,7 +190,7 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   // Built (sorted) before taking the lock every Send takes.
   AddressSet retained(addresses);
-  PlainMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   retained_known_ = true;
   retained_ = std::move(retained);
   std::vector<std::shared_ptr<grpc::Channel>> dropped;
@@ -208,7 +209,7 @@ void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
 void GrpcTransport::Shutdown() {
   std::vector<std::shared_ptr<Call>> calls;
   {
-    PlainMutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     shutdown_ = true;
     for (const auto& [ptr, call] : in_flight_) calls.push_back(call);
   }
@@ -216,22 +217,24 @@ void GrpcTransport::Shutdown() {
   DestroyLater([calls = std::move(calls)] {});
   // The call this thread is finishing, if any, cannot end while we wait.
   Call* own = static_cast<Call*>(const_cast<void*>(finishing_call));
-  PlainMutexLock lock(&mu_);
-  mu_.Await([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  MutexLock lock(&mu_);
+  // (Finish's Unlock wakes this wait.)
+  auto drained = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     return in_flight_.empty() ||
            (in_flight_.size() == 1 && in_flight_.contains(own));
-  });
+  };
+  mu_.Await(absl::Condition(&drained));
   DestroyLater([channels = std::move(channels_)] {});
   channels_.clear();
 }
 
 size_t GrpcTransport::ChannelCount() const {
-  PlainMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return channels_.size();
 }
 
 bool GrpcTransport::HasChannel(const std::string& address) const {
-  PlainMutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return channels_.contains(address);
 }
 

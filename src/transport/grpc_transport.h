@@ -15,9 +15,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "mesh/transport.h"
-#include "src/model/address_set.h"
-#include "src/model/plain_mutex.h"
 #include "src/base/mutex.h"
+#include "src/model/address_set.h"
 
 namespace mesh::internal {
 
@@ -46,8 +45,8 @@ class GrpcTransport final : public Transport {
   void Finish(Call* call, const grpc::Status& status);
 
   grpc::ChannelArguments args_;
-  // Taken twice per call (Send, Finish): not an absl::Mutex (plain_mutex.h).
-  mutable PlainMutex mu_;
+  // Taken twice per call (Send, Finish): not an absl::Mutex (mutex.h).
+  mutable Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Until the first RetainOnly, every address counts as live.
   bool retained_known_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,17 +1,16 @@
-// DestroyLater (src/transport/reaper.h): what is handed over is destroyed
-// exactly once, on the reaper thread, soon — alone (an idle reaper wakes at
+// DestroyLater (src/base/destroy_later.h): what is handed over is destroyed
+// exactly once, on its own thread, soon — alone (an idle thread wakes at
 // the first object) and in bursts from several threads (batches).
-#include "src/transport/reaper.h"
+#include "src/base/destroy_later.h"
 
 #include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {
@@ -34,7 +33,7 @@ struct Tracked {
   int last_count;
 };
 
-TEST(ReaperTest, ALoneObjectIsDestroyedSoonOnAnotherThread) {
+TEST(DestroyLaterTest, ALoneObjectIsDestroyedSoonOnAnotherThread) {
   std::atomic<int> destroyed{0};
   std::thread::id where;
   Notification done;
@@ -45,7 +44,7 @@ TEST(ReaperTest, ALoneObjectIsDestroyedSoonOnAnotherThread) {
   EXPECT_NE(where, std::this_thread::get_id());
 }
 
-TEST(ReaperTest, BurstsFromSeveralThreadsAreAllDestroyedOnce) {
+TEST(DestroyLaterTest, BurstsFromSeveralThreadsAreAllDestroyedOnce) {
   constexpr int kThreads = 4;
   constexpr int kEach = 2500;
   std::atomic<int> destroyed{0};

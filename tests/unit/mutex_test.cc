@@ -1,13 +1,32 @@
-// src/base/mutex.h: conditional waits that need no notification, as with
-// absl::Mutex, on std::mutex (visible to TSan).
+// src/base/mutex.h: mutual exclusion; conditional waits that need no
+// notification, as with absl::Mutex, on std::mutex (visible to TSan); and
+// CondVar waits, woken by a signal and not by every Unlock.
 #include "src/base/mutex.h"
 
 #include <thread>
+#include <vector>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace mesh::internal {
 namespace {
+
+TEST(MutexTest, ExcludesConcurrentIncrements) {
+  Mutex mu;
+  long long n = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50000; ++i) {
+        MutexLock lock(&mu);
+        ++n;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(n, 200000);
+}
 
 TEST(MutexTest, AConditionIsSeenWhenTheLockIsReleased) {
   Mutex mu;
@@ -69,6 +88,65 @@ TEST(NotificationTest, WaitersReturnOnceNotifiedAndMayDestroyIt) {
   }
   Notification never;
   EXPECT_FALSE(never.WaitForNotificationWithTimeout(absl::Milliseconds(5)));
+}
+
+// The signaller starts while this thread holds the lock, so it can set
+// `ready` only once Wait has released it; without its Signal this test
+// hangs (an Unlock alone does not wake a CondVar's waiter).
+TEST(CondVarTest, WaitReturnsOnceSignalledAndHoldsTheLockAgain) {
+  Mutex mu;
+  CondVar cv;
+  bool ready = false;
+  std::thread signaller;
+  {
+    MutexLock lock(&mu);
+    signaller = std::thread([&] {
+      {
+        MutexLock lock(&mu);
+        ready = true;
+      }
+      cv.Signal();
+    });
+    while (!ready) cv.Wait(&mu);
+    mu.AssertHeld();
+    EXPECT_TRUE(ready);
+  }
+  signaller.join();
+}
+
+TEST(CondVarTest, WaitWithTimeoutSaysItTimedOut) {
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
+  const absl::Time start = absl::Now();
+  while (absl::Now() - start < absl::Milliseconds(20)) {
+    if (cv.WaitWithTimeout(&mu, absl::Milliseconds(20))) break;
+  }
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(20));
+}
+
+// A CondVar wait releases the lock: a conditional waiter on the same Mutex
+// must see what this thread changed before it began to wait (without that
+// wake-up this test hangs: no Unlock comes between the change and the wait).
+TEST(CondVarTest, WaitingOnACondVarWakesTheMutexsConditionWaiters) {
+  Mutex mu;
+  CondVar cv;
+  bool watching = false, changed = false, seen = false;
+  std::thread watcher([&] {
+    MutexLock lock(&mu);
+    watching = true;
+    mu.Await(absl::Condition(&changed));
+    seen = true;
+    cv.SignalAll();
+  });
+  MutexLock lock(&mu);
+  // Once the lock is ours with `watching` set, the watcher is in Await.
+  mu.Await(absl::Condition(&watching));
+  changed = true;
+  while (!seen) cv.Wait(&mu);
+  mu.Unlock();
+  watcher.join();
+  mu.Lock();
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "src/balance/snapshot_cell.h"
+#include "src/base/snapshot_cell.h"
 
 #include <atomic>
 #include <thread>

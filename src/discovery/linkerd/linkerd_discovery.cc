@@ -12,10 +12,10 @@
 #include "absl/strings/str_join.h"
 #include "linkerd/destination.grpc.pb.h"
 #include "mesh/discovery.h"
+#include "src/base/timer_thread.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/stream_watch.h"
-#include "src/discovery/timer_thread.h"
-#include "src/transport/reaper.h"
+#include "src/transport/grpc_callback_queue.h"
 
 namespace mesh {
 namespace {

@@ -5,9 +5,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "mesh/discovery.h"
+#include "src/base/mutex.h"
 #include "src/model/address.h"
 #include "src/model/endpoint_set.h"
 

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Checks the dependency rule of mesh's parts: who may include whom.
+
+    scripts/check-deps.py [ROOT]
+
+Each folder under src/ is a part. A part may include its own headers, the
+headers of the parts listed for it below, the public headers (mesh/...),
+Abseil, the C++ and C libraries, and the outside libraries listed for it:
+nothing else. So the part graph runs one way (base at the bottom, channel at
+the top), and the parts that must stay free of gRPC, protobuf and c-ares
+cannot start to use them unnoticed (Debian puts their headers on the default
+include path, so the build alone would not notice). The public headers may
+include only each other, Abseil and the standard library.
+
+Prints one line per broken rule (file, line, what it includes, what the part
+may use) and exits 1; exits 0 when every include keeps to the rule.
+"""
+import os
+import re
+import sys
+
+# part -> (parts it may include, outside libraries it may include)
+PARTS = {
+    "base": ((), ()),
+    "model": (("base",), ()),
+    "balance": (("base", "model"), ()),
+    "route": (("base", "model"), ("re2",)),
+    "metrics": (("base", "model"), ()),
+    "tap": (("base", "model"), ("grpc", "protobuf", "proto")),
+    "transport": (("base", "model"), ("grpc",)),
+    "discovery": (("base", "model", "route", "transport"),
+                  ("grpc", "protobuf", "proto", "re2")),
+    "channel": (("base", "model", "balance", "route", "metrics", "tap",
+                 "transport", "discovery"), ("grpc", "protobuf", "proto")),
+    "proto": ((), ()),  # .proto files only
+}
+# Files of a part held to a narrower rule than their folder.
+NARROWER = [
+    # The tap model, hub and decorator: Abseil only (the Observe server,
+    # observe_*, speaks gRPC).
+    (re.compile(r"^src/tap/tap_"), "the tap model (src/tap/tap_*)", ()),
+]
+
+OUTSIDE = [
+    ("grpc", re.compile(r"^(grpc|grpcpp)/")),
+    ("protobuf", re.compile(r"^google/protobuf/")),
+    ("c-ares", re.compile(r"^(ares|ares_[a-z_]+)\.h$")),
+    ("re2", re.compile(r"^re2/")),
+    ("proto", re.compile(r"^[a-z0-9_/]+\.(pb|grpc\.pb)\.h$")),
+]
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
+SOURCE = re.compile(r"\.(h|cc)$")
+
+
+def classify(header):
+    """('part', name), ('outside', lib), or ('free', None)."""
+    m = re.match(r"^src/([a-z_]+)/", header)
+    if m:
+        return "part", m.group(1)
+    for lib, pattern in OUTSIDE:
+        if pattern.search(header):
+            return "outside", lib
+    return "free", None  # mesh/..., absl/..., the C and C++ libraries
+
+
+def check_file(root, path, parts, libs, rule_name, problems):
+    with open(os.path.join(root, path), encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            header = m.group(1)
+            kind, name = classify(header)
+            if kind == "part" and name not in parts:
+                problems.append(
+                    f"{path}:{number}: includes {header}: {rule_name} may not "
+                    f"depend on src/{name} (may: "
+                    f"{', '.join('src/' + p for p in parts) or 'no other part'})")
+            elif kind == "outside" and name not in libs:
+                problems.append(
+                    f"{path}:{number}: includes {header}: {rule_name} may not "
+                    f"depend on {name} (may: "
+                    f"{', '.join(libs) or 'Abseil and the standard library only'})")
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..")
+    problems = []
+    src = os.path.join(root, "src")
+    for part in sorted(os.listdir(src)):
+        if part not in PARTS:
+            problems.append(f"src/{part}: a part with no rule in "
+                            f"scripts/check-deps.py")
+            continue
+        allowed_parts, libs = PARTS[part]
+        parts = (part,) + allowed_parts
+        for folder, _, files in os.walk(os.path.join(src, part)):
+            for name in sorted(files):
+                if not SOURCE.search(name):
+                    continue
+                path = os.path.relpath(os.path.join(folder, name), root)
+                rule_name, rule_libs = f"src/{part}", libs
+                for pattern, narrower_name, narrower_libs in NARROWER:
+                    if pattern.search(path):
+                        rule_name, rule_libs = narrower_name, narrower_libs
+                check_file(root, path, parts, rule_libs, rule_name, problems)
+    public = os.path.join(root, "include", "mesh")
+    for name in sorted(os.listdir(public)):
+        if SOURCE.search(name):
+            check_file(root, f"include/mesh/{name}", (), (),
+                       "a public header", problems)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check-deps: {len(problems)} include(s) break the rule")
+        return 1
+    print("check-deps: every include keeps to the part graph")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

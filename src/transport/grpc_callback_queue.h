@@ -1,0 +1,23 @@
+// PinGrpcCallbackQueue keeps gRPC's process-wide callback completion queue
+// alive for the life of the process.
+//
+// gRPC 1.51 reference-counts that queue by the channels that have used the
+// callback API, and tears it down (joining its threads) when the count
+// reaches zero; a process that creates and drops channels — a Mesh per
+// test, or meshes made and destroyed at run time — runs that teardown again
+// and again, and it races (an abort "prior > 0" in ref_counted.h). One
+// channel that used the queue and is never destroyed keeps the count above
+// zero. It targets a Unix socket path that cannot exist, so it never sends a
+// byte.
+//
+// Idempotent; thread-safe.
+#ifndef MESH_SRC_TRANSPORT_GRPC_CALLBACK_QUEUE_H_
+#define MESH_SRC_TRANSPORT_GRPC_CALLBACK_QUEUE_H_
+
+namespace mesh::internal {
+
+void PinGrpcCallbackQueue();
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TRANSPORT_GRPC_CALLBACK_QUEUE_H_

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The dependency rule (scripts/check-deps.py): the tree keeps to it, and the
+# checker does catch a break — a model file that includes gRPC, a balancer
+# file that includes the channel, a public header that includes src/ — on
+# a copy of the tree, naming file, line and rule.
+#
+#   tests/rules/check_deps_test.sh SOURCE_DIR
+set -euo pipefail
+src="$1"
+check="$src/scripts/check-deps.py"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+"$check" "$src" || fail "the tree breaks the dependency rule"
+
+cp -r "$src/src" "$src/include" "$tmp/"
+printf '#include <grpcpp/grpcpp.h>\n' >>"$tmp/src/model/endpoint.cc"
+printf '#include "src/channel/destination.h"\n' >>"$tmp/src/balance/peak_ewma.cc"
+printf '#include "src/model/endpoint_set.h"\n' >>"$tmp/include/mesh/endpoint.h"
+got=0
+"$check" "$tmp" >"$tmp/out" || got=$?
+[[ "$got" -eq 1 ]] || fail "a broken tree passed (exit $got): $(cat "$tmp/out")"
+grep -qE '^src/model/endpoint\.cc:[0-9]+: includes grpcpp/grpcpp\.h: src/model may not depend on grpc' "$tmp/out" ||
+  fail "gRPC in the model not named: $(cat "$tmp/out")"
+grep -qE '^src/balance/peak_ewma\.cc:[0-9]+: includes src/channel/destination\.h: src/balance may not depend on src/channel' "$tmp/out" ||
+  fail "an edge running up not named: $(cat "$tmp/out")"
+grep -qE '^include/mesh/endpoint\.h:[0-9]+: includes src/model/endpoint_set\.h: a public header' "$tmp/out" ||
+  fail "a public header including src/ not named: $(cat "$tmp/out")"
+grep -q "3 include(s) break the rule" "$tmp/out" || fail "count: $(cat "$tmp/out")"
+echo PASS
