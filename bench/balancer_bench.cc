@@ -23,12 +23,18 @@
 #include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
 #include "mesh/balancer.h"
-#include "mesh/clock.h"
 #include "mesh/endpoint.h"
+#include "src/balance/balancer.h"
+#include "src/base/clock.h"
 #include "src/model/endpoint_set.h"
 
 namespace mesh {
 namespace {
+
+using ::mesh::internal::Balancer;
+using ::mesh::internal::CallHandle;
+using ::mesh::internal::CallOutcome;
+using ::mesh::internal::Clock;
 
 // `n` distinct valid IPv4 endpoints "10.x.y.z:port". `first` offsets the
 // index, so [first, first + n) sets of equal `port` overlap where the ranges

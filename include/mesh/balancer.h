@@ -1,37 +1,25 @@
-// Load balancers: pick one endpoint of a destination for each request.
+// Load balancing options: how a Channel picks one endpoint of its
+// destination for each request, and what it reports of each endpoint.
 //
 // The default is power-of-two-choices (P2C) over a Peak-EWMA latency estimate,
 // as in Linkerd2's proxy: draw two distinct endpoints (with probability
 // proportional to their weights), and take the one with the lower
 // `rtt_estimate × (pending + 1)`. Round robin is there as a baseline.
 //
-//   auto balancer = mesh::Balancer::Create(mesh::BalancerOptions{});
-//   (*balancer)->SetEndpoints(endpoints);
-//   absl::StatusOr<mesh::CallHandle> h = (*balancer)->Pick();
-//   if (h.ok()) { send to h->endpoint().address; h->Complete(outcome); }
+//   mesh::MeshOptions options;
+//   options.balancer.kind = mesh::BalancerKind::kP2cPeakEwma;
+//   options.balancer.ejection_consecutive_failures = 3;
 //
-// Thread-safe: Pick() runs lock-free on any thread against an immutable
-// snapshot; SetEndpoints() publishes a new snapshot without waiting for calls.
+// Plain values: thread-compatible.
 #ifndef MESH_BALANCER_H_
 #define MESH_BALANCER_H_
 
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "absl/random/bit_gen_ref.h"
-#include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "mesh/clock.h"
-#include "mesh/endpoint.h"
 
 namespace mesh {
-
-namespace internal {
-struct EndpointLoad;
-struct CallHandleAccess;
-}  // namespace internal
 
 enum class BalancerKind {
   kP2cPeakEwma,  // the default: routes around slow and failing endpoints
@@ -50,8 +38,8 @@ struct BalancerOptions {
   // prefers a non-ejected candidate but never fails a pick because all are
   // ejected.
   //
-  // Classified failures (CallOutcome::kFailure) in a row that eject the
-  // endpoint. A success resets the count, a cancelled call leaves it. An
+  // Classified failures (answers that count as failures) in a row that eject
+  // the endpoint. A success resets the count, a cancelled call leaves it. An
   // endpoint failure (UNAVAILABLE: refused, reset, unreachable) ejects at
   // once: a connect error is a whole threshold by itself. 0 disables
   // ejection on classified failures only.
@@ -71,45 +59,6 @@ struct BalancerOptions {
   double ejection_max_share = 0.5;
 };
 
-// How a call ended, for the endpoint's statistics.
-enum class CallOutcome {
-  kSuccess,          // an answer from the server (resets the failure count)
-  kFailure,          // an answer that is a failure (INTERNAL, UNKNOWN, ...):
-                     // its RTT may raise the estimate (a new peak) but is
-                     // not blended in, so fast failures do not pull it
-                     // down; ejection_consecutive_failures in a row eject
-  kEndpointFailure,  // UNAVAILABLE: refused, reset, unreachable, or the
-                     // server saying it cannot serve (ejects the endpoint
-                     // at once; its RTT counts as for kFailure)
-  kCancelled,        // the caller gave up (deadline, cancel): no verdict
-};
-
-// One picked endpoint, in flight. Move-only. While it lives, the endpoint's
-// pending count includes it; Complete() (or destruction) settles the pending
-// count and records the round-trip time as an RTT sample, whatever the
-// outcome. Thread-compatible.
-class CallHandle {
- public:
-  CallHandle(CallHandle&& other) noexcept;
-  CallHandle& operator=(CallHandle&& other) noexcept;
-  CallHandle(const CallHandle&) = delete;
-  CallHandle& operator=(const CallHandle&) = delete;
-  ~CallHandle();  // Complete(kSuccess) if not yet completed
-
-  const Endpoint& endpoint() const;
-  // Settles this call; later calls do nothing.
-  void Complete(CallOutcome outcome);
-
- private:
-  friend struct internal::CallHandleAccess;
-  CallHandle(std::shared_ptr<internal::EndpointLoad> load, const Clock* clock,
-             int64_t start_nanos);
-
-  std::shared_ptr<internal::EndpointLoad> load_;
-  const Clock* clock_ = nullptr;
-  int64_t start_nanos_ = 0;
-};
-
 // A point-in-time view of one endpoint's load, for debugging and tests.
 struct EndpointStats {
   std::string address;
@@ -120,30 +69,6 @@ struct EndpointStats {
   uint64_t failures = 0;   // classified and endpoint failures seen
   uint64_t ejections = 0;  // times ejected
   bool ejected = false;    // ejected now
-};
-
-class Balancer {
- public:
-  virtual ~Balancer() = default;
-
-  // INVALID_ARGUMENT naming the field if options are invalid. `clock` and
-  // `rng` may be null (real clock, a per-thread generator); if given, they
-  // must outlive the balancer, and an injected `rng` makes Pick()
-  // thread-compatible instead of thread-safe (it is meant for tests).
-  static absl::StatusOr<std::unique_ptr<Balancer>> Create(
-      const BalancerOptions& options, const Clock* clock = nullptr,
-      absl::BitGenRef* rng = nullptr);
-
-  // Replaces the endpoint set. Endpoints whose address survives keep their
-  // load statistics (pending, EWMA, ejection). Endpoints must be valid
-  // (ValidateEndpoint) and distinct; callers validate.
-  virtual void SetEndpoints(const std::vector<Endpoint>& endpoints) = 0;
-
-  // One endpoint, or UNAVAILABLE if the set is empty.
-  virtual absl::StatusOr<CallHandle> Pick() = 0;
-
-  // Statistics of the current endpoints, sorted by address.
-  virtual std::vector<EndpointStats> Stats() const = 0;
 };
 
 }  // namespace mesh

@@ -5,8 +5,9 @@
 // the source for endpoints given in code; it can change them at run time.
 //
 //   auto discovery = mesh::StaticDiscovery::Create();
-//   discovery->SetEndpoints("books:7001", {{"127.0.0.1:7001"},
-//   {"127.0.0.1:7002"}}); options.discovery = discovery;
+//   discovery->SetEndpoints("books:7001",
+//                           {{"127.0.0.1:7001"}, {"127.0.0.1:7002"}});
+//   options.discovery = discovery;  // mesh::MeshOptions
 //
 // Thread-safe.
 #ifndef MESH_DISCOVERY_H_

@@ -8,8 +8,8 @@
 //   discovery->SetEndpoints("books:7001", {{"127.0.0.1:7001"}});
 //   mesh::MeshOptions options;
 //   options.discovery = discovery;
-//   absl::StatusOr<std::unique_ptr<mesh::Mesh>> m =
-//   mesh::Mesh::Create(options); auto channel = (*m)->NewChannel("books:7001");
+//   auto mesh = mesh::Mesh::Create(options);          // StatusOr
+//   auto channel = (*mesh)->NewChannel("books:7001");  // StatusOr
 //
 // Thread-safe. Destroying a Mesh cancels the calls in flight (each completes
 // with a status, CANCELLED or UNAVAILABLE) and returns once their callbacks
@@ -128,7 +128,7 @@ class Mesh {
   // The route and endpoint metrics of every destination this Mesh has
   // called, in the Prometheus text exposition format (version 0.0.4), for
   // an application's own /metrics handler. Names and labels:
-  // mesh/metrics.h. Costs a pass over the registry; not for the data path.
+  // docs/metrics.md. Costs a pass over the registry; not for the data path.
   std::string Metrics() const;
 
   // An in-process tap subscription (see mesh/tap.h): INVALID_ARGUMENT

@@ -1,59 +1,9 @@
-#include "mesh/balancer.h"
+#include "src/balance/balancer.h"
 
-#include <chrono>
-#include <utility>
-
-#include "src/balance/endpoint_load.h"
 #include "src/balance/p2c_balancer.h"
 #include "src/balance/round_robin_balancer.h"
 
-namespace mesh {
-namespace {
-
-class SteadyClock final : public Clock {
- public:
-  int64_t NowNanos() const override {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-};
-
-}  // namespace
-
-Clock* Clock::Real() {
-  static SteadyClock* clock = new SteadyClock();
-  return clock;
-}
-
-CallHandle::CallHandle(std::shared_ptr<internal::EndpointLoad> load,
-                       const Clock* clock, int64_t start_nanos)
-    : load_(std::move(load)), clock_(clock), start_nanos_(start_nanos) {}
-
-CallHandle::CallHandle(CallHandle&& other) noexcept
-    : load_(std::move(other.load_)),
-      clock_(other.clock_),
-      start_nanos_(other.start_nanos_) {}
-
-CallHandle& CallHandle::operator=(CallHandle&& other) noexcept {
-  if (this != &other) {
-    Complete(CallOutcome::kSuccess);
-    load_ = std::move(other.load_);
-    clock_ = other.clock_;
-    start_nanos_ = other.start_nanos_;
-  }
-  return *this;
-}
-
-CallHandle::~CallHandle() { Complete(CallOutcome::kSuccess); }
-
-const Endpoint& CallHandle::endpoint() const { return *load_->endpoint; }
-
-void CallHandle::Complete(CallOutcome outcome) {
-  if (load_ == nullptr) return;
-  load_->Settle(outcome, start_nanos_, clock_->NowNanos());
-  load_.reset();
-}
+namespace mesh::internal {
 
 absl::StatusOr<std::unique_ptr<Balancer>> Balancer::Create(
     const BalancerOptions& options, const Clock* clock, absl::BitGenRef* rng) {
@@ -79,13 +29,12 @@ absl::StatusOr<std::unique_ptr<Balancer>> Balancer::Create(
   }
   switch (options.kind) {
     case BalancerKind::kP2cPeakEwma:
-      return std::unique_ptr<Balancer>(
-          new internal::P2cBalancer(options, clock, rng));
+      return std::unique_ptr<Balancer>(new P2cBalancer(options, clock, rng));
     case BalancerKind::kRoundRobin:
       return std::unique_ptr<Balancer>(
-          new internal::RoundRobinBalancer(options, clock, rng));
+          new RoundRobinBalancer(options, clock, rng));
   }
   return absl::InvalidArgumentError("BalancerOptions.kind is unknown");
 }
 
-}  // namespace mesh
+}  // namespace mesh::internal

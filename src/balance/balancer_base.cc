@@ -126,7 +126,7 @@ CallHandle BalancerBase::Take(const std::shared_ptr<EndpointLoad>& load,
                               int64_t now_ns) const {
   load->pending.fetch_add(1, std::memory_order_relaxed);
   load->picks.fetch_add(1, std::memory_order_relaxed);
-  return CallHandleAccess::Make(load, clock_, now_ns);
+  return CallHandle(load, clock_, now_ns);
 }
 
 absl::Status BalancerBase::NoEndpointsError() {

@@ -8,7 +8,7 @@
 // that already keeps one shared copy of each endpoint (the destination) hand
 // those in, so the balancer copies no endpoint.
 //
-// Thread-safe (see mesh/balancer.h).
+// Thread-safe (see balancer.h).
 #ifndef MESH_SRC_BALANCE_BALANCER_BASE_H_
 #define MESH_SRC_BALANCE_BALANCER_BASE_H_
 
@@ -20,6 +20,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/random/bit_gen_ref.h"
 #include "mesh/balancer.h"
+#include "src/balance/balancer.h"
 #include "src/balance/ejection_group.h"
 #include "src/balance/endpoint_load.h"
 #include "src/balance/weighted_sampler.h"
@@ -42,7 +43,8 @@ class BalancerBase : public Balancer {
   // need a new record.
   void SetSharedEndpoints(
       size_t n, absl::FunctionRef<const Endpoint&(size_t)> endpoint,
-      absl::FunctionRef<std::shared_ptr<const Endpoint>(size_t)> share);
+      absl::FunctionRef<std::shared_ptr<const Endpoint>(size_t)> share)
+      override;
 
  protected:
   struct Snapshot {

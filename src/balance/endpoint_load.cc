@@ -50,9 +50,4 @@ void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
   if (at_threshold && !Ejected(now_ns)) ejection->TryEject(*this, now_ns);
 }
 
-CallHandle CallHandleAccess::Make(std::shared_ptr<EndpointLoad> load,
-                                  const Clock* clock, int64_t start_nanos) {
-  return CallHandle(std::move(load), clock, start_nanos);
-}
-
 }  // namespace mesh::internal

@@ -17,6 +17,7 @@
 
 #include "mesh/balancer.h"
 #include "mesh/endpoint.h"
+#include "src/balance/call_handle.h"
 #include "src/balance/peak_ewma.h"
 
 namespace mesh::internal {
@@ -57,12 +58,6 @@ struct EndpointLoad {
   std::atomic<uint32_t> times_ejected{0};    // n of the backoff; may restart
   std::atomic<int64_t> ejected_until_ns{0};  // end of the last ejection
   std::atomic<uint64_t> ejections{0};        // total, never restarts
-};
-
-// Gives the balancers access to CallHandle's private constructor.
-struct CallHandleAccess {
-  static CallHandle Make(std::shared_ptr<EndpointLoad> load, const Clock* clock,
-                         int64_t start_nanos);
 };
 
 }  // namespace mesh::internal

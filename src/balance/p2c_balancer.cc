@@ -5,11 +5,6 @@
 
 namespace mesh::internal {
 
-double P2cBalancer::Cost(const EndpointLoad& load, int64_t now_ns) {
-  int64_t pending = load.pending.load(std::memory_order_relaxed);
-  return load.ewma.Estimate(now_ns) * static_cast<double>(pending + 1);
-}
-
 bool P2cBalancer::Cheaper(const EndpointLoad& b, const EndpointLoad& a) {
   double est_a = 0, est_b = 0;
   int64_t t_a = 0, t_b = 0;

@@ -3,7 +3,7 @@
 // proportion to endpoint weight, and ties go to the first draw, so among
 // endpoints of equal cost a weight-2 endpoint gets twice the picks.
 //
-// Thread-safe (see mesh/balancer.h).
+// Thread-safe (see balancer.h).
 #ifndef MESH_SRC_BALANCE_P2C_BALANCER_H_
 #define MESH_SRC_BALANCE_P2C_BALANCER_H_
 
@@ -16,10 +16,9 @@ class P2cBalancer final : public BalancerBase {
   using BalancerBase::BalancerBase;
   absl::StatusOr<CallHandle> Pick() override;
 
-  // Cost of an endpoint at `now_ns`: rtt_estimate × (pending + 1).
-  static double Cost(const EndpointLoad& load, int64_t now_ns);
-
-  // Cost(b) < Cost(a), computed with one exp() instead of two: both
+  // Whether b costs less than a, the cost of an endpoint being
+  // rtt_estimate × (pending + 1) at now, computed with one exp() instead of
+  // two: both
   // estimates decay with the same time constant, so
   //   est_b·e^{-(now-t_b)/τ}·(p_b+1) < est_a·e^{-(now-t_a)/τ}·(p_a+1)
   //   ⇔ est_b·(p_b+1)·e^{(t_b-t_a)/τ} < est_a·(p_a+1).

@@ -2,7 +2,7 @@
 // healthy one is near. Ignores weights and latency: the in-process baseline
 // that P2C is measured against.
 //
-// Thread-safe (see mesh/balancer.h).
+// Thread-safe (see balancer.h).
 #ifndef MESH_SRC_BALANCE_ROUND_ROBIN_BALANCER_H_
 #define MESH_SRC_BALANCE_ROUND_ROBIN_BALANCER_H_
 

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "mesh/channel.h"
 #include "mesh/mesh.h"
+#include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 #include "src/channel/destination.h"
 #include "src/channel/mesh_core.h"

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/balance/balancer_base.h"
+#include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
@@ -107,17 +107,13 @@ void Destination::Shutdown() {
 
 void Destination::Feed(Balancer* balancer) {
   const List& list = *set_.entries();
-  if (auto* ours = dynamic_cast<BalancerBase*>(balancer)) {
-    ours->SetSharedEndpoints(
-        list.size(),
-        [&list](size_t i) -> const Endpoint& { return list[i]->endpoint; },
-        [&list](size_t i) {
-          // Aliasing: keeps the entry alive, points at its endpoint.
-          return std::shared_ptr<const Endpoint>(list[i], &list[i]->endpoint);
-        });
-  } else {
-    balancer->SetEndpoints(set_.Endpoints());
-  }
+  balancer->SetSharedEndpoints(
+      list.size(),
+      [&list](size_t i) -> const Endpoint& { return list[i]->endpoint; },
+      [&list](size_t i) {
+        // Aliasing: keeps the entry alive, points at its endpoint.
+        return std::shared_ptr<const Endpoint>(list[i], &list[i]->endpoint);
+      });
 }
 
 void Destination::Attach(Balancer* balancer) {

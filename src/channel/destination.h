@@ -26,6 +26,7 @@
 #include "mesh/discovery.h"
 #include "mesh/service_config.h"
 #include "mesh/transport.h"
+#include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 #include "src/base/snapshot_cell.h"
 #include "src/base/timer_thread.h"

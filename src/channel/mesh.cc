@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/balance/balancer.h"
 #include "src/channel/channel_core.h"
 #include "src/channel/mesh_core.h"
 #include "src/model/address.h"
@@ -64,8 +65,8 @@ absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     return absl::InvalidArgumentError(
         "ChannelOptions.fail_fast_timeout must be >= 0");
   }
-  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
-      Balancer::Create(options.balancer);
+  absl::StatusOr<std::unique_ptr<internal::Balancer>> balancer =
+      internal::Balancer::Create(options.balancer);
   if (!balancer.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("ChannelOptions.balancer: ", balancer.status().message()));

@@ -1,6 +1,6 @@
 // EndpointMetrics: attempts sent to one endpoint of one authority and their
 // responses (endpoint_request_total, endpoint_response_total in
-// include/mesh/metrics.h).
+// docs/metrics.md).
 //
 // The destination makes it at the endpoint's first attempt and owns the
 // shared_ptr from MetricsRegistry::Endpoint while the endpoint is in its

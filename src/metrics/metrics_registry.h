@@ -1,6 +1,6 @@
 // MetricsRegistry: the route and endpoint metrics of one Mesh, and their
 // rendering in the Prometheus text format (the names and labels are listed
-// in include/mesh/metrics.h).
+// in docs/metrics.md).
 //
 // The control path gets or creates the per-route and per-endpoint objects
 // and hands them to the call path, which records into them without touching

@@ -1,5 +1,5 @@
 // RouteMetrics: the counters and latency histogram of one route of one
-// authority (route_* in include/mesh/metrics.h). The call path holds a
+// authority (route_* in docs/metrics.md). The call path holds a
 // shared_ptr from MetricsRegistry::Route and records into it per call and
 // per attempt.
 //

@@ -25,8 +25,8 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "mesh/clock.h"
 #include "mesh/service_config.h"
+#include "src/base/clock.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {

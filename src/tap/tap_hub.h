@@ -34,9 +34,9 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
-#include "mesh/clock.h"
 #include "mesh/tap.h"
 #include "mesh/transport.h"
+#include "src/base/clock.h"
 #include "src/tap/tap_match.h"
 
 namespace mesh::internal {

@@ -11,11 +11,11 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "mesh/clock.h"
+#include "src/base/clock.h"
 
 namespace mesh::testing {
 
-class FakeClock final : public Clock {
+class FakeClock final : public internal::Clock {
  public:
   int64_t NowNanos() const override { return now_.load(); }
   void Advance(absl::Duration d) {

@@ -10,11 +10,16 @@
 #include "absl/random/bit_gen_ref.h"
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
+#include "src/balance/balancer.h"
 #include "src/balance/ejection_group.h"
 #include "tests/support/fake_clock.h"
 
 namespace mesh {
 namespace {
+
+using ::mesh::internal::Balancer;
+using ::mesh::internal::CallHandle;
+using ::mesh::internal::CallOutcome;
 
 using ::mesh::internal::EjectionNanos;
 using ::mesh::internal::MaxEjected;

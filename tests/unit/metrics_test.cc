@@ -13,6 +13,8 @@
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
 #include "mesh/transport.h"
+#include "src/balance/balancer.h"
+#include "src/base/mutex.h"
 #include "src/channel/destination.h"
 #include "src/metrics/endpoint_metrics.h"
 #include "src/metrics/latency_histogram.h"
@@ -21,7 +23,6 @@
 #include "src/metrics/route_metrics.h"
 #include "src/tap/tap_hub.h"
 #include "tests/support/prometheus_text.h"
-#include "src/base/mutex.h"
 
 namespace mesh::internal {
 namespace {

@@ -10,10 +10,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
+#include "src/balance/balancer.h"
 #include "tests/support/fake_clock.h"
 
 namespace mesh {
 namespace {
+
+using ::mesh::internal::Balancer;
+using ::mesh::internal::CallHandle;
+using ::mesh::internal::CallOutcome;
 
 using ::mesh::testing::FakeClock;
 

@@ -1,16 +1,16 @@
 // A monotonic clock, injectable so that time-based algorithms (Peak-EWMA
 // decay, ejection backoff) have deterministic tests.
 //
-//   mesh::Clock* clock = mesh::Clock::Real();
+//   Clock* clock = Clock::Real();
 //   int64_t t = clock->NowNanos();
 //
 // Implementations must be thread-safe.
-#ifndef MESH_CLOCK_H_
-#define MESH_CLOCK_H_
+#ifndef MESH_SRC_BASE_CLOCK_H_
+#define MESH_SRC_BASE_CLOCK_H_
 
 #include <cstdint>
 
-namespace mesh {
+namespace mesh::internal {
 
 class Clock {
  public:
@@ -21,6 +21,6 @@ class Clock {
   static Clock* Real();
 };
 
-}  // namespace mesh
+}  // namespace mesh::internal
 
-#endif  // MESH_CLOCK_H_
+#endif  // MESH_SRC_BASE_CLOCK_H_
