@@ -39,7 +39,7 @@ step() { printf '\n== %s (%d s in)\n' "$1" $(($(date +%s) - began)); }
 
 step "build (Release) in build/bench"
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
-  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
+  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
 timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
   mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
   mesh_churn_bench mesh_tap_load_bench

@@ -24,10 +24,10 @@ echo "demo: building"
 cmake --build build/demo -j "$(nproc)" --target mesh-quickstart \
   mesh-control-plane mesh-call mesh-echo-server mesh-tap
 
-bin=build/demo/examples
+bin=build/demo/tools
 echo
 echo "demo: part 1 — P2C vs round robin (mesh-quickstart $*)"
-"$bin/mesh-quickstart" "$@"
+build/demo/examples/mesh-quickstart "$@"
 
 echo
 echo "demo: part 2 — Linkerd discovery through the local control plane"

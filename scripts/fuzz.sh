@@ -4,7 +4,7 @@
 #   linkerd_convert_fuzz       Linkerd wire messages -> the model (seeded
 #                              with valid messages, linkerd_convert_seeds)
 #   control_plane_config_fuzz  mesh-control-plane's config reader (seeded
-#                              with examples/control-plane/sample.json)
+#                              with tools/mesh-control-plane/sample.json)
 #   route_table_fuzz           the route table builder and matcher
 #
 #   scripts/fuzz.sh                         # 60 s each
@@ -31,7 +31,7 @@ cmake -S "${root}" -B "${build}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMESH_BUILD_FUZZERS=ON \
   -DMESH_BUILD_TESTS=ON \
-  -DMESH_BUILD_EXAMPLES=OFF \
+  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
   -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "${build}" -j"${jobs}" --target "${targets[@]}" \
   linkerd_convert_seeds
@@ -47,7 +47,7 @@ for target in "${targets[@]}"; do
     linkerd_convert_fuzz)
       "${build}/tests/fuzz/linkerd_convert_seeds" "${seeds}" ;;
     control_plane_config_fuzz)
-      cp "${root}/examples/control-plane/sample.json" "${seeds}/" ;;
+      cp "${root}/tools/mesh-control-plane/sample.json" "${seeds}/" ;;
   esac
   if [[ -n "${runs}" ]]; then limit=(-runs="${runs}"); else limit=(-max_total_time="${seconds}"); fi
   echo "== ${target}: ${runs:-${seconds} s}${runs:+ inputs}"

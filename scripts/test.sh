@@ -37,7 +37,7 @@ scripts/check-deps.py
 step "rules: clang's thread-safety analysis of the library (-Wthread-safety -Werror)"
 CXX=clang++ cmake -S . -B build/thread-safety -DCMAKE_BUILD_TYPE=Debug \
   -DMESH_WERROR=ON -DMESH_THREAD_SAFETY=ON -DMESH_BUILD_TESTS=OFF \
-  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
+  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build/thread-safety -j"$jobs" --target mesh
 # The analysis is really on: a probe that touches a guarded field without
 # its lock must be refused.
@@ -51,7 +51,7 @@ echo "thread-safety analysis: the library is clean, the probe refused"
 if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   step "ASan+UBSan build"
   cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DMESH_WERROR=ON \
-    -DMESH_SANITIZE=address,undefined -DMESH_BUILD_EXAMPLES=ON \
+    -DMESH_SANITIZE=address,undefined -DMESH_BUILD_TOOLS=ON \
     -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build/asan -j"$jobs"
   step "tests under ASan+UBSan (the CLI test runs the tools built so)"
@@ -64,7 +64,7 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   # Last, so that the suite's closing line is ctest's.
   step "TSan build (concurrency and integration tests)"
   cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESH_WERROR=ON \
-    -DMESH_SANITIZE=thread -DMESH_BUILD_EXAMPLES=OFF \
+    -DMESH_SANITIZE=thread -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
     -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build/tsan -j"$jobs"
   step "tests under TSan"

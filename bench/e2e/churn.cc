@@ -19,7 +19,7 @@
 //                 DeltaDestination server (churn_destination.h) streams the
 //                 initial set in one Add, then per update one Remove and one
 //                 Add message. `--control_plane example` uses the example
-//                 control plane (examples/control-plane) instead: each
+//                 control plane (tools/mesh-control-plane) instead: each
 //                 update is a SetConfig of the whole new set, which it diffs
 //                 into the same two messages.
 //   reset         StaticDiscovery, the whole new set as one Reset per update
@@ -95,9 +95,9 @@
 #include "bench/e2e/churn_discovery.h"
 #include "bench/e2e/churn_histogram.h"
 #include "bench/e2e/churn_report.h"
-#include "examples/control-plane/config.h"
-#include "examples/control-plane/control_plane.h"
 #include "mesh/mesh.h"
+#include "tools/mesh-control-plane/config.h"
+#include "tools/mesh-control-plane/control_plane.h"
 
 namespace mesh::bench {
 namespace {

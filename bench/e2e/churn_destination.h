@@ -3,7 +3,7 @@
 // given in code. Push(remove, add) sends every open Get stream a Remove and
 // then an Add message at once, the way Linkerd's destination controller
 // streams endpoint changes; it never diffs the whole set. (The example
-// control plane, examples/control-plane, diffs its whole config on every
+// control plane, tools/mesh-control-plane, diffs its whole config on every
 // change: with 10,000 endpoints that is O(N) work per update in this
 // process, on the cores the measured calls use.) A new Get stream gets the
 // whole current set in one Add; GetProfile sends the profile once and stays
@@ -30,8 +30,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "examples/control-plane/config.h"
 #include "linkerd/destination.pb.h"
+#include "tools/mesh-control-plane/config.h"
 
 namespace mesh::bench {
 

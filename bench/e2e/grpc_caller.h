@@ -21,7 +21,7 @@
 
 namespace mesh::bench {
 
-// The method every benchmark backend (examples/common/echo_backend) echoes.
+// The method every benchmark backend (tools/common/echo_backend) echoes.
 inline constexpr char kBenchMethod[] = "/mesh.bench.Echo/Call";
 
 class GrpcCaller {

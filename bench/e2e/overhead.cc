@@ -61,8 +61,8 @@
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/grpc_caller.h"
 #include "bench/e2e/overhead_report.h"
-#include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
+#include "tools/common/echo_backend.h"
 
 namespace mesh::bench {
 namespace {
@@ -259,7 +259,7 @@ class Nghttpx {
 
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  using examples::EchoBackend;
+  using tools::EchoBackend;
   std::vector<std::unique_ptr<EchoBackend>> backends;
   std::vector<Endpoint> many;
   for (int i = 0; i < flags.many; ++i) {

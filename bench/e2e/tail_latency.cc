@@ -40,8 +40,8 @@
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/grpc_caller.h"
 #include "bench/e2e/latency_stats.h"
-#include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
+#include "tools/common/echo_backend.h"
 
 namespace mesh::bench {
 namespace {
@@ -196,7 +196,7 @@ std::string GoalRows(const LatencyStats& p2c, const LatencyStats& grpc_rr,
 
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  using examples::EchoBackend;
+  using tools::EchoBackend;
   std::vector<std::unique_ptr<EchoBackend>> backends;
   std::vector<std::string> addresses;
   std::vector<Endpoint> endpoints;

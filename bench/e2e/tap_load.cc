@@ -31,9 +31,9 @@
 #include "absl/time/clock.h"
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/latency_stats.h"
-#include "examples/common/echo_backend.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
+#include "tools/common/echo_backend.h"
 
 namespace mesh::bench {
 namespace {
@@ -104,10 +104,10 @@ int Main(int argc, char** argv) {
                    {"--subscribers", IntFlag(&subscribers)}});
   if (calls < 1 || rounds < 1) Die("--calls and --rounds must be >= 1");
 
-  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
   std::vector<Endpoint> endpoints;
   for (int i = 0; i < 2; ++i) {
-    auto b = examples::EchoBackend::Start();
+    auto b = tools::EchoBackend::Start();
     if (!b.ok()) Die(b.status().ToString());
     endpoints.push_back(Endpoint((*b)->address()));
     backends.push_back(*std::move(b));

@@ -23,8 +23,8 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "examples/common/echo_backend.h"
 #include "mesh/mesh.h"
+#include "tools/common/echo_backend.h"
 
 namespace {
 
@@ -206,11 +206,11 @@ int main(int argc, char** argv) {
 
   // Declared before the mesh so they outlive it: the mesh's destructor then
   // settles any call in flight against a backend that is still up.
-  std::vector<std::unique_ptr<mesh::examples::EchoBackend>> backends;
+  std::vector<std::unique_ptr<mesh::tools::EchoBackend>> backends;
   std::vector<mesh::Endpoint> endpoints(flags.backends);
   const int slow_index = flags.backends / 2;
   for (int i = 0; i < flags.backends; ++i) {
-    auto backend = mesh::examples::EchoBackend::Start();
+    auto backend = mesh::tools::EchoBackend::Start();
     if (!backend.ok()) return Fail("starting echo backend", backend.status());
     (*backend)->set_delay(i == slow_index ? kSlowDelay : kBaseDelay);
     (*backend)->set_jitter(kJitter);

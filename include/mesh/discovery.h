@@ -104,7 +104,7 @@ class StaticDiscovery final : public DiscoverySource {
 struct LinkerdDiscoveryOptions {
   // gRPC target of the destination service: in a cluster
   // "linkerd-dst-headless.linkerd.svc.cluster.local:8086", locally
-  // "127.0.0.1:8086" (examples/control-plane). Required.
+  // "127.0.0.1:8086" (tools/mesh-control-plane). Required.
   std::string address;
   // Sent as GetDestination.context_token (Linkerd's proxies send JSON such as
   // {"ns":"default","nodeName":"node-1","pod":"web-0"}). Opaque to mesh.

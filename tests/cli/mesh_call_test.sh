@@ -17,7 +17,7 @@ if [[ $# -ne 1 ]]; then
   echo "usage: $0 BUILD_DIR" >&2
   exit 2
 fi
-bin="$1/examples"
+bin="$1/tools"
 call="$bin/mesh-call"
 server="$bin/mesh-echo-server"
 for b in "$call" "$server"; do

@@ -1,5 +1,5 @@
 // libFuzzer target for mesh-control-plane's config reader
-// (examples/control-plane/config.h): any file must parse or be refused with
+// (tools/mesh-control-plane/config.h): any file must parse or be refused with
 // a message naming the line — never crash, never exhaust the stack — and a
 // config that parses must go on the wire as messages a client can parse
 // back (proto3 strings are UTF-8; one that is not once froze the clients'
@@ -14,11 +14,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "examples/control-plane/config.h"
 #include "google/protobuf/stubs/logging.h"
 #include "linkerd/destination.pb.h"
 #include "src/base/utf8.h"
 #include "tests/fuzz/fuzz_require.h"
+#include "tools/mesh-control-plane/config.h"
 
 namespace {
 

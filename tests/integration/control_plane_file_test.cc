@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "examples/control-plane/control_plane.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "tests/support/test_support.h"
+#include "tools/mesh-control-plane/control_plane.h"
 
 namespace mesh {
 namespace {
@@ -76,7 +76,7 @@ class ControlPlaneFileTest : public ::testing::Test {
         [&] { return control_plane_->file_polls() >= until; }));
   }
 
-  std::vector<std::unique_ptr<examples::EchoBackend>> backends_;
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends_;
   std::string path_;
   std::unique_ptr<ControlPlane> control_plane_;
   std::unique_ptr<Mesh> mesh_;

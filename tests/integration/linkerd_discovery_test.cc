@@ -1,5 +1,5 @@
 // Linkerd discovery end to end: the real local control plane
-// (examples/control-plane) serving Destination.Get/GetProfile on 127.0.0.1,
+// (tools/mesh-control-plane) serving Destination.Get/GetProfile on 127.0.0.1,
 // real gRPC backends, calls through a mesh::Channel.
 #include <atomic>
 #include <cstdio>
@@ -9,12 +9,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "examples/control-plane/control_plane.h"
-#include "examples/control-plane/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "tests/support/test_support.h"
+#include "tools/mesh-control-plane/control_plane.h"
+#include "tools/mesh-control-plane/json.h"
 
 namespace mesh {
 namespace {
@@ -28,7 +28,7 @@ constexpr char kTarget[] = "echo.test:7000";
 constexpr char kMethod[] = "/test.Echo/Say";
 
 Config ConfigWith(
-    const std::vector<std::unique_ptr<examples::EchoBackend>>& backends,
+    const std::vector<std::unique_ptr<tools::EchoBackend>>& backends,
     const std::vector<int>& which) {
   Config c;
   auto& t = c.targets[kTarget];

@@ -76,7 +76,7 @@ class LinkerdStreamFaultsTest : public ::testing::Test {
   }
 
   LogCapture log_;
-  std::vector<std::unique_ptr<examples::EchoBackend>> backends_ =
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends_ =
       testing::StartBackends(2);
   std::unique_ptr<RawStreamServer> server_;
   std::unique_ptr<Mesh> mesh_;

@@ -87,7 +87,7 @@ struct Fixture {
     TapOptions options;
     return !mesh->Tap(options).ok();
   }
-  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
   std::shared_ptr<StaticDiscovery> discovery;
   std::unique_ptr<Mesh> mesh;
   std::unique_ptr<Channel> channel;

@@ -63,7 +63,7 @@ struct Fixture {
   std::string tap_target() const {
     return "127.0.0.1:" + std::to_string(mesh->tap_port());
   }
-  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
   std::shared_ptr<StaticDiscovery> discovery;
   std::unique_ptr<Mesh> mesh;
   std::unique_ptr<Channel> channel;

@@ -276,7 +276,7 @@ struct LiveAndDead {
     dead = backends[1]->address();
     backends[1]->Kill();
   }
-  std::vector<std::unique_ptr<examples::EchoBackend>> backends;
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
   std::string dead;
 };
 

@@ -37,10 +37,10 @@ void StaticMesh::Configure(Channel& channel, const std::string& target,
   ASSERT_TRUE(WaitFor([&] { return channel.service_config().has_value(); }));
 }
 
-std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n) {
-  std::vector<std::unique_ptr<examples::EchoBackend>> out;
+std::vector<std::unique_ptr<tools::EchoBackend>> StartBackends(int n) {
+  std::vector<std::unique_ptr<tools::EchoBackend>> out;
   for (int i = 0; i < n; ++i) {
-    auto backend = examples::EchoBackend::Start();
+    auto backend = tools::EchoBackend::Start();
     if (!backend.ok()) {
       std::fprintf(stderr, "cannot start backend: %s\n",
                    backend.status().ToString().c_str());
@@ -101,7 +101,7 @@ int Load::CountOk() const {
 }
 
 std::vector<Endpoint> EndpointsOf(
-    const std::vector<std::unique_ptr<examples::EchoBackend>>& backends) {
+    const std::vector<std::unique_ptr<tools::EchoBackend>>& backends) {
   std::vector<Endpoint> out;
   for (const auto& b : backends) {
     Endpoint e;

@@ -14,22 +14,22 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "examples/common/echo_backend.h"
 #include "mesh/channel.h"
 #include "mesh/discovery.h"
 #include "mesh/endpoint.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
+#include "tools/common/echo_backend.h"
 
 namespace mesh::testing {
 
 // Starts `n` EchoBackends on 127.0.0.1; aborts the test binary if one
 // cannot listen (the machine is broken, not the code under test).
-std::vector<std::unique_ptr<examples::EchoBackend>> StartBackends(int n);
+std::vector<std::unique_ptr<tools::EchoBackend>> StartBackends(int n);
 
 // One Endpoint per backend, weight 1.
 std::vector<Endpoint> EndpointsOf(
-    const std::vector<std::unique_ptr<examples::EchoBackend>>& backends);
+    const std::vector<std::unique_ptr<tools::EchoBackend>>& backends);
 
 // The threads of this process now (/proc/self/status), -1 if unknown.
 int ThreadsOfThisProcess();

@@ -3,10 +3,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "examples/control-plane/config.h"
-#include "examples/control-plane/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/mesh-control-plane/config.h"
+#include "tools/mesh-control-plane/json.h"
 
 namespace mesh::controlplane {
 namespace {
@@ -155,7 +155,7 @@ TEST(ControlPlaneConfigTest, DocumentsWithTooManyValuesAreRefused) {
 
 TEST(ControlPlaneConfigTest, TheShippedSampleParses) {
   std::ifstream in(std::string(MESH_SOURCE_DIR) +
-                   "/examples/control-plane/sample.json");
+                   "/tools/mesh-control-plane/sample.json");
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<Config> c = ParseConfig(text.str());

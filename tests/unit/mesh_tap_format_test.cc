@@ -8,13 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "examples/mesh-tap/flags.h"
-#include "examples/mesh-tap/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/tap/observe_convert.h"
+#include "tools/mesh-tap/flags.h"
+#include "tools/mesh-tap/format.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 using ::testing::HasSubstr;
@@ -423,4 +423,4 @@ TEST(FormatEventLine, FromTheServersConversion) {
 }
 
 }  // namespace
-}  // namespace mesh::examples
+}  // namespace mesh::tools

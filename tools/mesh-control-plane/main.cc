@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "examples/control-plane/control_plane.h"
 #include "src/base/utf8.h"
+#include "tools/mesh-control-plane/control_plane.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "examples/mesh-tap/flags.h"
+#include "tools/mesh-tap/flags.h"
 
 #include <cmath>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 namespace wire = ::io::linkerd::proxy::tap;
@@ -262,4 +262,4 @@ std::string TapUsage(absl::string_view program) {
   return usage.replace(at, 2, std::string(program));
 }
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools

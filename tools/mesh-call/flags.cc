@@ -1,4 +1,4 @@
-#include "examples/mesh-call/flags.h"
+#include "tools/mesh-call/flags.h"
 
 #include <cmath>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 constexpr char kUsage[] =
@@ -312,4 +312,4 @@ std::string Usage(absl::string_view program) {
   return usage.replace(at, 2, std::string(program));
 }
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools

@@ -1,4 +1,4 @@
-#include "examples/control-plane/json.h"
+#include "tools/mesh-control-plane/json.h"
 
 #include <cstdlib>
 #include <utility>

@@ -6,8 +6,8 @@
 //   ParseGrpcCode("deadline_exceeded")            // kDeadlineExceeded
 //
 // Thread-safe (pure functions).
-#ifndef MESH_EXAMPLES_MESH_CALL_GRPC_CODES_H_
-#define MESH_EXAMPLES_MESH_CALL_GRPC_CODES_H_
+#ifndef MESH_TOOLS_COMMON_GRPC_CODES_H_
+#define MESH_TOOLS_COMMON_GRPC_CODES_H_
 
 #include <optional>
 #include <string>
@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 // The code's name; "CODE_<n>" for a number outside 0..16.
 std::string GrpcCodeName(absl::StatusCode code);
@@ -23,6 +23,6 @@ std::string GrpcCodeName(absl::StatusCode code);
 // A name (any case) or a number 0..16; nullopt for anything else.
 std::optional<absl::StatusCode> ParseGrpcCode(absl::string_view text);
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-#endif  // MESH_EXAMPLES_MESH_CALL_GRPC_CODES_H_
+#endif  // MESH_TOOLS_COMMON_GRPC_CODES_H_

@@ -1,4 +1,4 @@
-#include "examples/control-plane/config.h"
+#include "tools/mesh-control-plane/config.h"
 
 #include <arpa/inet.h>
 
@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "examples/control-plane/json.h"
 #include "src/base/utf8.h"
 #include "src/model/address.h"
+#include "tools/mesh-control-plane/json.h"
 
 namespace mesh::controlplane {
 namespace {

@@ -1,4 +1,4 @@
-#include "examples/common/echo_backend.h"
+#include "tools/common/echo_backend.h"
 
 #include <grpcpp/alarm.h>
 #include <grpcpp/generic/async_generic_service.h>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/base/mutex.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 // One unary exchange over the generic bidi reactor: read one message, wait
 // the configured delay on a grpc::Alarm (no thread blocks), then answer.
@@ -154,4 +154,4 @@ void EchoBackend::Kill() {
   server_->Wait();
 }
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools

@@ -6,8 +6,8 @@
 //   stub->Observe(&context, ObserveRequestFor(*flags));
 //
 // Thread-compatible (plain values and pure functions).
-#ifndef MESH_EXAMPLES_MESH_TAP_FLAGS_H_
-#define MESH_EXAMPLES_MESH_TAP_FLAGS_H_
+#ifndef MESH_TOOLS_MESH_TAP_FLAGS_H_
+#define MESH_TOOLS_MESH_TAP_FLAGS_H_
 
 #include <cstdint>
 #include <string>
@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "linkerd/tap.pb.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 struct TapFlags {
   std::string address;  // ADDR: the app's Observe server, "host:port"
@@ -58,6 +58,6 @@ absl::StatusOr<TapFlags> ParseTapFlags(int argc, const char* const* argv);
 // The --help text.
 std::string TapUsage(absl::string_view program);
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-#endif  // MESH_EXAMPLES_MESH_TAP_FLAGS_H_
+#endif  // MESH_TOOLS_MESH_TAP_FLAGS_H_

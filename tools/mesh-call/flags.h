@@ -5,8 +5,8 @@
 //   if (!flags.ok()) { print flags.status().message(); exit 2; }
 //
 // Thread-compatible (plain values and pure functions).
-#ifndef MESH_EXAMPLES_MESH_CALL_FLAGS_H_
-#define MESH_EXAMPLES_MESH_CALL_FLAGS_H_
+#ifndef MESH_TOOLS_MESH_CALL_FLAGS_H_
+#define MESH_TOOLS_MESH_CALL_FLAGS_H_
 
 #include <cstdint>
 #include <string>
@@ -18,7 +18,7 @@
 #include "mesh/balancer.h"
 #include "mesh/transport.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 struct CallFlags {
   // Discovery: exactly one of `linkerd` and `static_endpoints` is set.
@@ -64,6 +64,6 @@ absl::StatusOr<CallFlags> ParseCallFlags(int argc, const char* const* argv);
 // The --help text.
 std::string Usage(absl::string_view program);
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-#endif  // MESH_EXAMPLES_MESH_CALL_FLAGS_H_
+#endif  // MESH_TOOLS_MESH_CALL_FLAGS_H_

@@ -1,14 +1,14 @@
-#include "examples/mesh-call/report.h"
+#include "tools/mesh-call/report.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "examples/mesh-call/grpc_codes.h"
 #include "src/base/json_string.h"
+#include "tools/common/grpc_codes.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 using internal::JsonString;
@@ -177,4 +177,4 @@ std::string FormatJson(const Summary& s) {
   return out;
 }
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools

@@ -7,8 +7,8 @@
 //   std::fputs((json ? FormatJson(s) : FormatTable(s)).c_str(), stdout);
 //
 // Thread-compatible (plain values and pure functions).
-#ifndef MESH_EXAMPLES_MESH_CALL_REPORT_H_
-#define MESH_EXAMPLES_MESH_CALL_REPORT_H_
+#ifndef MESH_TOOLS_MESH_CALL_REPORT_H_
+#define MESH_TOOLS_MESH_CALL_REPORT_H_
 
 #include <cstdint>
 #include <map>
@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 // One finished call.
 struct CallRecord {
@@ -77,6 +77,6 @@ double Percentile(const std::vector<double>& sorted, double p);
 std::string FormatTable(const Summary& s);
 std::string FormatJson(const Summary& s);  // one line, ends in '\n'
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-#endif  // MESH_EXAMPLES_MESH_CALL_REPORT_H_
+#endif  // MESH_TOOLS_MESH_CALL_REPORT_H_

@@ -1,4 +1,4 @@
-// mesh-echo-server: one EchoBackend (examples/common/echo_backend.h) as a
+// mesh-echo-server: one EchoBackend (tools/common/echo_backend.h) as a
 // process, for trying mesh-call and the control plane by hand and for the
 // CLI tests. Answers every unary method by echoing the request, after an
 // optional delay, or with a fixed error status. Prints its address
@@ -19,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
-#include "examples/common/echo_backend.h"
-#include "examples/mesh-call/grpc_codes.h"
+#include "tools/common/echo_backend.h"
+#include "tools/common/grpc_codes.h"
 
 namespace {
 
@@ -70,8 +70,7 @@ bool ParseFlags(int argc, char** argv, ServerFlags* flags) {
     } else if (name == "--jitter-ms") {
       ok = absl::SimpleAtoi(value, &flags->jitter_ms) && flags->jitter_ms >= 0;
     } else if (name == "--fail-status") {
-      std::optional<absl::StatusCode> code =
-          mesh::examples::ParseGrpcCode(value);
+      std::optional<absl::StatusCode> code = mesh::tools::ParseGrpcCode(value);
       ok = code.has_value();
       if (ok) flags->fail_status = static_cast<grpc::StatusCode>(*code);
     } else {
@@ -109,7 +108,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto backend = mesh::examples::EchoBackend::Start(flags.port);
+  auto backend = mesh::tools::EchoBackend::Start(flags.port);
   if (!backend.ok()) {
     std::fprintf(stderr, "mesh-echo-server: %s\n",
                  backend.status().ToString().c_str());

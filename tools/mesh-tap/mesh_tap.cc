@@ -24,13 +24,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "examples/mesh-call/grpc_codes.h"
-#include "examples/mesh-tap/flags.h"
-#include "examples/mesh-tap/format.h"
 #include "grpcpp/grpcpp.h"
 #include "linkerd/tap.grpc.pb.h"
+#include "tools/common/grpc_codes.h"
+#include "tools/mesh-tap/flags.h"
+#include "tools/mesh-tap/format.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 namespace wire = ::io::linkerd::proxy::tap;
@@ -170,6 +170,6 @@ int Main(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-int main(int argc, char** argv) { return mesh::examples::Main(argc, argv); }
+int main(int argc, char** argv) { return mesh::tools::Main(argc, argv); }

@@ -9,8 +9,8 @@
 //   (*cp)->WatchFile("mesh.json");    // or follow a file
 //
 // Thread-safe.
-#ifndef MESH_EXAMPLES_CONTROL_PLANE_CONTROL_PLANE_H_
-#define MESH_EXAMPLES_CONTROL_PLANE_CONTROL_PLANE_H_
+#ifndef MESH_TOOLS_MESH_CONTROL_PLANE_CONTROL_PLANE_H_
+#define MESH_TOOLS_MESH_CONTROL_PLANE_CONTROL_PLANE_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -23,8 +23,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "src/base/mutex.h"
-#include "examples/control-plane/config.h"
-#include "examples/control-plane/config_file.h"
+#include "tools/mesh-control-plane/config.h"
+#include "tools/mesh-control-plane/config_file.h"
 
 namespace mesh::controlplane {
 
@@ -94,4 +94,4 @@ class ControlPlane {
 
 }  // namespace mesh::controlplane
 
-#endif  // MESH_EXAMPLES_CONTROL_PLANE_CONTROL_PLANE_H_
+#endif  // MESH_TOOLS_MESH_CONTROL_PLANE_CONTROL_PLANE_H_

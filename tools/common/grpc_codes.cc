@@ -1,10 +1,10 @@
-#include "examples/mesh-call/grpc_codes.h"
+#include "tools/common/grpc_codes.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 // Indexed by code number.
@@ -50,4 +50,4 @@ std::optional<absl::StatusCode> ParseGrpcCode(absl::string_view text) {
   return static_cast<absl::StatusCode>(n);
 }
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools

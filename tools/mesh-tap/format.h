@@ -12,8 +12,8 @@
 //   std::fputs(FormatEventLine(event).c_str(), stdout);
 //
 // Thread-safe (pure functions).
-#ifndef MESH_EXAMPLES_MESH_TAP_FORMAT_H_
-#define MESH_EXAMPLES_MESH_TAP_FORMAT_H_
+#ifndef MESH_TOOLS_MESH_TAP_FORMAT_H_
+#define MESH_TOOLS_MESH_TAP_FORMAT_H_
 
 #include <cstdint>
 #include <string>
@@ -22,7 +22,7 @@
 #include "linkerd/net.pb.h"
 #include "linkerd/tap.pb.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 // The event's line (each on one line, ending in '\n'):
 //   req id=B:S proxy=P src=S dst=D tls=T :method=M :authority=A :path=P
@@ -52,6 +52,6 @@ std::string FormatTcpAddress(const ::io::linkerd::proxy::net::TcpAddress& a);
 // "OK", "NOT_FOUND", ... (gRPC's doc/statuscodes.md); "CODE_<n>" above 16.
 std::string GrpcStatusName(uint32_t code);
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-#endif  // MESH_EXAMPLES_MESH_TAP_FORMAT_H_
+#endif  // MESH_TOOLS_MESH_TAP_FORMAT_H_

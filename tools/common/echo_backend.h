@@ -4,13 +4,13 @@
 // use it as "a backend that can be made slow, failing, or killed". Request
 // metadata named "echo-*" is sent back as response (initial) metadata.
 //
-//   auto backend = mesh::examples::EchoBackend::Start();
+//   auto backend = mesh::tools::EchoBackend::Start();
 //   (*backend)->set_delay(absl::Milliseconds(20));
 //   std::string address = (*backend)->address();  // "127.0.0.1:PORT"
 //
 // Thread-safe.
-#ifndef MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
-#define MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
+#ifndef MESH_TOOLS_COMMON_ECHO_BACKEND_H_
+#define MESH_TOOLS_COMMON_ECHO_BACKEND_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -20,10 +20,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "src/base/mutex.h"
 #include "absl/time/time.h"
+#include "src/base/mutex.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 
 class EchoBackend {
  public:
@@ -69,6 +69,6 @@ class EchoBackend {
   std::atomic<bool> killed_{false};
 };
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-#endif  // MESH_EXAMPLES_COMMON_ECHO_BACKEND_H_
+#endif  // MESH_TOOLS_COMMON_ECHO_BACKEND_H_

@@ -6,8 +6,8 @@
 //   if (now.ok() && *now != last) text = ReadConfigFile(path, max_bytes);
 //
 // Pure functions over the file system; thread-safe.
-#ifndef MESH_EXAMPLES_CONTROL_PLANE_CONFIG_FILE_H_
-#define MESH_EXAMPLES_CONTROL_PLANE_CONFIG_FILE_H_
+#ifndef MESH_TOOLS_MESH_CONTROL_PLANE_CONFIG_FILE_H_
+#define MESH_TOOLS_MESH_CONTROL_PLANE_CONFIG_FILE_H_
 
 #include <cstdint>
 #include <string>
@@ -48,4 +48,4 @@ absl::StatusOr<std::string> ReadConfigFile(const std::string& path,
 
 }  // namespace mesh::controlplane
 
-#endif  // MESH_EXAMPLES_CONTROL_PLANE_CONFIG_FILE_H_
+#endif  // MESH_TOOLS_MESH_CONTROL_PLANE_CONFIG_FILE_H_

@@ -1,4 +1,4 @@
-#include "examples/control-plane/control_plane.h"
+#include "tools/mesh-control-plane/control_plane.h"
 
 #include <cstdio>
 #include <utility>
@@ -6,8 +6,8 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "linkerd/destination.grpc.pb.h"
-#include "src/base/utf8.h"
 #include "src/base/mutex.h"
+#include "src/base/utf8.h"
 
 namespace mesh::controlplane {
 namespace {

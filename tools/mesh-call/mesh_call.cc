@@ -33,11 +33,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "examples/mesh-call/flags.h"
-#include "examples/mesh-call/report.h"
 #include "mesh/mesh.h"
+#include "tools/mesh-call/flags.h"
+#include "tools/mesh-call/report.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 // Drain limit without --deadline; with it, the deadline plus kDeadlineGrace
@@ -418,6 +418,6 @@ int Main(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace mesh::examples
+}  // namespace mesh::tools
 
-int main(int argc, char** argv) { return mesh::examples::Main(argc, argv); }
+int main(int argc, char** argv) { return mesh::tools::Main(argc, argv); }

@@ -1,4 +1,4 @@
-#include "examples/mesh-tap/format.h"
+#include "tools/mesh-tap/format.h"
 
 #include <arpa/inet.h>
 
@@ -8,10 +8,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "examples/mesh-call/grpc_codes.h"
 #include "src/base/json_string.h"
+#include "tools/common/grpc_codes.h"
 
-namespace mesh::examples {
+namespace mesh::tools {
 namespace {
 
 namespace wire = ::io::linkerd::proxy::tap;
@@ -283,4 +283,4 @@ std::string FormatEventJson(const wire::TapEvent& event) {
   return out;
 }
 
-}  // namespace mesh::examples
+}  // namespace mesh::tools

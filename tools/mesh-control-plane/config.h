@@ -6,8 +6,8 @@
 //   // "line 7: targets["books.local:7001"].endpoints[1].address: port ..."
 //
 // Thread-compatible.
-#ifndef MESH_EXAMPLES_CONTROL_PLANE_CONFIG_H_
-#define MESH_EXAMPLES_CONTROL_PLANE_CONFIG_H_
+#ifndef MESH_TOOLS_MESH_CONTROL_PLANE_CONFIG_H_
+#define MESH_TOOLS_MESH_CONTROL_PLANE_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -78,4 +78,4 @@ io::linkerd::proxy::destination::DestinationProfile ProfileFor(
 
 }  // namespace mesh::controlplane
 
-#endif  // MESH_EXAMPLES_CONTROL_PLANE_CONFIG_H_
+#endif  // MESH_TOOLS_MESH_CONTROL_PLANE_CONFIG_H_

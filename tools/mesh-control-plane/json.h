@@ -6,8 +6,8 @@
 //   absl::StatusOr<JsonValue> v = ParseJson(text);  // "line 3: expected ':'"
 //
 // Thread-compatible.
-#ifndef MESH_EXAMPLES_CONTROL_PLANE_JSON_H_
-#define MESH_EXAMPLES_CONTROL_PLANE_JSON_H_
+#ifndef MESH_TOOLS_MESH_CONTROL_PLANE_JSON_H_
+#define MESH_TOOLS_MESH_CONTROL_PLANE_JSON_H_
 
 #include <cstdint>
 #include <map>
@@ -47,4 +47,4 @@ absl::StatusOr<JsonValue> ParseJson(absl::string_view text,
 
 }  // namespace mesh::controlplane
 
-#endif  // MESH_EXAMPLES_CONTROL_PLANE_JSON_H_
+#endif  // MESH_TOOLS_MESH_CONTROL_PLANE_JSON_H_

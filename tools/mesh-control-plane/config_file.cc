@@ -1,4 +1,4 @@
-#include "examples/control-plane/config_file.h"
+#include "tools/mesh-control-plane/config_file.h"
 
 #include <sys/stat.h>
 
