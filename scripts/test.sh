@@ -9,7 +9,9 @@
 #   3. the three libFuzzer targets (Linkerd conversion, the control plane's
 #      config reader, the route table), each for a bounded time
 #      (MESH_FUZZ_SECONDS each, default 20; scripts/fuzz.sh runs them longer);
-#   4. a TSan build running the concurrency and integration tests.
+#   4. a TSan build running the concurrency and integration tests;
+#   and, after step 1, the Bazel build (library, tools, tests) and its unit
+#   tests, offline against the same system libraries (scripts/bazel.sh).
 # Installs its Debian packages first (idempotent). Build trees go to build/.
 # MESH_SANITIZERS=0 skips steps 2 to 4 (a quicker local loop).
 set -euo pipefail
@@ -27,6 +29,9 @@ cmake --build build/test -j"$jobs"
 
 step "tests"
 ctest --test-dir build/test -j"$jobs"
+
+step "Bazel: build //... and unit tests (offline, system libraries)"
+scripts/bazel.sh
 
 if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   step "ASan+UBSan build"
