@@ -14,7 +14,11 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 jobs=$(nproc)
-flags=(--jobs="$jobs" --local_test_jobs="$jobs" --test_output=errors)
+# The tests run every time, not from Bazel's cache of results: a test's
+# inputs do not include the system's shared libraries. (Given to the build
+# too, so that the test command reuses its analysis.)
+flags=(--jobs="$jobs" --local_test_jobs="$jobs" --test_output=errors
+  --nocache_test_results)
 if [ -n "${CI:-}" ] || [ ! -t 1 ]; then
   # A log, not a terminal: plain lines, progress at most every 30 s.
   flags+=(--color=no --curses=no --show_progress_rate_limit=30)
@@ -28,12 +32,9 @@ start=$SECONDS
 echo "== bazel build //... (jobs=$jobs)"
 bazel build "${flags[@]}" "$@" //...
 echo "== bazel test //... (unit tests)"
-# The tests run every time, not from Bazel's cache of results: a test's
-# inputs do not include the system's shared libraries.
-bazel test "${flags[@]}" --nocache_test_results "$@" //...
+bazel test "${flags[@]}" "$@" //...
 if [ "${MESH_BAZEL_INTEGRATION:-0}" != 0 ]; then
   echo "== bazel test: integration tests"
-  bazel test "${flags[@]}" --nocache_test_results --test_tag_filters=integration \
-    "$@" //tests:all
+  bazel test "${flags[@]}" --config=integration "$@" //...
 fi
 echo "== bazel: done in $((SECONDS - start)) s"
