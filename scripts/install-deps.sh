@@ -13,6 +13,8 @@ packages=(
   openssl python3
   # The benchmarks and their smoke test: plots, the proxy hop, JSON.
   gnuplot-nox nghttp2-proxy jq
+  # The Bazel build (scripts/bazel.sh, docs/bazel.md): Debian's Bazel 4.
+  bazel-bootstrap
   "$@"
 )
 

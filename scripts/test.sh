@@ -12,7 +12,9 @@
 #   4. the three libFuzzer targets (Linkerd conversion, the control plane's
 #      config reader, the route table), each for a bounded time
 #      (MESH_FUZZ_SECONDS each, default 20; scripts/fuzz.sh runs them longer);
-#   5. a TSan build running the concurrency and integration tests.
+#   5. a TSan build running the concurrency and integration tests;
+#   and, after step 2, the Bazel build (library, tools, tests) and its unit
+#   tests, offline against the same system libraries (scripts/bazel.sh).
 # Installs its Debian packages first (idempotent). Build trees go to build/.
 # MESH_SANITIZERS=0 skips steps 3 to 5 (a quicker local loop).
 set -euo pipefail
@@ -47,6 +49,9 @@ if clang++ -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. \
   exit 1
 fi
 echo "thread-safety analysis: the library is clean, the probe refused"
+
+step "Bazel: build //... and unit tests (offline, system libraries)"
+scripts/bazel.sh
 
 if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   step "ASan+UBSan build"
