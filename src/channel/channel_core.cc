@@ -9,16 +9,13 @@
 #include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
 #include "src/channel/pick_waiter.h"
+#include "src/model/http_syntax.h"
 #include "src/route/classify.h"
+#include "src/route/retry_decision.h"
 #include "src/route/retry_policy.h"
 
 namespace mesh::internal {
 namespace {
-
-bool IsMetadataNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.';
-}
 
 void Fail(absl::AnyInvocable<void(CallResult)>& done, absl::Status status) {
   CallResult result;
@@ -27,48 +24,6 @@ void Fail(absl::AnyInvocable<void(CallResult)>& done, absl::Status status) {
 }
 
 }  // namespace
-
-absl::Status ValidateMethod(absl::string_view method) {
-  size_t second = method.size() > 1 ? method.find('/', 1) : 0;
-  if (method.empty() || method[0] != '/' || second == absl::string_view::npos ||
-      second <= 1 || second + 1 >= method.size() ||
-      method.find('/', second + 1) != absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "method '", method, "' must look like /package.Service/Method"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ValidateMetadata(const Metadata& metadata) {
-  for (const auto& [name, value] : metadata) {
-    bool ok = !name.empty() && name[0] != ':';
-    for (char c : name) ok = ok && IsMetadataNameChar(c);
-    if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metadata name '", name, "' must be lower case [0-9a-z_.-]"));
-    }
-    // gRPC and HTTP/2 own these; an application value would be dropped or
-    // would corrupt the call.
-    if (absl::StartsWith(name, "grpc-") || name == "content-type" ||
-        name == "te" || name == "host" || name == "connection" ||
-        name == "user-agent") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metadata name '", name, "' is reserved by gRPC/HTTP/2"));
-    }
-    bool binary =
-        name.size() > 4 && name.compare(name.size() - 4, 4, "-bin") == 0;
-    if (!binary) {
-      for (char c : value) {
-        if (c < 0x20 || c > 0x7e) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "metadata '", name,
-              "' has a non-printable value; binary names end in -bin"));
-        }
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 CallOutcome OutcomeOf(const absl::Status& status, bool classified_failure) {
   switch (status.code()) {
@@ -84,16 +39,6 @@ CallOutcome OutcomeOf(const absl::Status& status, bool classified_failure) {
   return classified_failure ? CallOutcome::kFailure : CallOutcome::kSuccess;
 }
 
-ChannelCore::Leg::Leg(std::shared_ptr<Destination> d,
-                      std::unique_ptr<Balancer> b, bool attach)
-    : destination(std::move(d)), balancer(std::move(b)), attached(attach) {
-  if (attached) destination->Attach(balancer.get());
-}
-
-ChannelCore::Leg::~Leg() {
-  if (attached) destination->Detach(balancer.get());
-}
-
 ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
                          std::shared_ptr<MeshCore> mesh,
                          std::shared_ptr<Destination> destination,
@@ -101,7 +46,8 @@ ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
     : target_(std::move(target)),
       options_(options),
       mesh_(std::move(mesh)),
-      apex_(
+      legs_(
+          target_, options.balancer, mesh_,
           std::make_shared<Leg>(std::move(destination), std::move(balancer))) {}
 
 // One logical call across its attempts.
@@ -154,7 +100,7 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
                           "mesh is shut down; call to '", target_, "'")));
   }
   auto call = std::make_unique<Call>();
-  call->routes = apex_->destination->routes();
+  call->routes = legs_.apex()->destination->routes();
   call->route = &call->routes.table->Match({"POST", method, &options.metadata});
   call->metrics = call->routes.route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
@@ -182,74 +128,6 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
   StartAttempt(std::move(call));
 }
 
-std::shared_ptr<ChannelCore::Leg> ChannelCore::LegFor(
-    const std::string& authority, const Destination::Routes& routes,
-    bool* kept) {
-  *kept = true;
-  if (authority == target_) return apex_;
-  std::vector<std::shared_ptr<Leg>> dropped;
-  std::shared_ptr<Leg> leg;
-  {
-    MutexLock lock(&legs_mu_);
-    if (routes.generation > legs_generation_) {
-      // A newer split: backends it no longer has are dropped (in-flight
-      // attempts keep their leg alive until they end). Calls still under an
-      // older split never prune.
-      for (auto it = legs_.begin(); it != legs_.end();) {
-        bool kept = false;
-        for (const WeightedBackend& b : routes.split->backends()) {
-          kept = kept || b.authority == it->first;
-        }
-        if (kept) {
-          ++it;
-        } else {
-          dropped.push_back(std::move(it->second));
-          legs_.erase(it++);
-        }
-      }
-      legs_generation_ = routes.generation;
-    }
-    auto found = legs_.find(authority);
-    if (found != legs_.end()) {
-      leg = found->second;
-    } else {
-      absl::StatusOr<std::shared_ptr<Destination>> dest =
-          mesh_->GetDestination(authority);
-      // The options were validated when the channel was made.
-      absl::StatusOr<std::unique_ptr<Balancer>> balancer =
-          Balancer::Create(options_.balancer);
-      if (dest.ok() && balancer.ok()) {
-        leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
-        // A backend of an older split (a retry's) is used once, not kept.
-        if (routes.generation == legs_generation_) {
-          legs_[authority] = leg;
-        } else {
-          *kept = false;
-        }
-      }
-    }
-  }
-  // Possibly the last owners of destinations (and their transports): not
-  // on this thread, which may be a gRPC callback thread.
-  if (!dropped.empty()) DestroyLater([d = std::move(dropped)] {});
-  return leg;
-}
-
-std::shared_ptr<ChannelCore::Leg> ChannelCore::DirectLeg(
-    const std::shared_ptr<const Endpoint>& to) {
-  MutexLock lock(&legs_mu_);
-  if (direct_to_ != nullptr && *direct_to_ == *to) return direct_leg_;
-  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
-      Balancer::Create(options_.balancer);
-  if (!balancer.ok()) return nullptr;
-  (*balancer)->SetEndpoints({*to});
-  // The old one (not attached, same destination) may go on this thread.
-  direct_leg_ = std::make_shared<Leg>(apex_->destination, *std::move(balancer),
-                                      /*attach=*/false);
-  direct_to_ = to;
-  return direct_leg_;
-}
-
 absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on) {
   auto pick_in =
@@ -265,20 +143,20 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     return picked;
   };
   if (call.routes.direct != nullptr) {
-    std::shared_ptr<Leg> leg = DirectLeg(call.routes.direct);
+    std::shared_ptr<Leg> leg = legs_.Direct(call.routes.direct);
     absl::StatusOr<CallHandle> picked =
         leg ? leg->balancer->Pick() : absl::UnavailableError("");
-    if (!picked.ok()) return apex_->destination->NoEndpointsStatus();
+    if (!picked.ok()) return legs_.apex()->destination->NoEndpointsStatus();
     return Picked{std::move(leg), *std::move(picked)};
   }
   const std::shared_ptr<const TrafficSplit>& split = call.routes.split;
   if (split == nullptr) {
-    absl::StatusOr<CallHandle> picked = pick_in(apex_);
+    absl::StatusOr<CallHandle> picked = pick_in(legs_.apex());
     if (!picked.ok()) {
-      wait_on->push_back(apex_->destination);
-      return apex_->destination->NoEndpointsStatus();
+      wait_on->push_back(legs_.apex()->destination);
+      return legs_.apex()->destination->NoEndpointsStatus();
     }
-    return Picked{apex_, *std::move(picked)};
+    return Picked{legs_.apex(), *std::move(picked)};
   }
   // A weighted draw among the backends; one with no endpoints is skipped
   // for this attempt while another has some.
@@ -290,7 +168,7 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     excluded |= uint64_t{1} << i;
     bool kept = true;
     std::shared_ptr<Leg> leg =
-        LegFor(split->backends()[i].authority, call.routes, &kept);
+        legs_.For(split->backends()[i].authority, call.routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
@@ -326,7 +204,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     // wait ran into its deadline picks once more, for the reason it found
     // no endpoint.)
     if (call->waited) {
-      Destination::Routes now = apex_->destination->routes();
+      Destination::Routes now = legs_.apex()->destination->routes();
       call->routes.split = std::move(now.split);
       call->routes.direct = std::move(now.direct);
       call->routes.generation = now.generation;
@@ -463,32 +341,26 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         failure, static_cast<int>(response.status.code()));
   }
 
-  // A classified failure on a retryable route (a timeout is never retried:
-  // the deadline covers every attempt), or, when the channel allows it, a
-  // request that never reached a server.
-  absl::StatusCode code = response.status.code();
-  bool retry_wanted =
-      call->replayable &&
-      ((route.is_retryable && failure &&
-        code != absl::StatusCode::kDeadlineExceeded &&
-        code != absl::StatusCode::kCancelled) ||
-       (response.never_sent && options_.retry_connect_failures));
-  if (retry_wanted && !mesh_->shut_down()) {
+  AttemptEnd end;
+  end.code = response.status.code();
+  end.classified_failure = failure;
+  end.never_sent = response.never_sent;
+  end.route_retryable = route.is_retryable;
+  end.replayable = call->replayable;
+  end.retry_connect_failures = options_.retry_connect_failures;
+  if (RetryWanted(end) && !mesh_->shut_down()) {
     const RetryPolicy& policy = route.retry_policy;
     thread_local absl::InsecureBitGen gen;
     absl::Duration wait =
         RetryBackoff(policy, static_cast<int>(call->attempts), gen);
-    bool allowed = false;
-    if (policy.max_attempts != 0 && call->attempts >= policy.max_attempts) {
+    RetryVerdict verdict = DecideRetry(
+        call->attempts, policy.max_attempts, absl::Now() + wait, call->deadline,
+        [&call] { return call->routes.budget->TryWithdraw(); });
+    if (verdict == RetryVerdict::kMaxAttempts) {
       call->metrics->RecordRetrySkipped(RetrySkipReason::kMaxAttempts);
-    } else if (absl::Now() + wait >= call->deadline) {
-      // A retry the deadline does not leave room for: the call ends as is.
-    } else if (!call->routes.budget->TryWithdraw()) {
+    } else if (verdict == RetryVerdict::kBudget) {
       call->metrics->RecordRetrySkipped(RetrySkipReason::kBudget);
-    } else {
-      allowed = true;
-    }
-    if (allowed) {
+    } else if (verdict == RetryVerdict::kRetry) {
       call->last_endpoint = std::move(address);
       if (wait <= absl::ZeroDuration()) return StartAttempt(std::move(call));
       absl::AnyInvocable<void()> retry = [self = shared_from_this(),
@@ -499,6 +371,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
       if (!mesh_->RunLater(wait, retry)) retry();
       return;
     }
+    // kNoTime: a retry the deadline does not leave room for; the call ends.
   }
   CallResult result;
   result.endpoint = std::move(address);

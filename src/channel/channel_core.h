@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "mesh/channel.h"
 #include "mesh/mesh.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 #include "src/channel/destination.h"
 #include "src/channel/mesh_core.h"
+#include "src/channel/split_legs.h"
 
 namespace mesh::internal {
 
@@ -34,26 +34,16 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void CallRawAsync(absl::string_view method, std::string request,
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
-  std::vector<EndpointStats> Stats() const { return apex_->balancer->Stats(); }
+  std::vector<EndpointStats> Stats() const {
+    return legs_.apex()->balancer->Stats();
+  }
 
   // Requests larger than this are not kept for replay, so never retried.
   static constexpr size_t kMaxReplayBytes = 64 * 1024;
-  Destination& destination() const { return *apex_->destination; }
+  Destination& destination() const { return *legs_.apex()->destination; }
 
  private:
   struct Call;
-  // One backend this channel sends to: its destination and this channel's
-  // balancer over that destination's endpoints.
-  // A direct endpoint's leg has a balancer over that one endpoint, not
-  // attached to the destination's set.
-  struct Leg {
-    Leg(std::shared_ptr<Destination> d, std::unique_ptr<Balancer> b,
-        bool attach = true);
-    ~Leg();
-    const std::shared_ptr<Destination> destination;
-    const std::unique_ptr<Balancer> balancer;
-    const bool attached;
-  };
   struct Picked;
   struct Attempt;
 
@@ -78,13 +68,6 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // get endpoints (not answered yet, or existing with none).
   absl::StatusOr<Picked> Pick(
       const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on);
-  // The leg for a split backend, made on first use; null if the mesh is
-  // shut down. Under a split older than the legs', a backend without a leg
-  // gets a one-off leg (`*kept` false) and nothing is pruned.
-  std::shared_ptr<Leg> LegFor(const std::string& authority,
-                              const Destination::Routes& routes, bool* kept);
-  // The leg for the config's direct endpoint, made when it changes.
-  std::shared_ptr<Leg> DirectLeg(const std::shared_ptr<const Endpoint>& to);
   // Completes the call: route metrics, then the caller's callback. Without
   // `failure`, the result is classified with no HTTP status (no response).
   void Finish(Call& call, CallResult result);
@@ -93,21 +76,8 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   const std::string target_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
-  const std::shared_ptr<Leg> apex_;  // the target itself
-  Mutex legs_mu_;
-  // The config generation the legs were made for; legs of backends a newer
-  // split no longer has are dropped.
-  uint64_t legs_generation_ ABSL_GUARDED_BY(legs_mu_) = 0;
-  absl::flat_hash_map<std::string, std::shared_ptr<Leg>> legs_
-      ABSL_GUARDED_BY(legs_mu_);
-  std::shared_ptr<const Endpoint> direct_to_ ABSL_GUARDED_BY(legs_mu_);
-  std::shared_ptr<Leg> direct_leg_ ABSL_GUARDED_BY(legs_mu_);
+  SplitLegs legs_;
 };
-
-// OK, or INVALID_ARGUMENT naming what is wrong with a gRPC method path
-// ("/pkg.Service/Method") or a metadata name.
-absl::Status ValidateMethod(absl::string_view method);
-absl::Status ValidateMetadata(const Metadata& metadata);
 
 // How an attempt counts for the endpoint's statistics, given whether its
 // route classified it as a failure.

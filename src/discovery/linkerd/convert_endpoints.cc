@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "src/discovery/linkerd/convert.h"
+#include "src/model/http_syntax.h"
 
 namespace mesh::internal::linkerd {
 namespace {
@@ -22,20 +22,6 @@ void PutBigEndian(uint64_t value, int bytes, unsigned char* out) {
   for (int i = 0; i < bytes; ++i) {
     out[i] = static_cast<unsigned char>(value >> (8 * (bytes - 1 - i)));
   }
-}
-
-// RFC 3986 §3.2 authority characters: it goes into :authority as is, so
-// anything else (spaces, control characters, '/') must not get through.
-bool IsAuthority(absl::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (absl::ascii_isalnum(static_cast<unsigned char>(c))) continue;
-    if (absl::string_view("-._~%!$&'()*+,;=:@[]").find(c) ==
-        absl::string_view::npos) {
-      return false;
-    }
-  }
-  return true;
 }
 
 absl::Status AddContext(const absl::Status& status, absl::string_view what) {

@@ -3,30 +3,17 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "re2/re2.h"
+#include "src/model/http_syntax.h"
 
 namespace mesh::internal::linkerd {
 namespace {
 
 namespace dst = ::io::linkerd::proxy::destination;
 namespace http = ::io::linkerd::proxy::http_types;
-
-// RFC 9110 §5.6.2 tchar: a method is a token.
-bool IsToken(absl::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (absl::ascii_isalnum(static_cast<unsigned char>(c))) continue;
-    if (absl::string_view("!#$%&'*+-.^_`|~").find(c) ==
-        absl::string_view::npos) {
-      return false;
-    }
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -58,7 +45,7 @@ absl::StatusOr<std::string> ConvertMethod(const http::HttpMethod& method) {
                            static_cast<int>(method.registered())));
       }
     case http::HttpMethod::kUnregistered:
-      if (!IsToken(method.unregistered())) {
+      if (!IsHttpToken(method.unregistered())) {
         return absl::InvalidArgumentError(
             absl::StrCat("method match '", absl::CEscape(method.unregistered()),
                          "' is not an HTTP method token"));

@@ -1,0 +1,94 @@
+#include "src/channel/split_legs.h"
+
+#include <utility>
+
+#include "src/base/destroy_later.h"
+
+namespace mesh::internal {
+
+Leg::Leg(std::shared_ptr<Destination> d, std::unique_ptr<Balancer> b,
+         bool attach)
+    : destination(std::move(d)), balancer(std::move(b)), attached(attach) {
+  if (attached) destination->Attach(balancer.get());
+}
+
+Leg::~Leg() {
+  if (attached) destination->Detach(balancer.get());
+}
+
+SplitLegs::SplitLegs(std::string target, const BalancerOptions& options,
+                     std::shared_ptr<MeshCore> mesh, std::shared_ptr<Leg> apex)
+    : target_(std::move(target)),
+      options_(options),
+      mesh_(std::move(mesh)),
+      apex_(std::move(apex)) {}
+
+std::shared_ptr<Leg> SplitLegs::For(const std::string& authority,
+                                    const Destination::Routes& routes,
+                                    bool* kept) {
+  *kept = true;
+  if (authority == target_) return apex_;
+  std::vector<std::shared_ptr<Leg>> dropped;
+  std::shared_ptr<Leg> leg;
+  {
+    MutexLock lock(&mu_);
+    if (routes.generation > generation_) {
+      // A newer split: backends it no longer has are dropped (in-flight
+      // attempts keep their leg alive until they end). Calls still under an
+      // older split never prune.
+      for (auto it = legs_.begin(); it != legs_.end();) {
+        bool kept = false;
+        for (const WeightedBackend& b : routes.split->backends()) {
+          kept = kept || b.authority == it->first;
+        }
+        if (kept) {
+          ++it;
+        } else {
+          dropped.push_back(std::move(it->second));
+          legs_.erase(it++);
+        }
+      }
+      generation_ = routes.generation;
+    }
+    auto found = legs_.find(authority);
+    if (found != legs_.end()) {
+      leg = found->second;
+    } else {
+      absl::StatusOr<std::shared_ptr<Destination>> dest =
+          mesh_->GetDestination(authority);
+      // The options were validated when the channel was made.
+      absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+          Balancer::Create(options_);
+      if (dest.ok() && balancer.ok()) {
+        leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
+        // A backend of an older split (a retry's) is used once, not kept.
+        if (routes.generation == generation_) {
+          legs_[authority] = leg;
+        } else {
+          *kept = false;
+        }
+      }
+    }
+  }
+  // Possibly the last owners of destinations (and their transports): not
+  // on this thread, which may be a gRPC callback thread.
+  if (!dropped.empty()) DestroyLater([d = std::move(dropped)] {});
+  return leg;
+}
+
+std::shared_ptr<Leg> SplitLegs::Direct(
+    const std::shared_ptr<const Endpoint>& to) {
+  MutexLock lock(&mu_);
+  if (direct_to_ != nullptr && *direct_to_ == *to) return direct_leg_;
+  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+      Balancer::Create(options_);
+  if (!balancer.ok()) return nullptr;
+  (*balancer)->SetEndpoints({*to});
+  // The old one (not attached, same destination) may go on this thread.
+  direct_leg_ = std::make_shared<Leg>(apex_->destination, *std::move(balancer),
+                                      /*attach=*/false);
+  direct_to_ = to;
+  return direct_leg_;
+}
+
+}  // namespace mesh::internal

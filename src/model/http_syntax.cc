@@ -1,0 +1,81 @@
+#include "src/model/http_syntax.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace mesh::internal {
+namespace {
+
+// Alphanumerics and the characters of `extra`, and not empty.
+bool AllOf(absl::string_view s, absl::string_view extra) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c))) continue;
+    if (extra.find(c) == absl::string_view::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsHttpToken(absl::string_view s) { return AllOf(s, "!#$%&'*+-.^_`|~"); }
+
+bool IsAuthority(absl::string_view s) {
+  return AllOf(s, "-._~%!$&'()*+,;=:@[]");
+}
+
+bool IsMetadataName(absl::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+              c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool IsPrintableHeaderValue(absl::string_view s) {
+  for (char c : s) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateMethod(absl::string_view method) {
+  size_t second = method.size() > 1 ? method.find('/', 1) : 0;
+  if (method.empty() || method[0] != '/' || second == absl::string_view::npos ||
+      second <= 1 || second + 1 >= method.size() ||
+      method.find('/', second + 1) != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "method '", method, "' must look like /package.Service/Method"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateMetadata(const Metadata& metadata) {
+  for (const auto& [name, value] : metadata) {
+    if (!IsMetadataName(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metadata name '", name, "' must be lower case [0-9a-z_.-]"));
+    }
+    // gRPC and HTTP/2 own these; an application value would be dropped or
+    // would corrupt the call.
+    if (absl::StartsWith(name, "grpc-") || name == "content-type" ||
+        name == "te" || name == "host" || name == "connection" ||
+        name == "user-agent") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metadata name '", name, "' is reserved by gRPC/HTTP/2"));
+    }
+    bool binary =
+        name.size() > 4 && name.compare(name.size() - 4, 4, "-bin") == 0;
+    if (!binary && !IsPrintableHeaderValue(value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metadata '", name,
+          "' has a non-printable value; binary names end in -bin"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mesh::internal
