@@ -183,35 +183,44 @@ class Destination final : public EndpointObserver,
   // Fires `waiters` in order, on the timer thread (inline once it is
   // closed). Takes no lock of ours.
   void Release(std::vector<std::shared_ptr<PickWaiter>> waiters);
-  // Hands the set's current endpoints to `balancer` (shared, if it is one of
-  // ours; copies otherwise).
+  // Hands the set's current endpoints to `balancer`, shared (no copy).
   void Feed(Balancer* balancer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Compiles `config` into the next generation of routes.
   Routes RoutesFor(const ServiceConfig& config,
                    std::vector<std::string>* dropped);
 
+  // Fixed at construction.
   const std::string target_;
   const std::shared_ptr<TimerThread> timers_;
   const RouteLimits route_limits_;
   const TapSwitch transports_;
   const std::shared_ptr<MetricsRegistry> metrics_;
-  SnapshotCell<EndpointIndex> endpoint_index_;
-  // Serializes making endpoint metrics (an endpoint's first call) with
-  // carrying them over and publishing endpoint_index_ (updates). Held only
-  // for O(changed endpoints) work; takes no other lock.
-  mutable Mutex metrics_mu_;
+
+  // Read by every call without a lock (immutable snapshots, an atomic).
+  SnapshotCell<EndpointIndex> endpoint_index_;  // published under metrics_mu_
+  SnapshotCell<Routes> routes_;                 // published under mu_
   std::atomic<uint64_t> config_generation_{0};
-  mutable Mutex mu_;
+
+  // Guards the endpoint set, the balancers fed from it, the service config
+  // and the calls waiting for endpoints.
+  mutable Mutex mu_ ABSL_ACQUIRED_BEFORE(metrics_mu_);
   Set set_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
+  absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for endpoints, in arrival order (some may have fired
   // already, by timeout or through another destination).
   std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
-  SnapshotCell<Routes> routes_;
-  absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
+
+  // Serializes making endpoint metrics (an endpoint's first call) with
+  // carrying them over and publishing endpoint_index_ (updates). Held only
+  // for O(changed endpoints) work; takes no other lock.
+  mutable Mutex metrics_mu_;
+
+  // Guards the discovery subscriptions (taken apart from mu_: a source may
+  // deliver while one is being made or dropped).
   mutable Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_
       ABSL_GUARDED_BY(subscription_mu_);
