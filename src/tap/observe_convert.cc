@@ -25,7 +25,7 @@ namespace wire_net = ::io::linkerd::proxy::net;
 
 using WireMatch = wire::ObserveRequest::Match;
 
-// Indexed by the Registered enums' numbers (design/wire-linkerd.md).
+// Indexed by the Registered enums' numbers (docs/wire-linkerd.md).
 constexpr const char* kMethodNames[] = {"GET",     "POST",  "PUT",
                                         "DELETE",  "PATCH", "OPTIONS",
                                         "CONNECT", "HEAD",  "TRACE"};

@@ -1,5 +1,5 @@
 // Conversion between Linkerd's tap API (io.linkerd.proxy.tap, see
-// design/wire-linkerd.md) and the tap model of include/mesh/tap.h: an
+// docs/wire-linkerd.md) and the tap model of include/mesh/tap.h: an
 // ObserveRequest becomes the TapOptions of a subscription, and each TapEvent
 // of the subscription becomes the wire TapEvent sent on the Observe stream.
 // This is the edge where the tap's wire types stop; the hook, the matcher

@@ -1,5 +1,6 @@
 // Destination.Get wire messages → EndpointUpdate (src/discovery/linkerd/).
-// Expected values are written out by hand from design/wire-linkerd.md.
+// Expected values are written out by hand from docs/wire-linkerd.md and
+// upstream's protos.
 #include <cstdint>
 #include <string>
 

@@ -1,7 +1,7 @@
 // Destination.GetProfile wire messages → ServiceConfig
 // (src/discovery/linkerd/): whole profiles, response classes, the retry
 // budget, the traffic split and the direct endpoint. Expected values are
-// written out by hand from design/wire-linkerd.md.
+// written out by hand from docs/wire-linkerd.md and upstream's protos.
 #include <cstdint>
 #include <limits>
 #include <string>

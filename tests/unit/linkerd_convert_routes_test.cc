@@ -1,7 +1,8 @@
 // Destination.GetProfile routes → mesh::Route (src/discovery/linkerd/): the
 // request match tree, method names, timeouts, and which routes are dropped.
-// Expected values are written out by hand from design/wire-linkerd.md and
-// compared through the printers in linkerd_convert_test_util.h.
+// Expected values are written out by hand from docs/wire-linkerd.md and
+// upstream's protos and compared through the printers in
+// linkerd_convert_test_util.h.
 #include <cstdint>
 #include <string>
 #include <vector>

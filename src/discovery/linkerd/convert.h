@@ -1,4 +1,4 @@
-// Conversion from Linkerd's Destination API messages (design/wire-linkerd.md)
+// Conversion from Linkerd's Destination API messages (docs/wire-linkerd.md)
 // to the mesh model: endpoint updates from `Get`, service configs from
 // `GetProfile`. This is the edge where wire types stop; nothing past it sees a
 // generated protobuf type (architecture.md).
