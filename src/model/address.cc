@@ -2,7 +2,8 @@
 
 #include <arpa/inet.h>
 
-#include "absl/strings/numbers.h"
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "src/base/utf8.h"
 
@@ -11,61 +12,183 @@ namespace {
 
 absl::StatusOr<uint16_t> ParsePort(absl::string_view text,
                                    absl::string_view whole) {
+  // Decimal digits only (no sign, no spaces); leading zeros are allowed.
   uint32_t port = 0;
-  if (text.empty() || !absl::SimpleAtoi(text, &port) || port == 0 ||
-      port > 65535) {
+  bool digits = !text.empty();
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      digits = false;
+      break;
+    }
+    port = port * 10 + static_cast<uint32_t>(c - '0');
+    if (port > 65535) break;  // already too large; no overflow
+  }
+  if (!digits) port = 0;
+  if (port == 0 || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("port of '", whole, "' must be 1..65535"));
   }
   return static_cast<uint16_t>(port);
 }
 
+uint64_t GetBigEndian(const uint8_t* in, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = (value << 8) | in[i];
+  return value;
+}
+
+void PutBigEndian(uint64_t value, int bytes, uint8_t* out) {
+  for (int i = 0; i < bytes; ++i) {
+    out[i] = static_cast<uint8_t>(value >> (8 * (bytes - 1 - i)));
+  }
+}
+
 }  // namespace
 
-absl::StatusOr<SocketAddress> ParseSocketAddress(absl::string_view address) {
-  SocketAddress out;
-  absl::string_view host;
-  absl::string_view port;
-  if (!address.empty() && address.front() == '[') {
-    size_t close = address.find(']');
-    if (close == absl::string_view::npos || close + 1 >= address.size() ||
-        address[close + 1] != ':') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "address '", address, "' must be [ipv6]:port or ipv4:port"));
-    }
-    host = address.substr(1, close - 1);
-    port = address.substr(close + 2);
-    out.ipv6 = true;
-  } else {
-    size_t colon = address.rfind(':');
-    if (colon == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("address '", address, "' has no port"));
-    }
-    host = address.substr(0, colon);
-    port = address.substr(colon + 1);
-  }
+bool IpAddress::ParseInto(absl::string_view text, IpAddress* out) {
+  // inet_pton wants a C string: copied, so a NUL inside `text` cannot cut
+  // it short. The longest IP text ("ffff:...:255.255.255.255") is 45 bytes.
   char buf[INET6_ADDRSTRLEN];
-  unsigned char raw[16];
-  std::string host_str(host);
-  int family = out.ipv6 ? AF_INET6 : AF_INET;
-  if (inet_pton(family, host_str.c_str(), raw) != 1 ||
-      inet_ntop(family, raw, buf, sizeof(buf)) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "address '", address, "' is not an IP address (host names must be ",
-        "resolved by a discovery source)"));
+  if (text.size() >= sizeof(buf)) return false;
+  bool v6 = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\0') return false;
+    if (text[i] == ':') v6 = true;
+    buf[i] = text[i];
   }
-  out.ip = buf;
-  absl::StatusOr<uint16_t> p = ParsePort(port, address);
-  if (!p.ok()) return p.status();
-  out.port = *p;
+  buf[text.size()] = '\0';
+  *out = IpAddress();  // IPv4 leaves bytes 4..15 as they are: 0
+  out->family_ = v6 ? Family::kV6 : Family::kV4;
+  return inet_pton(v6 ? AF_INET6 : AF_INET, buf, out->bytes_) == 1;
+}
+
+absl::StatusOr<IpAddress> IpAddress::Parse(absl::string_view text) {
+  IpAddress out;
+  if (ParseInto(text, &out)) return out;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", PrintableText(text), "' is not an IP address"));
+}
+
+absl::StatusOr<IpAddress> IpAddress::FromBytes(
+    absl::Span<const uint8_t> bytes) {
+  if (bytes.size() != 4 && bytes.size() != 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an IP address has 4 or 16 bytes, not ", bytes.size()));
+  }
+  IpAddress out;
+  out.family_ = bytes.size() == 16 ? Family::kV6 : Family::kV4;
+  std::memcpy(out.bytes_, bytes.data(), bytes.size());
   return out;
 }
 
+IpAddress IpAddress::FromV4(uint32_t v4) {
+  IpAddress out;
+  PutBigEndian(v4, 4, out.bytes_);
+  return out;
+}
+
+IpAddress IpAddress::FromV6(uint64_t high, uint64_t low) {
+  IpAddress out;
+  out.family_ = Family::kV6;
+  PutBigEndian(high, 8, out.bytes_);
+  PutBigEndian(low, 8, out.bytes_ + 8);
+  return out;
+}
+
+uint32_t IpAddress::v4() const {
+  return is_v6() ? 0 : static_cast<uint32_t>(GetBigEndian(bytes_, 4));
+}
+
+uint64_t IpAddress::v6_high() const {
+  return is_v6() ? GetBigEndian(bytes_, 8) : 0;
+}
+
+uint64_t IpAddress::v6_low() const {
+  return is_v6() ? GetBigEndian(bytes_ + 8, 8) : 0;
+}
+
+IpAddress IpAddress::Masked(int prefix) const {
+  IpAddress out = *this;
+  for (int i = 0; i < 16; ++i) {
+    const int keep = prefix - 8 * i;  // bits of byte i to keep
+    if (keep <= 0) {
+      out.bytes_[i] = 0;
+    } else if (keep < 8) {
+      out.bytes_[i] &= static_cast<uint8_t>(0xff00 >> keep);
+    }
+  }
+  return out;  // a prefix past bit_length() keeps all; IPv4's tail stays 0
+}
+
+bool IpAddress::InNetwork(const IpAddress& network, int prefix) const {
+  return family_ == network.family_ && Masked(prefix) == network.Masked(prefix);
+}
+
+std::string IpAddress::ToString() const {
+  char text[INET6_ADDRSTRLEN];
+  if (inet_ntop(is_v6() ? AF_INET6 : AF_INET, bytes_, text, sizeof(text)) ==
+      nullptr) {
+    return std::string();  // cannot happen: the buffer fits either family
+  }
+  return text;
+}
+
+std::string IpAddress::ToUriHost() const {
+  return is_v6() ? absl::StrCat("[", ToString(), "]") : ToString();
+}
+
+bool operator==(const IpAddress& a, const IpAddress& b) {
+  return a.family_ == b.family_ &&
+         std::memcmp(a.bytes_, b.bytes_, sizeof(a.bytes_)) == 0;
+}
+
+bool operator<(const IpAddress& a, const IpAddress& b) {
+  if (a.family_ != b.family_) return a.family_ < b.family_;
+  return std::memcmp(a.bytes_, b.bytes_, sizeof(a.bytes_)) < 0;
+}
+
+absl::StatusOr<SocketAddress> SocketAddress::Parse(absl::string_view text) {
+  absl::string_view host;
+  absl::string_view port;
+  bool bracketed = false;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == absl::string_view::npos || close + 1 >= text.size() ||
+        text[close + 1] != ':') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "address '", text, "' must be [ipv6]:port or ipv4:port"));
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+    bracketed = true;
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("address '", text, "' has no port"));
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  // IPv6 only in brackets, IPv4 only without.
+  IpAddress ip;
+  if (!IpAddress::ParseInto(host, &ip) || ip.is_v6() != bracketed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "address '", text, "' is not an IP address (host names must be ",
+        "resolved by a discovery source)"));
+  }
+  absl::StatusOr<uint16_t> p = ParsePort(port, text);
+  if (!p.ok()) return p.status();
+  return SocketAddress(ip, *p);
+}
+
+std::string SocketAddress::ToString() const {
+  return absl::StrCat(ip_.ToUriHost(), ":", port_);
+}
+
 std::string GrpcTargetFor(const SocketAddress& address) {
-  if (address.ipv6)
-    return absl::StrCat("ipv6:[", address.ip, "]:", address.port);
-  return absl::StrCat("ipv4:", address.ip, ":", address.port);
+  return absl::StrCat(address.ip().is_v6() ? "ipv6:" : "ipv4:",
+                      address.ToString());
 }
 
 absl::Status ValidateDestination(absl::string_view destination) {

@@ -16,7 +16,7 @@ bool operator==(const Endpoint& a, const Endpoint& b) {
 
 absl::Status ValidateEndpoint(const Endpoint& endpoint) {
   absl::StatusOr<internal::SocketAddress> parsed =
-      internal::ParseSocketAddress(endpoint.address);
+      internal::SocketAddress::Parse(endpoint.address);
   if (!parsed.ok()) return parsed.status();
   if (endpoint.weight == 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -2,8 +2,6 @@
 // observe_convert.h.
 #include "src/tap/observe_convert.h"
 
-#include <arpa/inet.h>
-
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -50,56 +48,28 @@ TapMatch Leaf(TapMatch::Kind kind, std::string value) {
   return m;
 }
 
-// Big-endian, as on the wire: the most significant byte is the first octet.
-void PutBigEndian(uint64_t value, int bytes, unsigned char* out) {
-  for (int i = 0; i < bytes; ++i) {
-    out[i] = static_cast<unsigned char>(value >> (8 * (bytes - 1 - i)));
-  }
-}
-
-uint64_t GetBigEndian(const unsigned char* in, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value = (value << 8) | in[i];
-  return value;
-}
-
 absl::StatusOr<std::string> NetmaskCidr(const WireMatch::Tcp::Netmask& netmask,
                                         const std::string& path) {
   if (!netmask.has_ip()) return Bad(path, "no ip");
-  const wire_net::IPAddress& ip = netmask.ip();
-  unsigned char raw[16] = {};
-  int octets = 4;
-  switch (ip.ip_case()) {
+  const wire_net::IPAddress& wire_ip = netmask.ip();
+  IpAddress ip;
+  switch (wire_ip.ip_case()) {
     case wire_net::IPAddress::kIpv4:
-      PutBigEndian(ip.ipv4(), 4, raw);
+      ip = IpAddress::FromV4(wire_ip.ipv4());
       break;
     case wire_net::IPAddress::kIpv6:
-      PutBigEndian(ip.ipv6().first(), 8, raw);
-      PutBigEndian(ip.ipv6().last(), 8, raw + 8);
-      octets = 16;
+      ip = IpAddress::FromV6(wire_ip.ipv6().first(), wire_ip.ipv6().last());
       break;
     case wire_net::IPAddress::IP_NOT_SET:
       return Bad(path, "ip has neither ipv4 nor ipv6");
   }
-  const uint32_t bits = 8 * octets;
+  const uint32_t bits = static_cast<uint32_t>(ip.bit_length());
   if (netmask.mask() > bits) {
     return Bad(path, absl::StrCat("mask ", netmask.mask(), " > ", bits,
-                                  octets == 4 ? " for IPv4" : " for IPv6"));
+                                  ip.is_v6() ? " for IPv6" : " for IPv4"));
   }
-  for (int i = 0; i < octets; ++i) {
-    const int keep = static_cast<int>(netmask.mask()) - 8 * i;  // bits
-    if (keep <= 0) {
-      raw[i] = 0;
-    } else if (keep < 8) {
-      raw[i] &= static_cast<unsigned char>(0xff00 >> keep);
-    }
-  }
-  char text[INET6_ADDRSTRLEN];
-  if (inet_ntop(octets == 4 ? AF_INET : AF_INET6, raw, text, sizeof(text)) ==
-      nullptr) {
-    return absl::InternalError(absl::StrCat(path, ": inet_ntop failed"));
-  }
-  return absl::StrCat(text, "/", netmask.mask());
+  const int mask = static_cast<int>(netmask.mask());
+  return absl::StrCat(ip.Masked(mask).ToString(), "/", mask);
 }
 
 absl::StatusOr<TapMatch> ConvertTcp(const WireMatch::Tcp& tcp, bool source,
@@ -274,21 +244,16 @@ absl::StatusOr<TapMatch> ConvertMatch(const WireMatch& match,
 
 // Unset (false) unless `address` is "a.b.c.d:port" or "[v6]:port".
 bool ToTcpAddress(const std::string& address, wire_net::TcpAddress* out) {
-  absl::StatusOr<SocketAddress> parsed = ParseSocketAddress(address);
+  absl::StatusOr<SocketAddress> parsed = SocketAddress::Parse(address);
   if (!parsed.ok()) return false;
-  unsigned char raw[16] = {};
-  if (inet_pton(parsed->ipv6 ? AF_INET6 : AF_INET, parsed->ip.c_str(), raw) !=
-      1) {
-    return false;
-  }
   wire_net::IPAddress* ip = out->mutable_ip();
-  if (parsed->ipv6) {
-    ip->mutable_ipv6()->set_first(GetBigEndian(raw, 8));
-    ip->mutable_ipv6()->set_last(GetBigEndian(raw + 8, 8));
+  if (parsed->ip().is_v6()) {
+    ip->mutable_ipv6()->set_first(parsed->ip().v6_high());
+    ip->mutable_ipv6()->set_last(parsed->ip().v6_low());
   } else {
-    ip->set_ipv4(static_cast<uint32_t>(GetBigEndian(raw, 4)));
+    ip->set_ipv4(parsed->ip().v4());
   }
-  out->set_port(parsed->port);
+  out->set_port(parsed->port());
   return true;
 }
 

@@ -30,7 +30,7 @@ namespace mesh::internal {
 // TapMatch factories):
 //  - all / any / not → kAll / kAny / kNot (not: the one inner match);
 //  - source / destination netmask → kSourceNet / kDestinationNet with the
-//    CIDR "a.b.c.d/n" or "v6/n" (inet_ntop's canonical text), host bits
+//    CIDR "a.b.c.d/n" or "v6/n" (IpAddress::ToString, canonical), host bits
 //    cleared (10.1.2.3 mask 8 → "10.0.0.0/8"), since only the network
 //    takes part in the match;
 //  - source / destination ports → kSourcePorts / kDestinationPorts; a 0

@@ -1,8 +1,5 @@
 #include "src/tap/tap_match.h"
 
-#include <arpa/inet.h>
-
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -52,17 +49,17 @@ const char* KindName(Kind kind) {
 }
 
 // "a.b.c.d/n" or "v6/n"; a bare address is a /32 or /128. The address is
-// masked to its prefix, so "10.1.2.3/8" is 10.0.0.0/8.
-bool ParseCidr(absl::string_view cidr, TapIp* net, int* prefix,
+// masked to its prefix, so "10.1.2.3/8" is 10.0.0.0/8. An IPv4-mapped
+// address ("::ffff:10.0.0.0/104") is an IPv6 net, as IpAddress keeps it.
+bool ParseCidr(absl::string_view cidr, IpAddress* net, int* prefix,
                std::string* error) {
   size_t slash = cidr.find('/');
-  std::string ip(cidr.substr(0, slash));
-  net->v6 = ip.find(':') != std::string::npos;
-  if (inet_pton(net->v6 ? AF_INET6 : AF_INET, ip.c_str(), net->bytes) != 1) {
+  absl::StatusOr<IpAddress> ip = IpAddress::Parse(cidr.substr(0, slash));
+  if (!ip.ok()) {
     *error = absl::StrCat("'", cidr, "' is not a CIDR (a.b.c.d/n or v6/n)");
     return false;
   }
-  int max = net->v6 ? 128 : 32;
+  int max = ip->bit_length();
   *prefix = max;
   if (slash != absl::string_view::npos &&
       (!absl::SimpleAtoi(cidr.substr(slash + 1), prefix) || *prefix < 0 ||
@@ -70,25 +67,8 @@ bool ParseCidr(absl::string_view cidr, TapIp* net, int* prefix,
     *error = absl::StrCat("prefix length of '", cidr, "' must be 0..", max);
     return false;
   }
-  int full = *prefix / 8;
-  if (full < 16) {
-    int rem = *prefix % 8;
-    net->bytes[full] &= static_cast<uint8_t>(0xff00 >> rem);
-    for (int i = full + 1; i < 16; ++i) net->bytes[i] = 0;
-  }
+  *net = ip->Masked(*prefix);
   return true;
-}
-
-bool InNet(const TapIp& ip, const TapIp& net, int prefix) {
-  if (ip.v6 != net.v6) return false;
-  int full = prefix / 8;
-  if (std::memcmp(ip.bytes, net.bytes, static_cast<size_t>(full)) != 0) {
-    return false;
-  }
-  int rem = prefix % 8;
-  if (rem == 0) return true;
-  uint8_t mask = static_cast<uint8_t>(0xff00 >> rem);
-  return (ip.bytes[full] & mask) == net.bytes[full];
 }
 
 // Linkerd's rule: a 0 bound copies the other (a single port); both 0, a
@@ -117,67 +97,22 @@ bool LabelIs(const std::map<std::string, std::string>* labels,
 
 }  // namespace
 
-bool ParseTapAddress(absl::string_view address, TapIp* ip, uint16_t* port) {
-  absl::string_view port_text;
-  if (!address.empty() && address.front() == '[') {
-    size_t close = address.find(']');
-    if (close == absl::string_view::npos || close + 1 >= address.size() ||
-        address[close + 1] != ':') {
-      return false;
-    }
-    absl::string_view host = address.substr(1, close - 1);
-    char buf[64];
-    if (host.size() >= sizeof(buf)) return false;
-    std::memcpy(buf, host.data(), host.size());
-    buf[host.size()] = '\0';
-    if (inet_pton(AF_INET6, buf, ip->bytes) != 1) return false;
-    ip->v6 = true;
-    port_text = address.substr(close + 2);
-  } else {
-    size_t i = 0;
-    for (int octet = 0; octet < 4; ++octet) {
-      if (octet > 0) {
-        if (i >= address.size() || address[i] != '.') return false;
-        ++i;
-      }
-      uint32_t v = 0;
-      size_t start = i;
-      while (i < address.size() && i - start < 3 && address[i] >= '0' &&
-             address[i] <= '9') {
-        v = v * 10 + static_cast<uint32_t>(address[i] - '0');
-        ++i;
-      }
-      if (i == start || v > 255) return false;
-      ip->bytes[octet] = static_cast<uint8_t>(v);
-    }
-    if (i >= address.size() || address[i] != ':') return false;
-    ip->v6 = false;
-    port_text = address.substr(i + 1);
-  }
-  if (port_text.empty() || port_text.size() > 5) return false;
-  uint32_t p = 0;
-  for (char c : port_text) {
-    if (c < '0' || c > '9') return false;
-    p = p * 10 + static_cast<uint32_t>(c - '0');
-  }
-  if (p > 65535) return false;
-  *port = static_cast<uint16_t>(p);
-  return true;
-}
-
 TapMatchInput::TapMatchInput(const TapRequestHead& head)
     : head_(head), path_(head.path.substr(0, head.path.find('?'))) {}
 
-bool TapMatchInput::Destination(const TapIp** ip, uint16_t* port) {
+const SocketAddress* TapMatchInput::Destination() {
   if (parsed_ == Parse::kNotYet) {
-    parsed_ = head_.endpoint != nullptr &&
-                      ParseTapAddress(head_.endpoint->address, &ip_, &port_)
-                  ? Parse::kOk
-                  : Parse::kFailed;
+    parsed_ = Parse::kFailed;
+    if (head_.endpoint != nullptr) {
+      absl::StatusOr<SocketAddress> address =
+          SocketAddress::Parse(head_.endpoint->address);
+      if (address.ok()) {
+        destination_ = *address;
+        parsed_ = Parse::kOk;
+      }
+    }
   }
-  *ip = &ip_;
-  *port = port_;
-  return parsed_ == Parse::kOk;
+  return parsed_ == Parse::kOk ? &destination_ : nullptr;
 }
 
 absl::StatusOr<CompiledTapMatch> CompiledTapMatch::Compile(
@@ -266,8 +201,6 @@ bool CompiledTapMatch::Matches(const TapRequestHead& head) const {
 bool CompiledTapMatch::Eval(uint32_t i, TapMatchInput& input) const {
   const Node& n = nodes_[i];
   const TapRequestHead& head = input.head();
-  const TapIp* ip = nullptr;
-  uint16_t port = 0;
   switch (n.kind) {
     case Kind::kAll:
       for (uint32_t c = i + 1; c < n.end; c = nodes_[c].end) {
@@ -284,11 +217,16 @@ bool CompiledTapMatch::Eval(uint32_t i, TapMatchInput& input) const {
     case Kind::kSourceNet:
     case Kind::kSourcePorts:
       return false;
-    case Kind::kDestinationNet:
-      return input.Destination(&ip, &port) && InNet(*ip, n.net, n.prefix);
-    case Kind::kDestinationPorts:
-      return input.Destination(&ip, &port) && port >= n.port_min &&
-             port <= n.port_max;
+    case Kind::kDestinationNet: {
+      const SocketAddress* destination = input.Destination();
+      return destination != nullptr &&
+             destination->ip().InNetwork(n.net, n.prefix);
+    }
+    case Kind::kDestinationPorts: {
+      const SocketAddress* destination = input.Destination();
+      return destination != nullptr && destination->port() >= n.port_min &&
+             destination->port() <= n.port_max;
+    }
     case Kind::kDestinationLabel:
       return head.endpoint != nullptr &&
              LabelIs(&head.endpoint->labels, n.key, n.value);

@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "mesh/endpoint.h"
 #include "mesh/tap.h"
+#include "src/model/address.h"
 
 namespace mesh::internal {
 
@@ -43,12 +44,6 @@ struct TapRequestHead {
   const std::map<std::string, std::string>* route_labels = nullptr;
 };
 
-// An IP address as bytes: 4 for IPv4, 16 for IPv6.
-struct TapIp {
-  bool v6 = false;
-  uint8_t bytes[16] = {};
-};
-
 // One request head plus what evaluation derives from it once: the path
 // without its query, and the endpoint's parsed address (on first need).
 class TapMatchInput {
@@ -60,21 +55,17 @@ class TapMatchInput {
   const TapRequestHead& head() const { return head_; }
   absl::string_view path_without_query() const { return path_; }
   // The endpoint's address ("a.b.c.d:port" or "[v6]:port"), parsed on the
-  // first call; false when there is no endpoint or it does not parse.
-  bool Destination(const TapIp** ip, uint16_t* port);
+  // first call (SocketAddress::Parse, as ValidateEndpoint does); null when
+  // there is no endpoint or its address does not parse.
+  const SocketAddress* Destination();
 
  private:
   const TapRequestHead& head_;
   absl::string_view path_;
   enum class Parse : uint8_t { kNotYet, kOk, kFailed };
   Parse parsed_ = Parse::kNotYet;
-  TapIp ip_;
-  uint16_t port_ = 0;
+  SocketAddress destination_;
 };
-
-// Parses "a.b.c.d:port" or "[v6]:port" without allocating. False if
-// `address` is neither (host names, a port outside 0..65535, zone ids).
-bool ParseTapAddress(absl::string_view address, TapIp* ip, uint16_t* port);
 
 class CompiledTapMatch {
  public:
@@ -101,7 +92,7 @@ class CompiledTapMatch {
     std::string key;
     uint32_t port_min = 0;
     uint32_t port_max = 0;
-    TapIp net;  // destination net, masked to its prefix
+    IpAddress net;  // destination net, masked to its prefix
     int prefix = 0;
   };
 

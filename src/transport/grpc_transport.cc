@@ -91,7 +91,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
     const std::string& address) {
   auto it = channels_.find(address);
   if (it != channels_.end()) return it->second;
-  absl::StatusOr<SocketAddress> parsed = ParseSocketAddress(address);
+  absl::StatusOr<SocketAddress> parsed = SocketAddress::Parse(address);
   if (!parsed.ok()) return parsed.status();
   std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
       GrpcTargetFor(*parsed), grpc::InsecureChannelCredentials(), args_);

@@ -32,11 +32,9 @@ using mesh::internal::linkerd::ProfileConversion;
 // the canonical form the endpoint set keys on.
 void CheckAddress(const std::string& address) {
   absl::StatusOr<mesh::internal::SocketAddress> parsed =
-      mesh::internal::ParseSocketAddress(address);
+      mesh::internal::SocketAddress::Parse(address);
   REQUIRE(parsed.ok(), absl::StrCat("address does not parse: ", address));
-  std::string canonical =
-      parsed->ipv6 ? absl::StrCat("[", parsed->ip, "]:", parsed->port)
-                   : absl::StrCat(parsed->ip, ":", parsed->port);
+  std::string canonical = parsed->ToString();
   REQUIRE(canonical == address,
           absl::StrCat("address not canonical: ", address, " vs ", canonical));
 }

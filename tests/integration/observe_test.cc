@@ -343,11 +343,11 @@ class RelayFrom127002 {
     int out = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in from{};
     from.sin_family = AF_INET;
-    inet_pton(AF_INET, "127.0.0.2", &from.sin_addr);
+    from.sin_addr.s_addr = htonl(0x7f000002);  // 127.0.0.2
     sockaddr_in to{};
     to.sin_family = AF_INET;
     to.sin_port = htons(static_cast<uint16_t>(to_port));
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // 127.0.0.1
     if (bind(out, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
         connect(out, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
       close(in);

@@ -167,23 +167,47 @@ TEST(TapMatchTest, AllAnyNot) {
       {TapMatch::Any({no, TapMatch::All({yes, TapMatch::Not(yes)})}), yes})));
 }
 
-TEST(TapMatchTest, ParsesAddressesWithoutHostNames) {
-  TapIp ip;
-  uint16_t port = 0;
-  ASSERT_TRUE(ParseTapAddress("10.1.2.3:7001", &ip, &port));
-  EXPECT_FALSE(ip.v6);
-  EXPECT_EQ(ip.bytes[0], 10);
-  EXPECT_EQ(ip.bytes[3], 3);
-  EXPECT_EQ(port, 7001);
-  ASSERT_TRUE(ParseTapAddress("[::1]:65535", &ip, &port));
-  EXPECT_TRUE(ip.v6);
-  EXPECT_EQ(ip.bytes[15], 1);
-  EXPECT_EQ(port, 65535);
-  for (const char* bad : {"", "10.1.2.3", "10.1.2:80", "10.1.2.256:80",
-                          "10.1.2.3:", "a:80", "10.1.2.3:65536", "10.1.2.3:8x",
-                          "[::1]", "[::1]80", "[zz]:80", "10.1.2.3.4:80"}) {
-    EXPECT_FALSE(ParseTapAddress(bad, &ip, &port)) << bad;
+TEST(TapMatchTest, DestinationIsTheEndpointAddressParsed) {
+  Head head;
+  TapRequestHead view = head.view();
+  TapMatchInput input(view);
+  const SocketAddress* destination = input.Destination();
+  ASSERT_NE(destination, nullptr);
+  EXPECT_EQ(destination->ip(), *IpAddress::Parse("10.1.2.3"));
+  EXPECT_EQ(destination->port(), 7001);
+  EXPECT_EQ(input.Destination(), destination);  // parsed once
+
+  head.endpoint.address = "[::1]:65535";
+  view = head.view();
+  TapMatchInput v6(view);
+  ASSERT_NE(v6.Destination(), nullptr);
+  EXPECT_TRUE(v6.Destination()->ip().is_v6());
+  EXPECT_EQ(v6.Destination()->ip().bytes()[15], 1);
+  EXPECT_EQ(v6.Destination()->port(), 65535);
+
+  for (const char* bad :
+       {"", "10.1.2.3", "10.1.2:80", "10.1.2.256:80", "10.1.2.3:", "a:80",
+        "10.1.2.3:65536", "10.1.2.3:8x", "[::1]", "[::1]80", "[zz]:80",
+        "10.1.2.3.4:80", "[10.1.2.3]:80", "::1:80", "[fe80::1%eth0]:80"}) {
+    head.endpoint.address = bad;
+    view = head.view();
+    TapMatchInput input_bad(view);
+    EXPECT_EQ(input_bad.Destination(), nullptr) << bad;
   }
+}
+
+TEST(TapMatchTest, Ipv4MappedAddressesAreIpv6) {
+  // A v4-mapped endpoint is in v6 nets only, and a v4 endpoint is in no
+  // v4-mapped net: the families are not mixed.
+  Head mapped;
+  mapped.endpoint.address = "[::ffff:10.1.2.3]:7001";
+  EXPECT_TRUE(Matches(TapMatch::DestinationNet("::ffff:10.0.0.0/104"), mapped));
+  EXPECT_TRUE(Matches(TapMatch::DestinationNet("::ffff:0:0/96"), mapped));
+  EXPECT_FALSE(Matches(TapMatch::DestinationNet("10.0.0.0/8"), mapped));
+  EXPECT_FALSE(Matches(TapMatch::DestinationNet("0.0.0.0/0"), mapped));
+  EXPECT_TRUE(Matches(TapMatch::DestinationNet("::/0"), mapped));
+  EXPECT_FALSE(Matches(TapMatch::DestinationNet("::ffff:10.0.0.0/104")));
+  EXPECT_FALSE(Matches(TapMatch::DestinationNet("::ffff:0:0/96")));
 }
 
 TEST(TapValidationTest, ValidOptionsAreOk) {

@@ -1,7 +1,5 @@
 #include "tools/mesh-control-plane/config.h"
 
-#include <arpa/inet.h>
-
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -71,7 +69,7 @@ absl::StatusOr<EndpointSpec> ParseEndpoint(const JsonValue& v,
     return s;
   }
   absl::StatusOr<internal::SocketAddress> parsed =
-      internal::ParseSocketAddress(address->second.string);
+      internal::SocketAddress::Parse(address->second.string);
   if (!parsed.ok())
     return Bad(address->second, path + ".address", parsed.status().message());
   e.address = address->second.string;
@@ -321,22 +319,15 @@ absl::StatusOr<Config> ParseConfig(absl::string_view text) {
 
 dst::WeightedAddr ToWire(const EndpointSpec& e) {
   dst::WeightedAddr out;
-  internal::SocketAddress a = *internal::ParseSocketAddress(e.address);
+  // ParseConfig checked the address (ParseEndpoint), so it parses.
+  internal::SocketAddress a = *internal::SocketAddress::Parse(e.address);
   auto* tcp = out.mutable_addr();
-  tcp->set_port(a.port);
-  unsigned char raw[16];
-  if (a.ipv6) {
-    inet_pton(AF_INET6, a.ip.c_str(), raw);
-    uint64_t first = 0, last = 0;
-    for (int i = 0; i < 8; ++i) first = (first << 8) | raw[i];
-    for (int i = 8; i < 16; ++i) last = (last << 8) | raw[i];
-    tcp->mutable_ip()->mutable_ipv6()->set_first(first);
-    tcp->mutable_ip()->mutable_ipv6()->set_last(last);
+  tcp->set_port(a.port());
+  if (a.ip().is_v6()) {
+    tcp->mutable_ip()->mutable_ipv6()->set_first(a.ip().v6_high());
+    tcp->mutable_ip()->mutable_ipv6()->set_last(a.ip().v6_low());
   } else {
-    inet_pton(AF_INET, a.ip.c_str(), raw);
-    tcp->mutable_ip()->set_ipv4((uint32_t{raw[0]} << 24) |
-                                (uint32_t{raw[1]} << 16) |
-                                (uint32_t{raw[2]} << 8) | raw[3]);
+    tcp->mutable_ip()->set_ipv4(a.ip().v4());
   }
   out.set_weight(e.weight);
   for (const auto& [k, v] : e.labels) (*out.mutable_metric_labels())[k] = v;

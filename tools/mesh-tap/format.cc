@@ -1,7 +1,5 @@
 #include "tools/mesh-tap/format.h"
 
-#include <arpa/inet.h>
-
 #include <map>
 #include <string>
 
@@ -9,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "src/base/json_string.h"
+#include "src/model/address.h"
 #include "tools/common/grpc_codes.h"
 
 namespace mesh::tools {
@@ -143,27 +142,20 @@ void AppendJsonHeaders(absl::string_view field,
 
 std::string FormatTcpAddress(const wire_net::TcpAddress& a) {
   if (!a.has_ip()) return "-";
-  unsigned char raw[16] = {};
-  char text[INET6_ADDRSTRLEN] = {};
+  internal::IpAddress ip;
   switch (a.ip().ip_case()) {
-    case wire_net::IPAddress::kIpv4: {
-      const uint32_t v4 = a.ip().ipv4();
-      for (int i = 0; i < 4; ++i) raw[i] = (v4 >> (24 - 8 * i)) & 0xff;
-      inet_ntop(AF_INET, raw, text, sizeof(text));
-      return absl::StrCat(text, ":", a.port());
-    }
-    case wire_net::IPAddress::kIpv6: {
-      const uint64_t halves[2] = {a.ip().ipv6().first(), a.ip().ipv6().last()};
-      for (int i = 0; i < 16; ++i) {
-        raw[i] = (halves[i / 8] >> (56 - 8 * (i % 8))) & 0xff;
-      }
-      inet_ntop(AF_INET6, raw, text, sizeof(text));
-      return absl::StrCat("[", text, "]:", a.port());
-    }
-    case wire_net::IPAddress::IP_NOT_SET:
+    case wire_net::IPAddress::kIpv4:
+      ip = internal::IpAddress::FromV4(a.ip().ipv4());
       break;
+    case wire_net::IPAddress::kIpv6:
+      ip = internal::IpAddress::FromV6(a.ip().ipv6().first(),
+                                       a.ip().ipv6().last());
+      break;
+    case wire_net::IPAddress::IP_NOT_SET:
+      return "-";
   }
-  return "-";
+  // The port as sent, even 0 or past 65535: this prints, it does not judge.
+  return absl::StrCat(ip.ToUriHost(), ":", a.port());
 }
 
 std::string GrpcStatusName(uint32_t code) {

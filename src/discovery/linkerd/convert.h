@@ -34,8 +34,9 @@
 
 namespace mesh::internal::linkerd {
 
-// "a.b.c.d:port" or "[v6]:port", the IP in inet_ntop's canonical text (so
-// the same address always gives the same string, the endpoint set's key).
+// "a.b.c.d:port" or "[v6]:port" as SocketAddress::ToString gives it, the IP
+// in inet_ntop's canonical text (so the same address always gives the same
+// string, the endpoint set's key).
 // INVALID_ARGUMENT if the ip is missing or has neither ipv4 nor ipv6, or the
 // port is 0 or above 65535.
 absl::StatusOr<std::string> FormatTcpAddress(

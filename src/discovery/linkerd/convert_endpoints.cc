@@ -1,6 +1,4 @@
 // Destination.Get updates → EndpointUpdate. See convert.h.
-#include <arpa/inet.h>
-
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -9,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "src/discovery/linkerd/convert.h"
+#include "src/model/address.h"
 #include "src/model/http_syntax.h"
 
 namespace mesh::internal::linkerd {
@@ -16,13 +15,6 @@ namespace {
 
 namespace dst = ::io::linkerd::proxy::destination;
 namespace net = ::io::linkerd::proxy::net;
-
-// Big-endian, as on the wire: the most significant byte is the first octet.
-void PutBigEndian(uint64_t value, int bytes, unsigned char* out) {
-  for (int i = 0; i < bytes; ++i) {
-    out[i] = static_cast<unsigned char>(value >> (8 * (bytes - 1 - i)));
-  }
-}
 
 absl::Status AddContext(const absl::Status& status, absl::string_view what) {
   return absl::Status(status.code(),
@@ -36,33 +28,24 @@ absl::StatusOr<std::string> FormatTcpAddress(const net::TcpAddress& address) {
     return absl::InvalidArgumentError("TCP address has no ip");
   }
   const net::IPAddress& ip = address.ip();
-  unsigned char raw[16] = {};
-  char text[INET6_ADDRSTRLEN];
-  bool v6 = false;
+  IpAddress host;
   switch (ip.ip_case()) {
     case net::IPAddress::kIpv4:
-      PutBigEndian(ip.ipv4(), 4, raw);
+      host = IpAddress::FromV4(ip.ipv4());
       break;
     case net::IPAddress::kIpv6:
-      PutBigEndian(ip.ipv6().first(), 8, raw);
-      PutBigEndian(ip.ipv6().last(), 8, raw + 8);
-      v6 = true;
+      host = IpAddress::FromV6(ip.ipv6().first(), ip.ipv6().last());
       break;
     case net::IPAddress::IP_NOT_SET:
       return absl::InvalidArgumentError(
           "TCP address has an ip with neither ipv4 nor ipv6");
   }
-  if (inet_ntop(v6 ? AF_INET6 : AF_INET, raw, text, sizeof(text)) == nullptr) {
-    // Cannot happen for 4 or 16 octets; kept so a libc surprise is an error,
-    // not a garbage address.
-    return absl::InternalError("inet_ntop failed on a TCP address");
-  }
-  std::string host = v6 ? absl::StrCat("[", text, "]") : std::string(text);
   if (address.port() == 0 || address.port() > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TCP address ", host, " has port ", address.port(), "; want 1..65535"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TCP address ", host.ToUriHost(), " has port ",
+                     address.port(), "; want 1..65535"));
   }
-  return absl::StrCat(host, ":", address.port());
+  return SocketAddress(host, static_cast<uint16_t>(address.port())).ToString();
 }
 
 absl::StatusOr<Endpoint> ConvertWeightedAddr(
