@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds mesh and runs the whole test suite, as CI does:
 #   1. the regular build (warnings are errors), all tests: unit, integration
-#      with real gRPC servers on 127.0.0.1, the tools' CLI test, install +
-#      find_package consumer, the README example compiled, a smoke run of
-#      the benchmark programs;
+#      with real gRPC servers on 127.0.0.1, the tools' CLI test, install
+#      checks (a program built with find_package and with pkg-config against
+#      the static library and a shared one), the README example compiled, a
+#      smoke run of the benchmark programs;
 #   2. the rules: the part graph (scripts/check-deps.py), and a clang build
 #      of the library with its thread-safety analysis (-Wthread-safety
 #      -Werror) and a probe proving the analysis is on;

@@ -1,18 +1,83 @@
 #!/usr/bin/env bash
-# Installs the mesh built in $1 into a fresh prefix, then configures, builds
-# and runs tests/consumer against it with find_package(mesh).
+# Installs the mesh built in BUILD_DIR into a fresh prefix, then builds
+# tests/consumer/main.cc against it twice, as an outside project would: with
+# CMake (find_package(mesh), tests/consumer/CMakeLists.txt) and with a plain
+# compiler command line from `pkg-config --cflags --libs mesh`; runs both.
+#
+# Usage: run.sh BUILD_DIR [SONAME]
+# With SONAME the build is a shared library: the installed libmesh.so must
+# carry that SONAME and both programs must load it from the prefix. Without,
+# it is a static one: no libmesh.so is installed and neither program needs one.
 set -euo pipefail
 build_dir=$1
+soname=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
-test -f "$work/prefix/include/mesh/mesh.h"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+prefix=$work/prefix
+cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+test -f "$prefix/include/mesh/mesh.h" || fail "include/mesh/mesh.h not installed"
 # Nothing internal is installed.
-if find "$work/prefix" -path '*src/*' | grep -q .; then
-  echo "internal sources were installed" >&2
-  exit 1
+if find "$prefix" -path '*src/*' | grep -q .; then
+  fail "internal sources were installed"
 fi
-cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/build" -j2 >/dev/null
-"$work/build/consumer"
+pc=$(find "$prefix" -path '*/pkgconfig/mesh.pc')
+test -n "$pc" || fail "mesh.pc not installed"
+pcdir=$(dirname "$pc")
+libdir=$(dirname "$pcdir")
+test -f "$libdir/cmake/mesh/meshConfig.cmake" || fail "CMake package not beside mesh.pc"
+
+if [[ -n $soname ]]; then
+  test -L "$libdir/libmesh.so" || fail "no libmesh.so link for the linker"
+  test -e "$libdir/$soname" || fail "$soname not installed"
+  test ! -e "$libdir/libmesh.a" || fail "libmesh.a installed by a shared build"
+  actual=$(readelf -d "$libdir/libmesh.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
+  [[ $actual == "$soname" ]] || fail "SONAME is '$actual', expected '$soname'"
+  echo "SONAME: $actual"
+else
+  test -f "$libdir/libmesh.a" || fail "libmesh.a not installed"
+  if compgen -G "$libdir/libmesh.so*" >/dev/null; then
+    fail "a static build installed a shared library"
+  fi
+fi
+
+# Which libmesh a program loads at run time (empty: none).
+loaded_mesh() {
+  ldd "$1" | sed -n 's/^[[:space:]]*libmesh\.so[^ ]* => \([^ ]*\) .*/\1/p'
+}
+check_program() {
+  local program=$1
+  "$program"
+  local loaded
+  loaded=$(loaded_mesh "$program")
+  if [[ -n $soname ]]; then
+    [[ -n $loaded && $(realpath "$loaded") == $(realpath "$libdir/$soname") ]] ||
+      fail "$program loads '${loaded}', not $libdir/$soname"
+  else
+    [[ -z $loaded ]] || fail "$program needs a shared libmesh ($loaded)"
+  fi
+}
+
+# 1. CMake: find_package(mesh). CMake gives the program the run path of the
+# installed library.
+cmake -S "$here" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake" -j2 >/dev/null
+check_program "$work/cmake/consumer"
+
+# 2. pkg-config: one compiler command line. A shared libmesh is found at run
+# time through a run path to pkg-config's libdir.
+export PKG_CONFIG_PATH=$pcdir
+pkg-config --exists --print-errors mesh
+echo "pkg-config --modversion mesh: $(pkg-config --modversion mesh)"
+echo "pkg-config --libs mesh: $(pkg-config --libs mesh)"
+flags=$(pkg-config --cflags --libs mesh)
+rpath=()
+if [[ -n $soname ]]; then
+  rpath=("-Wl,-rpath,$(pkg-config --variable=libdir mesh)")
+fi
+# $flags is split into words on purpose: it is a list of compiler arguments.
+# shellcheck disable=SC2086
+"${CXX:-c++}" -std=c++17 "$here/main.cc" -o "$work/consumer-pc" $flags "${rpath[@]}"
+check_program "$work/consumer-pc"
