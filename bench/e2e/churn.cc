@@ -123,25 +123,29 @@ Flags ParseFlags(int argc, char** argv) {
   std::vector<std::string> control_plane;
   ParseFlagsOrDie(
       argc, argv,
-      {{"--out", TextFlag(&f.out)},
-       {"--endpoints", IntFlag(&f.endpoints)},
-       {"--rate", RealFlag(&f.rate)},
-       {"--k", IntFlag(&f.k)},
-       {"--threads", IntFlag(&f.threads)},
-       {"--rounds", IntFlag(&f.rounds)},
-       {"--phase_seconds", RealFlag(&f.phase_seconds)},
-       {"--warmup_seconds", RealFlag(&f.warmup_seconds)},
-       {"--timeout_ms", RealFlag(&f.timeout_ms)},
-       {"--control_plane",
+      {{"out", "DIR", TextFlag(&f.out)},
+       {"endpoints", "N", IntFlag(&f.endpoints)},
+       {"rate", "N", RealFlag(&f.rate, Lowest::kZero)},
+       {"k", "N", IntFlag(&f.k)},
+       {"threads", "N", IntFlag(&f.threads)},
+       {"rounds", "N", IntFlag(&f.rounds)},
+       {"phase_seconds", "SECONDS", RealFlag(&f.phase_seconds, Lowest::kZero)},
+       {"warmup_seconds", "SECONDS",
+        RealFlag(&f.warmup_seconds, Lowest::kZero)},
+       {"timeout_ms", "MS", RealFlag(&f.timeout_ms, Lowest::kZero)},
+       {"control_plane", "NAME",
         ChoiceListFlag(&control_plane, {"delta", "example"})},
-       {"--modes", ChoiceListFlag(&f.modes, {"churn", "reset", "static_delta",
-                                             "noise"})}});
-  if (control_plane.size() > 1) Die("--control_plane is delta or example");
+       {"modes", "MODE,...",
+        ChoiceListFlag(&f.modes,
+                       {"churn", "reset", "static_delta", "noise"})}});
+  if (control_plane.size() > 1)
+    DieOfFlags("--control_plane is delta or example");
   if (!control_plane.empty()) f.control_plane = control_plane[0];
   if (f.endpoints < 2 || f.rate <= 0 || f.k < 1 || f.k >= f.endpoints ||
       f.threads < 1 || f.rounds < 1 || f.phase_seconds <= 0 ||
       f.timeout_ms <= 0 || f.endpoints > (1 << 22)) {
-    Die("need --endpoints in [2, 4194304], --k in [1, endpoints), "
+    DieOfFlags(
+        "need --endpoints in [2, 4194304], --k in [1, endpoints), "
         "--rate, --threads, --rounds, --phase_seconds, --timeout_ms > 0");
   }
   return f;
