@@ -96,6 +96,7 @@
 #include "bench/e2e/churn_histogram.h"
 #include "bench/e2e/churn_report.h"
 #include "mesh/mesh.h"
+#include "tests/support/fake_transports.h"
 #include "tools/mesh-control-plane/config.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
@@ -170,20 +171,6 @@ controlplane::EndpointSpec SpecOf(int64_t i) {
   e.labels["pod"] = absl::StrCat("churn-", i);
   return e;
 }
-
-// Answers every request at once, on the caller's thread: OK, 16 bytes.
-class InstantTransport final : public Transport {
- public:
-  void Send(const Endpoint& endpoint, TransportRequest request,
-            Callback done) override {
-    (void)endpoint;
-    (void)request;
-    TransportResponse response;
-    response.http_status = 200;
-    response.body.assign(16, 'y');
-    done(std::move(response));
-  }
-};
 
 // Two routes, so that matching is real work: the calls match the second.
 controlplane::ProfileSpec ProfileOf(double timeout_ms) {
@@ -573,8 +560,14 @@ int Main(int argc, char** argv) {
 
   MeshOptions mesh_options;
   mesh_options.discovery = source;
+  // Answers every request at once, on the caller's thread: OK, 16 bytes.
   mesh_options.transport_factory = [] {
-    return std::make_unique<InstantTransport>();
+    return testing::NewInlineTransport([](const TransportRequest&) {
+      TransportResponse response;
+      response.http_status = 200;
+      response.body.assign(16, 'y');
+      return response;
+    });
   };
   absl::StatusOr<std::unique_ptr<Mesh>> mesh = Mesh::Create(mesh_options);
   if (!mesh.ok()) Die(mesh.status().ToString());

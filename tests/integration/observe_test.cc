@@ -22,6 +22,7 @@
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
+#include "tests/support/fake_transports.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -419,24 +420,21 @@ TEST(TapTest, InvalidInProcessOptionsAreRefused) {
   EXPECT_THAT(f.mesh->Tap(options).status().message(), HasSubstr("port"));
 }
 
-// A transport that is not gRPC: answers every request itself.
-class LocalTransport final : public Transport {
- public:
-  void Send(const Endpoint&, TransportRequest request, Callback done) override {
-    TransportResponse response;
-    response.http_status = 200;
-    response.body = "local:" + request.body;
-    response.trailers = {{"x-local", "1"}};
-    done(std::move(response));
-  }
-};
-
 TEST(TapTest, TheHookIsTransportNeutral) {
   auto discovery = StaticDiscovery::Create();
   ASSERT_TRUE(discovery->SetEndpoints(kTarget, {{"10.9.9.9:80"}}).ok());
   MeshOptions options;
   options.discovery = discovery;
-  options.transport_factory = [] { return std::make_unique<LocalTransport>(); };
+  // A transport that is not gRPC: answers every request itself.
+  options.transport_factory = [] {
+    return testing::NewInlineTransport([](const TransportRequest& request) {
+      TransportResponse response;
+      response.http_status = 200;
+      response.body = "local:" + request.body;
+      response.trailers = {{"x-local", "1"}};
+      return response;
+    });
+  };
   auto mesh = *Mesh::Create(options);
   auto channel = *mesh->NewChannel(kTarget);
   TapOptions tap_options;
