@@ -16,20 +16,10 @@
 #include "mesh/mesh.h"
 #include "mesh/service_config.h"
 #include "mesh/transport.h"
+#include "tests/support/fake_transports.h"
 
 namespace mesh {
 namespace {
-
-// Answers every request at once, on the caller's thread, with an echo.
-class InstantTransport final : public Transport {
- public:
-  void Send(const Endpoint&, TransportRequest request, Callback done) override {
-    TransportResponse response;
-    response.http_status = 200;
-    response.body = std::move(request.body);
-    done(std::move(response));
-  }
-};
 
 struct Fixture {
   std::unique_ptr<Mesh> mesh;
@@ -57,8 +47,9 @@ Fixture MakeFixture(int endpoints, int routes) {
   }
   MeshOptions options;
   options.discovery = discovery;
+  // Answers every request at once, on the caller's thread, with an echo.
   options.transport_factory = [] {
-    return std::make_unique<InstantTransport>();
+    return testing::NewInlineTransport(testing::EchoAnswer());
   };
   Fixture f;
   f.mesh = *Mesh::Create(std::move(options));

@@ -1,8 +1,9 @@
 // Per-request cost of the tap hook (src/tap/tap_transport.h) around a no-op
-// Transport that answers inline: the bare inner call, a decorator that only
-// forwards, a destination's request path with no subscriber (TapSwitch,
-// goal: within 5 ns of bare) and the hook itself with none, with one
-// subscriber whose match rejects the request (goal: 100 ns), and with one
+// Transport that answers inline (an InlineTransport,
+// tests/support/fake_transports.h): the bare inner call, a decorator that
+// only forwards, a destination's request path with no subscriber
+// (TapSwitch, goal: within 5 ns of bare) and the hook itself with none, with
+// one subscriber whose match rejects the request (goal: 100 ns), and with one
 // matching subscriber whose events a reader thread drains (goal: 1 µs).
 //
 //   mesh_micro_bench --benchmark_filter=BM_Tap
@@ -22,22 +23,22 @@
 #include "mesh/transport.h"
 #include "src/tap/tap_hub.h"
 #include "src/tap/tap_transport.h"
+#include "tests/support/fake_transports.h"
 
 namespace mesh::internal {
 namespace {
 
-// Answers every request inline with an empty OK response and hands the
-// request back to `*home` for the next iteration.
-class NoopTransport final : public Transport {
- public:
-  explicit NoopTransport(TransportRequest* home) : home_(home) {}
-  void Send(const Endpoint&, TransportRequest request, Callback done) override {
-    *home_ = std::move(request);
-    done(TransportResponse());
-  }
+using ::mesh::testing::InlineTransport;
+using ::mesh::testing::NewInlineTransport;
 
- private:
-  TransportRequest* home_;
+// For an InlineTransport: answers every request with an empty OK response
+// and hands the request back to `*home` for the next iteration.
+struct HandBack {
+  TransportResponse operator()(TransportRequest& request) const {
+    *home = std::move(request);
+    return TransportResponse();
+  }
+  TransportRequest* home;
 };
 
 struct Setup {
@@ -79,7 +80,7 @@ struct Setup {
 
 void BM_TapBareInner(benchmark::State& state) {
   Setup setup;
-  NoopTransport inner(&setup.request);
+  InlineTransport<HandBack> inner(HandBack{&setup.request});
   setup.Run(state, &inner);
 }
 BENCHMARK(BM_TapBareInner);
@@ -102,7 +103,7 @@ class ForwardingTransport final : public Transport {
 
 void BM_TapForwardOnlyDecorator(benchmark::State& state) {
   Setup setup;
-  ForwardingTransport forward(std::make_unique<NoopTransport>(&setup.request));
+  ForwardingTransport forward(NewInlineTransport(HandBack{&setup.request}));
   setup.Run(state, &forward);
 }
 BENCHMARK(BM_TapForwardOnlyDecorator);
@@ -111,7 +112,7 @@ BENCHMARK(BM_TapForwardOnlyDecorator);
 // the inner transport (goal: within 5 ns of the bare call).
 void BM_TapNoSubscriber(benchmark::State& state) {
   Setup setup;
-  TapSwitch transports(std::make_unique<NoopTransport>(&setup.request),
+  TapSwitch transports(NewInlineTransport(HandBack{&setup.request}),
                        std::make_shared<TapHub>());
   setup.RunChoosing(state,
                     [&]() -> Transport& { return transports.ForRequest(); });
@@ -124,7 +125,7 @@ void BM_TapHookNoSubscriber(benchmark::State& state) {
   Setup setup;
   auto hub = std::make_shared<TapHub>();
   std::unique_ptr<Transport> tap =
-      NewTapTransport(std::make_unique<NoopTransport>(&setup.request), hub);
+      NewTapTransport(NewInlineTransport(HandBack{&setup.request}), hub);
   setup.Run(state, tap.get());
 }
 BENCHMARK(BM_TapHookNoSubscriber);
@@ -136,7 +137,7 @@ void BM_TapRejectingSubscriber(benchmark::State& state) {
   Setup setup;
   auto hub = std::make_shared<TapHub>();
   std::unique_ptr<Transport> tap =
-      NewTapTransport(std::make_unique<NoopTransport>(&setup.request), hub);
+      NewTapTransport(NewInlineTransport(HandBack{&setup.request}), hub);
   TapOptions options;
   switch (state.range(0)) {
     case 0:
@@ -164,7 +165,7 @@ void BM_TapMatchingSubscriber(benchmark::State& state) {
   Setup setup;
   auto hub = std::make_shared<TapHub>();
   std::unique_ptr<Transport> tap =
-      NewTapTransport(std::make_unique<NoopTransport>(&setup.request), hub);
+      NewTapTransport(NewInlineTransport(HandBack{&setup.request}), hub);
   TapOptions options;
   options.match = TapMatch::PathPrefix("/books.");
   options.limit = std::numeric_limits<uint32_t>::max();

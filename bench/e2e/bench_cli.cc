@@ -7,90 +7,30 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 
 namespace mesh::bench {
 
-void Die(absl::string_view message) {
+namespace {
+
+[[noreturn]] void PrintAndExit(absl::string_view message, int status) {
   std::fprintf(stderr, "%s: %.*s\n", program_invocation_short_name,
                static_cast<int>(message.size()), message.data());
-  std::exit(1);
+  std::exit(status);
 }
 
-FlagSetter TextFlag(std::string* out) {
-  return [out](absl::string_view value) {
-    *out = std::string(value);
-    return true;
-  };
-}
+}  // namespace
 
-FlagSetter IntFlag(int* out) {
-  return [out](absl::string_view value) {
-    int v = 0;
-    if (!absl::SimpleAtoi(value, &v) || v < 0) return false;
-    *out = v;
-    return true;
-  };
-}
+void Die(absl::string_view message) { PrintAndExit(message, 1); }
 
-FlagSetter RealFlag(double* out) {
-  return [out](absl::string_view value) {
-    double v = 0;
-    if (!absl::SimpleAtod(value, &v) || !(v >= 0)) return false;
-    *out = v;
-    return true;
-  };
-}
-
-FlagSetter IntListFlag(std::vector<int>* out) {
-  return [out](absl::string_view value) {
-    std::vector<int> parsed;
-    for (absl::string_view part : absl::StrSplit(value, ',')) {
-      int v = 0;
-      if (!absl::SimpleAtoi(part, &v) || v < 1) return false;
-      parsed.push_back(v);
-    }
-    *out = std::move(parsed);
-    return true;
-  };
-}
-
-FlagSetter ChoiceListFlag(std::vector<std::string>* out,
-                          std::vector<std::string> allowed) {
-  return [out, allowed = std::move(allowed)](absl::string_view value) {
-    std::vector<std::string> parsed;
-    for (absl::string_view part : absl::StrSplit(value, ',')) {
-      if (std::find(allowed.begin(), allowed.end(), part) == allowed.end()) {
-        return false;
-      }
-      parsed.emplace_back(part);
-    }
-    *out = std::move(parsed);
-    return true;
-  };
+void DieOfFlags(absl::string_view message) {
+  PrintAndExit(message, tools::kBadFlagsExitCode);
 }
 
 void ParseFlagsOrDie(int argc, char** argv, const FlagTable& flags) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    absl::string_view value;
-    if (size_t eq = arg.find('='); eq != absl::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      Die(absl::StrCat(arg, " needs a value"));
-    }
-    auto flag = std::find_if(flags.begin(), flags.end(),
-                             [&](const auto& f) { return f.first == arg; });
-    if (flag == flags.end()) Die(absl::StrCat("unknown flag ", arg));
-    if (!flag->second(value)) {
-      Die(absl::StrCat("bad value for ", arg, ": '", value, "'"));
-    }
+  if (absl::Status s = tools::ParseFlags(argc, argv, flags); !s.ok()) {
+    DieOfFlags(s.message());
   }
 }
 

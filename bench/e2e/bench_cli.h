@@ -1,10 +1,11 @@
 // What every end-to-end benchmark program needs around its measurement: a
-// fatal error, `--flag value` / `--flag=value` parsing into a struct, the
-// result files under `--out`, and Markdown tables for docs/benchmarks.md.
+// fatal error, its flags parsed into a struct (by the tools' parser,
+// tools/common/flag_parser.h), the result files under `--out`, and Markdown
+// tables for docs/benchmarks.md.
 //
 //   struct Flags { std::string out = "results"; int calls = 100; } f;
-//   ParseFlagsOrDie(argc, argv, {{"--out", TextFlag(&f.out)},
-//                                {"--calls", IntFlag(&f.calls)}});
+//   ParseFlagsOrDie(argc, argv, {{"out", "DIR", TextFlag(&f.out)},
+//                                {"calls", "N", IntFlag(&f.calls)}});
 //   WriteResultsOrDie(f.out, {{"x.csv", csv}, {"x.md", table.ToString()}});
 //
 // Thread-compatible; meant for a program's main thread.
@@ -12,35 +13,34 @@
 #define MESH_BENCH_E2E_BENCH_CLI_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tools/common/flag_parser.h"
 
 namespace mesh::bench {
 
 // Prints "<program>: <message>" to stderr and exits 1.
 [[noreturn]] void Die(absl::string_view message);
 
-// Parses one flag's value into its field; false if the value is malformed.
-using FlagSetter = std::function<bool(absl::string_view value)>;
-using FlagTable = std::vector<std::pair<std::string, FlagSetter>>;
+// The same, exiting 2 (tools::kBadFlagsExitCode): for flags that are wrong
+// together or out of range.
+[[noreturn]] void DieOfFlags(absl::string_view message);
 
-FlagSetter TextFlag(std::string* out);
-// A whole number >= 0.
-FlagSetter IntFlag(int* out);
-// A number >= 0.
-FlagSetter RealFlag(double* out);
-// Comma-separated whole numbers >= 1, e.g. "1,8".
-FlagSetter IntListFlag(std::vector<int>* out);
-// Comma-separated words, each one of `allowed`.
-FlagSetter ChoiceListFlag(std::vector<std::string>* out,
-                          std::vector<std::string> allowed);
+// The flag table and setters of the tools, which the benchmarks share.
+using tools::ChoiceListFlag;
+using tools::FlagTable;
+using tools::IntFlag;
+using tools::IntListFlag;
+using tools::Lowest;
+using tools::RealFlag;
+using tools::TextFlag;
 
-// Applies every `--name value` or `--name=value` of argv through `flags`.
-// Dies naming the flag on an unknown flag, a missing or malformed value.
+// Applies argv through `flags` (tools::ParseFlags: `--name value` or
+// `--name=value`); on an unknown flag, a missing or malformed value, dies
+// naming the flag (DieOfFlags).
 void ParseFlagsOrDie(int argc, char** argv, const FlagTable& flags);
 
 // Writes each (file name, text) into `dir` (created if missing) and prints

@@ -96,6 +96,7 @@
 #include "bench/e2e/churn_histogram.h"
 #include "bench/e2e/churn_report.h"
 #include "mesh/mesh.h"
+#include "tests/support/fake_transports.h"
 #include "tools/mesh-control-plane/config.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
@@ -123,25 +124,29 @@ Flags ParseFlags(int argc, char** argv) {
   std::vector<std::string> control_plane;
   ParseFlagsOrDie(
       argc, argv,
-      {{"--out", TextFlag(&f.out)},
-       {"--endpoints", IntFlag(&f.endpoints)},
-       {"--rate", RealFlag(&f.rate)},
-       {"--k", IntFlag(&f.k)},
-       {"--threads", IntFlag(&f.threads)},
-       {"--rounds", IntFlag(&f.rounds)},
-       {"--phase_seconds", RealFlag(&f.phase_seconds)},
-       {"--warmup_seconds", RealFlag(&f.warmup_seconds)},
-       {"--timeout_ms", RealFlag(&f.timeout_ms)},
-       {"--control_plane",
+      {{"out", "DIR", TextFlag(&f.out)},
+       {"endpoints", "N", IntFlag(&f.endpoints)},
+       {"rate", "N", RealFlag(&f.rate, Lowest::kZero)},
+       {"k", "N", IntFlag(&f.k)},
+       {"threads", "N", IntFlag(&f.threads)},
+       {"rounds", "N", IntFlag(&f.rounds)},
+       {"phase_seconds", "SECONDS", RealFlag(&f.phase_seconds, Lowest::kZero)},
+       {"warmup_seconds", "SECONDS",
+        RealFlag(&f.warmup_seconds, Lowest::kZero)},
+       {"timeout_ms", "MS", RealFlag(&f.timeout_ms, Lowest::kZero)},
+       {"control_plane", "NAME",
         ChoiceListFlag(&control_plane, {"delta", "example"})},
-       {"--modes", ChoiceListFlag(&f.modes, {"churn", "reset", "static_delta",
-                                             "noise"})}});
-  if (control_plane.size() > 1) Die("--control_plane is delta or example");
+       {"modes", "MODE,...",
+        ChoiceListFlag(&f.modes,
+                       {"churn", "reset", "static_delta", "noise"})}});
+  if (control_plane.size() > 1)
+    DieOfFlags("--control_plane is delta or example");
   if (!control_plane.empty()) f.control_plane = control_plane[0];
   if (f.endpoints < 2 || f.rate <= 0 || f.k < 1 || f.k >= f.endpoints ||
       f.threads < 1 || f.rounds < 1 || f.phase_seconds <= 0 ||
       f.timeout_ms <= 0 || f.endpoints > (1 << 22)) {
-    Die("need --endpoints in [2, 4194304], --k in [1, endpoints), "
+    DieOfFlags(
+        "need --endpoints in [2, 4194304], --k in [1, endpoints), "
         "--rate, --threads, --rounds, --phase_seconds, --timeout_ms > 0");
   }
   return f;
@@ -166,20 +171,6 @@ controlplane::EndpointSpec SpecOf(int64_t i) {
   e.labels["pod"] = absl::StrCat("churn-", i);
   return e;
 }
-
-// Answers every request at once, on the caller's thread: OK, 16 bytes.
-class InstantTransport final : public Transport {
- public:
-  void Send(const Endpoint& endpoint, TransportRequest request,
-            Callback done) override {
-    (void)endpoint;
-    (void)request;
-    TransportResponse response;
-    response.http_status = 200;
-    response.body.assign(16, 'y');
-    done(std::move(response));
-  }
-};
 
 // Two routes, so that matching is real work: the calls match the second.
 controlplane::ProfileSpec ProfileOf(double timeout_ms) {
@@ -569,8 +560,14 @@ int Main(int argc, char** argv) {
 
   MeshOptions mesh_options;
   mesh_options.discovery = source;
+  // Answers every request at once, on the caller's thread: OK, 16 bytes.
   mesh_options.transport_factory = [] {
-    return std::make_unique<InstantTransport>();
+    return testing::NewInlineTransport([](const TransportRequest&) {
+      TransportResponse response;
+      response.http_status = 200;
+      response.body.assign(16, 'y');
+      return response;
+    });
   };
   absl::StatusOr<std::unique_ptr<Mesh>> mesh = Mesh::Create(mesh_options);
   if (!mesh.ok()) Die(mesh.status().ToString());

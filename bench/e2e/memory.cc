@@ -103,10 +103,10 @@ int Main(int argc, char** argv) {
   std::vector<int> counts = {1000, 10000, 100000};
   int child = 0;
   ParseFlagsOrDie(argc, argv,
-                  {{"--out", TextFlag(&out)},
-                   {"--endpoints", IntListFlag(&counts)},
-                   {"--child", IntFlag(&child)}});
-  if (child > (1 << 24)) Die("--child takes at most 16777216 endpoints");
+                  {{"out", "DIR", TextFlag(&out)},
+                   {"endpoints", "N,...", IntListFlag(&counts, 1)},
+                   {"child", "N", IntFlag(&child)}});
+  if (child > (1 << 24)) DieOfFlags("--child takes at most 16777216 endpoints");
   if (child > 0) return Child(child);
   std::error_code error;
   const std::filesystem::path self =

@@ -81,17 +81,18 @@ struct Flags {
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
   ParseFlagsOrDie(argc, argv,
-                  {{"--out", TextFlag(&f.out)},
-                   {"--calls", IntFlag(&f.calls)},
-                   {"--rounds", IntFlag(&f.rounds)},
-                   {"--warmup", IntFlag(&f.warmup)},
-                   {"--many", IntFlag(&f.many)},
-                   {"--nghttpx", TextFlag(&f.nghttpx)},
-                   {"--timeout_ms", RealFlag(&f.timeout_ms)},
-                   {"--concurrency", IntListFlag(&f.concurrency)}});
+                  {{"out", "DIR", TextFlag(&f.out)},
+                   {"calls", "N", IntFlag(&f.calls)},
+                   {"rounds", "N", IntFlag(&f.rounds)},
+                   {"warmup", "N", IntFlag(&f.warmup)},
+                   {"many", "N", IntFlag(&f.many)},
+                   {"nghttpx", "PATH", TextFlag(&f.nghttpx)},
+                   {"timeout_ms", "MS", RealFlag(&f.timeout_ms, Lowest::kZero)},
+                   {"concurrency", "N,...", IntListFlag(&f.concurrency, 1)}});
   if (f.calls < 1 || f.rounds < 1 || f.many < 1 || f.concurrency.empty() ||
       f.timeout_ms <= 0) {
-    Die("need --calls, --rounds, --many, --timeout_ms >= 1 and a "
+    DieOfFlags(
+        "need --calls, --rounds, --many, --timeout_ms >= 1 and a "
         "--concurrency list");
   }
   return f;

@@ -61,20 +61,22 @@ struct Flags {
 
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
-  ParseFlagsOrDie(argc, argv,
-                  {{"--out", TextFlag(&f.out)},
-                   {"--rate", RealFlag(&f.rate)},
-                   {"--duration", RealFlag(&f.duration_s)},
-                   {"--warmup", RealFlag(&f.warmup_s)},
-                   {"--backends", IntFlag(&f.backends)},
-                   {"--delay_ms", RealFlag(&f.delay_ms)},
-                   {"--jitter_ms", RealFlag(&f.jitter_ms)},
-                   {"--slow_extra_ms", RealFlag(&f.slow_extra_ms)},
-                   {"--slow_backend", IntFlag(&f.slow_backend)},
-                   {"--timeout_ms", RealFlag(&f.timeout_ms)}});
+  ParseFlagsOrDie(
+      argc, argv,
+      {{"out", "DIR", TextFlag(&f.out)},
+       {"rate", "N", RealFlag(&f.rate, Lowest::kZero)},
+       {"duration", "SECONDS", RealFlag(&f.duration_s, Lowest::kZero)},
+       {"warmup", "SECONDS", RealFlag(&f.warmup_s, Lowest::kZero)},
+       {"backends", "N", IntFlag(&f.backends)},
+       {"delay_ms", "MS", RealFlag(&f.delay_ms, Lowest::kZero)},
+       {"jitter_ms", "MS", RealFlag(&f.jitter_ms, Lowest::kZero)},
+       {"slow_extra_ms", "MS", RealFlag(&f.slow_extra_ms, Lowest::kZero)},
+       {"slow_backend", "I", IntFlag(&f.slow_backend)},
+       {"timeout_ms", "MS", RealFlag(&f.timeout_ms, Lowest::kZero)}});
   if (f.rate <= 0 || f.duration_s <= 0 || f.backends < 2 ||
       f.slow_backend >= f.backends || f.timeout_ms <= 0) {
-    Die("need --rate > 0, --duration > 0, --backends >= 2, "
+    DieOfFlags(
+        "need --rate > 0, --duration > 0, --backends >= 2, "
         "--slow_backend < --backends, --timeout_ms > 0");
   }
   return f;

@@ -97,12 +97,12 @@ int Main(int argc, char** argv) {
   std::string out = "results";
   int calls = 2000, rounds = 5, subscribers = 100, warmup = 500;
   ParseFlagsOrDie(argc, argv,
-                  {{"--out", TextFlag(&out)},
-                   {"--calls", IntFlag(&calls)},
-                   {"--rounds", IntFlag(&rounds)},
-                   {"--warmup", IntFlag(&warmup)},
-                   {"--subscribers", IntFlag(&subscribers)}});
-  if (calls < 1 || rounds < 1) Die("--calls and --rounds must be >= 1");
+                  {{"out", "DIR", TextFlag(&out)},
+                   {"calls", "N", IntFlag(&calls)},
+                   {"rounds", "N", IntFlag(&rounds)},
+                   {"warmup", "N", IntFlag(&warmup)},
+                   {"subscribers", "N", IntFlag(&subscribers)}});
+  if (calls < 1 || rounds < 1) DieOfFlags("--calls and --rounds must be >= 1");
 
   std::vector<std::unique_ptr<tools::EchoBackend>> backends;
   std::vector<Endpoint> endpoints;

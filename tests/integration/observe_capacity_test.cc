@@ -14,22 +14,17 @@
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
+#include "tests/support/tap_fixtures.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {
 
 namespace tap = ::io::linkerd::proxy::tap;
+using ::mesh::testing::AllRequests;
 using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "books.test:7000";
-
-tap::ObserveRequest AllRequests(uint32_t limit) {
-  tap::ObserveRequest request;
-  request.set_limit(limit);
-  request.mutable_match()->mutable_all();
-  return request;
-}
 
 // An Observe stream whose client never reads. Destroying it cancels the
 // stream and waits for its end.
@@ -61,21 +56,16 @@ class IdleObserver final : public grpc::ClientReadReactor<tap::TapEvent> {
   grpc::Status status_;
 };
 
-struct Fixture {
-  explicit Fixture(uint32_t cap) {
-    backends = testing::StartBackends(2);
-    discovery = StaticDiscovery::Create();
-    EXPECT_TRUE(
-        discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
-    MeshOptions options;
-    options.discovery = discovery;
-    options.tap_address = "127.0.0.1:0";
-    options.tap_max_subscriptions = cap;
-    mesh = *Mesh::Create(options);
+struct Fixture : testing::TapMesh {
+  explicit Fixture(uint32_t cap) : TapMesh(kTarget, 2, Options(cap)) {
     channel = *mesh->NewChannel(kTarget);
     stub = tap::Tap::NewStub(
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(mesh->tap_port()),
-                            grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel(tap_target(), grpc::InsecureChannelCredentials()));
+  }
+  static MeshOptions Options(uint32_t cap) {
+    MeshOptions options;
+    options.tap_max_subscriptions = cap;
+    return options;
   }
   // Generous: 100 streams opening on a loaded 2-core machine under ASan
   // took over 10 s once. Passing tests wait only as long as they need.
@@ -87,9 +77,6 @@ struct Fixture {
     TapOptions options;
     return !mesh->Tap(options).ok();
   }
-  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
-  std::shared_ptr<StaticDiscovery> discovery;
-  std::unique_ptr<Mesh> mesh;
   std::unique_ptr<Channel> channel;
   std::unique_ptr<tap::Tap::Stub> stub;
 };

@@ -21,25 +21,30 @@
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
-#include "src/base/mutex.h"
+#include "tests/support/fake_transports.h"
+#include "tests/support/tap_fixtures.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {
 
 namespace tap = ::io::linkerd::proxy::tap;
+using ::mesh::testing::AllRequests;
+using ::mesh::testing::Observe;
+using ::mesh::testing::Observed;
+using ::mesh::testing::Traffic;
 using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "books.test:7000";
 
+// Endpoints labelled zone=a and zone=b, a route "One", x-api-key redacted.
 // Round robin, so that every endpoint gets its share of the traffic: P2C
 // may leave one idle for many seconds after a slow call (its estimate
 // decays with a 10 s time constant), and the tests that match on an
 // endpoint need calls to reach it.
-struct Fixture {
-  explicit Fixture(int backends_n = 2) {
-    backends = testing::StartBackends(backends_n);
-    discovery = StaticDiscovery::Create();
+struct Fixture : testing::TapMesh {
+  explicit Fixture(int backends_n = 2)
+      : TapMesh(kTarget, backends_n, Options()) {
     std::vector<Endpoint> endpoints = testing::EndpointsOf(backends);
     for (size_t i = 0; i < endpoints.size(); ++i) {
       endpoints[i].labels["zone"] = i == 0 ? "a" : "b";
@@ -49,89 +54,19 @@ struct Fixture {
     config.routes = {
         RouteBuilder("One").GrpcMethod("test.Echo", "One").Build()};
     EXPECT_TRUE(discovery->SetServiceConfig(kTarget, config).ok());
-    MeshOptions options;
-    options.discovery = discovery;
-    options.tap_address = "127.0.0.1:0";
-    options.tap_redacted_headers = {"x-api-key"};
-    mesh = *Mesh::Create(options);
     ChannelOptions channel_options;
     channel_options.balancer.kind = BalancerKind::kRoundRobin;
     channel = *mesh->NewChannel(kTarget, channel_options);
     EXPECT_TRUE(testing::WaitFor(
         [&] { return channel->service_config().has_value(); }));
   }
-  std::string tap_target() const {
-    return "127.0.0.1:" + std::to_string(mesh->tap_port());
+  static MeshOptions Options() {
+    MeshOptions options;
+    options.tap_redacted_headers = {"x-api-key"};
+    return options;
   }
-  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
-  std::shared_ptr<StaticDiscovery> discovery;
-  std::unique_ptr<Mesh> mesh;
   std::unique_ptr<Channel> channel;
 };
-
-// Sends calls (alternating methods) from a thread until Stop(), at most
-// 200,000 of them over at most 60 s, so a subscription made at any moment
-// of a test sees traffic.
-class Traffic {
- public:
-  explicit Traffic(Channel& channel, Metadata metadata = {}) {
-    thread_ = std::thread([this, &channel, metadata] {
-      CallOptions options;
-      options.metadata = metadata;
-      const absl::Time deadline = absl::Now() + absl::Seconds(60);
-      for (int i = 0;
-           i < 200000 && !stop_.HasBeenNotified() && absl::Now() < deadline;
-           ++i) {
-        channel.CallRaw(i % 2 == 0 ? "/test.Echo/One" : "/test.Echo/Two",
-                        "hello", options);
-        sent_.fetch_add(1);
-      }
-    });
-  }
-  ~Traffic() { Stop(); }
-  void Stop() {
-    if (!stop_.HasBeenNotified()) stop_.Notify();
-    if (thread_.joinable()) thread_.join();
-  }
-  int sent() const { return sent_.load(); }
-
- private:
-  internal::Notification stop_;
-  std::atomic<int> sent_{0};
-  std::thread thread_;
-};
-
-struct Observed {
-  grpc::Status status;
-  std::vector<tap::TapEvent> events;
-  std::map<std::string, std::string> trailers;
-};
-
-// Runs one Observe call to `target` to its end (bounded by 20 s).
-Observed Observe(const std::string& target,
-                 const tap::ObserveRequest& request) {
-  auto stub = tap::Tap::NewStub(
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
-  auto reader = stub->Observe(&context, request);
-  Observed out;
-  tap::TapEvent event;
-  while (reader->Read(&event)) out.events.push_back(event);
-  out.status = reader->Finish();
-  for (const auto& [k, v] : context.GetServerTrailingMetadata()) {
-    out.trailers[std::string(k.data(), k.size())] =
-        std::string(v.data(), v.size());
-  }
-  return out;
-}
-
-tap::ObserveRequest AllRequests(uint32_t limit) {
-  tap::ObserveRequest request;
-  request.set_limit(limit);
-  request.mutable_match()->mutable_all();
-  return request;
-}
 
 std::string HeaderValue(const io::linkerd::proxy::http_types::Headers& headers,
                         const std::string& name) {
@@ -419,24 +354,21 @@ TEST(TapTest, InvalidInProcessOptionsAreRefused) {
   EXPECT_THAT(f.mesh->Tap(options).status().message(), HasSubstr("port"));
 }
 
-// A transport that is not gRPC: answers every request itself.
-class LocalTransport final : public Transport {
- public:
-  void Send(const Endpoint&, TransportRequest request, Callback done) override {
-    TransportResponse response;
-    response.http_status = 200;
-    response.body = "local:" + request.body;
-    response.trailers = {{"x-local", "1"}};
-    done(std::move(response));
-  }
-};
-
 TEST(TapTest, TheHookIsTransportNeutral) {
   auto discovery = StaticDiscovery::Create();
   ASSERT_TRUE(discovery->SetEndpoints(kTarget, {{"10.9.9.9:80"}}).ok());
   MeshOptions options;
   options.discovery = discovery;
-  options.transport_factory = [] { return std::make_unique<LocalTransport>(); };
+  // A transport that is not gRPC: answers every request itself.
+  options.transport_factory = [] {
+    return testing::NewInlineTransport([](const TransportRequest& request) {
+      TransportResponse response;
+      response.http_status = 200;
+      response.body = "local:" + request.body;
+      response.trailers = {{"x-local", "1"}};
+      return response;
+    });
+  };
   auto mesh = *Mesh::Create(options);
   auto channel = *mesh->NewChannel(kTarget);
   TapOptions tap_options;

@@ -11,14 +11,12 @@
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -26,14 +24,17 @@
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
-#include "src/base/mutex.h"
 #include "src/tap/observe_server.h"
+#include "tests/support/tap_fixtures.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {
 
 namespace tap = ::io::linkerd::proxy::tap;
+using ::mesh::testing::AllRequests;
+using ::mesh::testing::Observed;
+using ::mesh::testing::Traffic;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -166,57 +167,18 @@ TapTlsOptions ServerTls() {
 
 // A Mesh serving Observe on 127.0.0.1 with mutual TLS, in front of two
 // echo backends.
-struct Fixture {
-  explicit Fixture(std::vector<std::string> allowed = {kAllowed}) {
-    backends = testing::StartBackends(2);
-    discovery = StaticDiscovery::Create();
-    EXPECT_TRUE(
-        discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
+struct Fixture : testing::TapMesh {
+  explicit Fixture(std::vector<std::string> allowed = {kAllowed})
+      : TapMesh(kTarget, 2, Options(std::move(allowed))) {
+    if (mesh != nullptr) channel = *mesh->NewChannel(kTarget);
+  }
+  static MeshOptions Options(std::vector<std::string> allowed) {
     MeshOptions options;
-    options.discovery = discovery;
-    options.tap_address = "127.0.0.1:0";
     options.tap_tls = ServerTls();
     options.tap_tls.allowed_identities = std::move(allowed);
-    absl::StatusOr<std::unique_ptr<Mesh>> created = Mesh::Create(options);
-    EXPECT_TRUE(created.ok()) << created.status();
-    if (!created.ok()) return;
-    mesh = *std::move(created);
-    channel = *mesh->NewChannel(kTarget);
+    return options;
   }
-  std::string tap_target() const {
-    return "127.0.0.1:" + std::to_string(mesh->tap_port());
-  }
-  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
-  std::shared_ptr<StaticDiscovery> discovery;
-  std::unique_ptr<Mesh> mesh;
   std::unique_ptr<Channel> channel;
-};
-
-// Sends calls from a thread until Stop(), at most 5000 of them, so a
-// subscription made at any moment sees traffic.
-class Traffic {
- public:
-  explicit Traffic(Channel& channel) {
-    thread_ = std::thread([this, &channel] {
-      for (int i = 0; i < 5000 && !stop_.HasBeenNotified(); ++i) {
-        channel.CallRaw("/test.Echo/One", "hello");
-      }
-    });
-  }
-  ~Traffic() { Stop(); }
-  void Stop() {
-    if (!stop_.HasBeenNotified()) stop_.Notify();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  internal::Notification stop_;
-  std::thread thread_;
-};
-
-struct Observed {
-  grpc::Status status;
-  std::vector<tap::TapEvent> events;
 };
 
 // Runs one Observe call (every request, up to `limit`) over TLS to its end,
@@ -229,19 +191,9 @@ Observed Observe(const std::string& target, const KeyPair& client,
   ssl.pem_cert_chain = client.cert;
   grpc::ChannelArguments args;
   args.SetSslTargetNameOverride("localhost");
-  auto stub = tap::Tap::NewStub(
-      grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args));
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
-  tap::ObserveRequest request;
-  request.set_limit(limit);
-  request.mutable_match()->mutable_all();
-  auto reader = stub->Observe(&context, request);
-  Observed out;
-  tap::TapEvent event;
-  while (reader->Read(&event)) out.events.push_back(event);
-  out.status = reader->Finish();
-  return out;
+  return testing::Observe(
+      grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args),
+      AllRequests(limit));
 }
 
 class ObserveTlsTest : public ::testing::Test {
@@ -310,9 +262,7 @@ TEST_F(ObserveTlsTest, APlaintextClientCannotTap) {
       grpc::CreateChannel(f.tap_target(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-  tap::ObserveRequest request;
-  request.set_limit(1);
-  request.mutable_match()->mutable_all();
+  tap::ObserveRequest request = AllRequests(1);
   auto reader = stub->Observe(&context, request);
   tap::TapEvent event;
   EXPECT_FALSE(reader->Read(&event));

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
+#include "tests/support/fake_transports.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -23,31 +24,6 @@ using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "books.test:7000";
 constexpr char kMethod[] = "/test.Echo/Say";
-
-// The gRPC transport, recording the order in which requests are sent.
-class RecordingTransport final : public Transport {
- public:
-  explicit RecordingTransport(std::vector<std::string>* sent,
-                              internal::Mutex* mu)
-      : sent_(sent), mu_(mu) {}
-  void Send(const Endpoint& endpoint, TransportRequest request,
-            Callback done) override {
-    {
-      internal::MutexLock lock(mu_);
-      sent_->push_back(request.body);
-    }
-    inner_->Send(endpoint, std::move(request), std::move(done));
-  }
-  void RetainOnly(const std::vector<std::string>& addresses) override {
-    inner_->RetainOnly(addresses);
-  }
-  void Shutdown() override { inner_->Shutdown(); }
-
- private:
-  std::unique_ptr<Transport> inner_ = NewGrpcTransport();
-  std::vector<std::string>* const sent_;
-  internal::Mutex* const mu_;
-};
 
 // Results of async calls, by index.
 class Results {
@@ -88,8 +64,10 @@ class WaitForEndpointsTest : public ::testing::Test {
     discovery_ = StaticDiscovery::Create();
     MeshOptions options;
     options.discovery = discovery_;
+    // The gRPC transport, recording the order in which requests are sent.
     options.transport_factory = [this] {
-      return std::make_unique<RecordingTransport>(&sent_, &sent_mu_);
+      return std::make_unique<testing::FakeTransport>(sent_,
+                                                      NewGrpcTransport());
     };
     mesh_ = *Mesh::Create(options);
   }
@@ -100,14 +78,11 @@ class WaitForEndpointsTest : public ::testing::Test {
     return *mesh_->NewChannel(kTarget, options);
   }
 
-  std::vector<std::string> Sent() {
-    internal::MutexLock lock(&sent_mu_);
-    return sent_;
-  }
+  std::vector<std::string> Sent() { return sent_->Bodies(); }
 
   std::shared_ptr<StaticDiscovery> discovery_;
-  internal::Mutex sent_mu_;
-  std::vector<std::string> sent_ ABSL_GUARDED_BY(sent_mu_);
+  const std::shared_ptr<testing::FakeWire> sent_ =
+      std::make_shared<testing::FakeWire>();
   std::unique_ptr<Mesh> mesh_;
 };
 

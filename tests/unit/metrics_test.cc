@@ -22,11 +22,14 @@
 #include "src/metrics/response_counters.h"
 #include "src/metrics/route_metrics.h"
 #include "src/tap/tap_hub.h"
+#include "tests/support/fake_transports.h"
 #include "tests/support/prometheus_text.h"
 
 namespace mesh::internal {
 namespace {
 
+using ::mesh::testing::FakeTransport;
+using ::mesh::testing::FakeWire;
 using ::mesh::testing::ParsePrometheusText;
 using ::mesh::testing::PrometheusLabels;
 using ::mesh::testing::PrometheusText;
@@ -444,33 +447,27 @@ TEST(MetricsRegistryTest, ConcurrentRecordingKeepsExactTotals) {
             route->responses.Count(false, 4) + route->responses.Count(true, 4));
 }
 
+// The destinations' transport: fails every call (UNAVAILABLE) and records on
+// `wire` the addresses it is told to retain.
+std::unique_ptr<Transport> NullTransport(
+    std::shared_ptr<FakeWire> wire = std::make_shared<FakeWire>()) {
+  wire->answer.status = absl::UnavailableError("null transport");
+  return std::make_unique<FakeTransport>(std::move(wire));
+}
+
 // A destination makes an endpoint's metrics on its first call, keeps them
 // while the endpoint stays (also when its attributes change), and lets them
 // go when it leaves.
-class NullTransport final : public Transport {
- public:
-  void Send(const Endpoint&, TransportRequest, Callback done) override {
-    TransportResponse response;
-    response.status = absl::UnavailableError("null transport");
-    done(std::move(response));
-  }
-  void RetainOnly(const std::vector<std::string>& addresses) override {
-    retained = addresses;
-  }
-  std::vector<std::string> retained;
-};
-
 TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   auto registry = std::make_shared<MetricsRegistry>();
-  auto transport = std::make_unique<NullTransport>();
-  NullTransport* t = transport.get();
-  Destination d("books:8080", std::move(transport), std::make_shared<TapHub>(),
+  auto wire = std::make_shared<FakeWire>();
+  Destination d("books:8080", NullTransport(wire), std::make_shared<TapHub>(),
                 registry, std::make_shared<TimerThread>());
   EXPECT_EQ(d.EndpointMetricsFor("10.0.0.1:8080"), nullptr);
 
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
   d.OnEndpointUpdate(EndpointUpdate::Reset({b, a}));
-  EXPECT_THAT(t->retained, ElementsAre("10.0.0.1:8080", "10.0.0.2:8080"));
+  EXPECT_THAT(wire->retained, ElementsAre("10.0.0.1:8080", "10.0.0.2:8080"));
   EXPECT_EQ(registry->EndpointEntriesForTest(), 0u);  // none called yet
   EXPECT_EQ(d.EndpointMetricsFor("10.0.0.3:8080"), nullptr);
 
@@ -504,7 +501,7 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   d.OnEndpointUpdate(EndpointUpdate::Remove({a.address}));
   EXPECT_EQ(d.EndpointMetricsFor(a.address), nullptr);
   EXPECT_TRUE(weak.expired());
-  EXPECT_THAT(t->retained, ElementsAre("10.0.0.2:8080"));
+  EXPECT_THAT(wire->retained, ElementsAre("10.0.0.2:8080"));
   ASSERT_EQ((*balancer)->Stats().size(), 1u);
   d.Detach(balancer->get());
   d.Shutdown();
@@ -515,9 +512,8 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
 // Returns how many endpoints lost their first call's count in one race.
 int LostFirstCallCounts() {
   auto registry = std::make_shared<MetricsRegistry>();
-  Destination d("books:8080", std::make_unique<NullTransport>(),
-                std::make_shared<TapHub>(), registry,
-                std::make_shared<TimerThread>());
+  Destination d("books:8080", NullTransport(), std::make_shared<TapHub>(),
+                registry, std::make_shared<TimerThread>());
   constexpr int kEndpoints = 2000;
   std::vector<Endpoint> endpoints;
   for (int i = 0; i < kEndpoints; ++i) {
@@ -564,9 +560,8 @@ TEST(DestinationMetricsTest, FirstCallsRacingAttributeChangesKeepTheirCounts) {
 
 TEST(DestinationMetricsTest, ConcurrentCallsShareOneObjectAcrossUpdates) {
   auto registry = std::make_shared<MetricsRegistry>();
-  Destination d("books:8080", std::make_unique<NullTransport>(),
-                std::make_shared<TapHub>(), registry,
-                std::make_shared<TimerThread>());
+  Destination d("books:8080", NullTransport(), std::make_shared<TapHub>(),
+                registry, std::make_shared<TimerThread>());
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
   d.OnEndpointUpdate(EndpointUpdate::Reset({a, b}));
   std::shared_ptr<EndpointMetrics> first_a = d.EndpointMetricsFor(a.address);

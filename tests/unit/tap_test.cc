@@ -24,73 +24,18 @@
 #include "src/tap/tap_hub.h"
 #include "src/tap/tap_transport.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/fake_transports.h"
 
 namespace mesh::internal {
 namespace {
 
 using ::mesh::testing::FakeClock;
+using ::mesh::testing::FakeTransport;
+using ::mesh::testing::FakeWire;
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
 using Kind = TapEvent::Kind;
-
-// What the fake transport shares with the test: the requests it got and the
-// callbacks it holds. It answers at once with `answer`, or, with `hold`,
-// keeps the callbacks until the test answers them (from any thread).
-struct FakeWire {
-  std::mutex mu;
-  std::vector<TransportRequest> requests;
-  std::vector<const Endpoint*> endpoints;
-  std::deque<Transport::Callback> held;
-  bool hold = false;
-  TransportResponse answer;
-  int retain_only_calls = 0;
-  int shutdown_calls = 0;
-
-  // Answers every held call with `response`; returns how many.
-  size_t AnswerHeld(const TransportResponse& response) {
-    std::deque<Transport::Callback> calls;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      calls.swap(held);
-    }
-    for (Transport::Callback& done : calls) done(response);
-    return calls.size();
-  }
-};
-
-class FakeTransport final : public Transport {
- public:
-  explicit FakeTransport(std::shared_ptr<FakeWire> wire)
-      : wire_(std::move(wire)) {}
-
-  void Send(const Endpoint& endpoint, TransportRequest request,
-            Callback done) override {
-    TransportResponse answer;
-    {
-      std::lock_guard<std::mutex> lock(wire_->mu);
-      wire_->requests.push_back(std::move(request));
-      wire_->endpoints.push_back(&endpoint);
-      if (wire_->hold) {
-        wire_->held.push_back(std::move(done));
-        return;
-      }
-      answer = wire_->answer;
-    }
-    done(std::move(answer));
-  }
-  void RetainOnly(const std::vector<std::string>&) override {
-    std::lock_guard<std::mutex> lock(wire_->mu);
-    ++wire_->retain_only_calls;
-  }
-  void Shutdown() override {
-    std::lock_guard<std::mutex> lock(wire_->mu);
-    ++wire_->shutdown_calls;
-  }
-
- private:
-  std::shared_ptr<FakeWire> wire_;
-};
 
 TransportRequest GetBook() {
   TransportRequest request;

@@ -1,6 +1,7 @@
 // gRPC status code names ("OK", "UNAVAILABLE", ...), as the gRPC spec
-// (doc/statuscodes.md) spells them, for mesh-call's report and the echo
-// server's --fail-status flag.
+// (doc/statuscodes.md) spells them and absl::StatusCodeToString gives them,
+// for mesh-call's report, mesh-tap's lines and the echo server's
+// --fail-status flag.
 //
 //   GrpcCodeName(absl::StatusCode::kUnavailable)  // "UNAVAILABLE"
 //   ParseGrpcCode("deadline_exceeded")            // kDeadlineExceeded

@@ -58,7 +58,9 @@ struct CallFlags {
 };
 
 // The flags, or INVALID_ARGUMENT with a message naming the bad flag.
-// argv[0] is skipped. Accepts "--flag=value" and "--flag value".
+// argv[0] is skipped. The tools' syntax (tools/common/flag_parser.h):
+// "--flag=value" and "--flag value"; a repeated flag other than --header
+// keeps its last value.
 absl::StatusOr<CallFlags> ParseCallFlags(int argc, const char* const* argv);
 
 // The --help text.

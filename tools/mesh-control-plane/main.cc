@@ -2,53 +2,62 @@
 // a JSON file, following its edits. For laptops and tests, not clusters.
 //
 //   mesh-control-plane --config=mesh.json [--listen=127.0.0.1:8086]
+//
+// Exits 0 after SIGINT/SIGTERM, 1 if it cannot start or read the file, 2
+// for bad flags.
 #include <csignal>
 #include <cstdio>
 #include <string>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "src/base/utf8.h"
+#include "tools/common/flag_parser.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
 namespace {
 
-int Usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "mesh-control-plane: %s\n"
-               "usage: mesh-control-plane --config=FILE [--listen=HOST:PORT] "
-               "[--max-config-bytes=N]\n"
-               "  --config            JSON file of targets, endpoints and "
-               "profiles (docs/linkerd.md)\n"
-               "  --listen            address to serve on (default "
-               "127.0.0.1:8086)\n"
-               "  --max-config-bytes  larger config files are refused "
-               "(default 67108864, 64 MiB)\n",
-               mesh::internal::PrintableText(problem).c_str());
-  return 2;
+struct Flags {
+  std::string config_path;
+  std::string listen = "127.0.0.1:8086";
+  int64_t max_bytes = mesh::controlplane::kDefaultMaxConfigBytes;
+  bool help = false;
+};
+
+mesh::tools::FlagTable FlagTableFor(Flags* f) {
+  using mesh::tools::kNoMax;
+  return {
+      {"config", "FILE", mesh::tools::TextFlag(&f->config_path),
+       "JSON file of targets, endpoints and profiles\n(docs/linkerd.md)"},
+      {"listen", "HOST:PORT", mesh::tools::TextFlag(&f->listen),
+       "address to serve on (default 127.0.0.1:8086)"},
+      {"max-config-bytes", "N",
+       mesh::tools::IntFlag(&f->max_bytes, 1, kNoMax,
+                            "must be a positive number of bytes"),
+       "larger config files are refused\n(default 67108864, 64 MiB)"},
+      {"help", "", mesh::tools::SwitchFlag(&f->help), "this text"},
+  };
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_path;
-  std::string listen = "127.0.0.1:8086";
-  int64_t max_bytes = mesh::controlplane::kDefaultMaxConfigBytes;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (absl::StartsWith(arg, "--config=")) {
-      config_path = arg.substr(9);
-    } else if (absl::StartsWith(arg, "--listen=")) {
-      listen = arg.substr(9);
-    } else if (absl::StartsWith(arg, "--max-config-bytes=")) {
-      if (!absl::SimpleAtoi(arg.substr(19), &max_bytes) || max_bytes < 1) {
-        return Usage("--max-config-bytes takes a positive number of bytes");
-      }
-    } else {
-      return Usage("unknown argument " + arg);
-    }
+  Flags flags;
+  absl::Status parsed =
+      mesh::tools::ParseFlags(argc, argv, FlagTableFor(&flags));
+  if (parsed.ok() && !flags.help && flags.config_path.empty()) {
+    parsed = absl::InvalidArgumentError("--config: is required");
   }
-  if (config_path.empty()) return Usage("--config is required");
+  if (!parsed.ok()) {
+    return mesh::tools::BadFlags("mesh-control-plane", argv[0], parsed);
+  }
+  if (flags.help) {
+    Flags unused;
+    std::printf(
+        "usage: %s --config=FILE [--listen=HOST:PORT] "
+        "[--max-config-bytes=N]\n%s",
+        argv[0], mesh::tools::FlagHelp(FlagTableFor(&unused)).c_str());
+    return 0;
+  }
+  const std::string& config_path = flags.config_path;
 
   // Block the stop signals before gRPC starts threads, then wait for one.
   sigset_t stop;
@@ -57,14 +66,14 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  auto cp = mesh::controlplane::ControlPlane::Start(listen, {});
+  auto cp = mesh::controlplane::ControlPlane::Start(flags.listen, {});
   if (!cp.ok()) {
     std::fprintf(stderr, "mesh-control-plane: %s\n",
                  cp.status().ToString().c_str());
     return 1;
   }
-  if (absl::Status s =
-          (*cp)->WatchFile(config_path, absl::Milliseconds(200), max_bytes);
+  if (absl::Status s = (*cp)->WatchFile(config_path, absl::Milliseconds(200),
+                                        flags.max_bytes);
       !s.ok()) {
     std::fprintf(stderr, "mesh-control-plane: %s\n",
                  mesh::internal::PrintableText(s.message()).c_str());

@@ -15,25 +15,12 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "tools/common/echo_backend.h"
+#include "tools/common/flag_parser.h"
 #include "tools/common/grpc_codes.h"
 
 namespace {
-
-constexpr char kUsage[] =
-    "usage: %s [--port N] [--delay-ms N] [--jitter-ms N] [--fail-status "
-    "CODE]\n"
-    "  --port N          listen on 127.0.0.1:N; 0 (default) picks a free "
-    "port\n"
-    "  --delay-ms N      answer each call after N ms (default 0)\n"
-    "  --jitter-ms N     plus up to N ms more, uniformly random (default 0)\n"
-    "  --fail-status C   answer with status C (name or number) instead of "
-    "echoing\n"
-    "Prints the address it listens on, then serves until SIGINT/SIGTERM.\n";
 
 struct ServerFlags {
   int port = 0;
@@ -43,60 +30,50 @@ struct ServerFlags {
   bool help = false;
 };
 
-// False, after printing why, for a bad flag.
-bool ParseFlags(int argc, char** argv, ServerFlags* flags) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      flags->help = true;
-      continue;
-    }
-    absl::string_view name = arg, value;
-    if (size_t eq = arg.find('='); eq != absl::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      std::fprintf(stderr, "mesh-echo-server: %s needs a value\n", argv[i]);
-      return false;
-    }
-    bool ok = false;
-    if (name == "--port") {
-      ok = absl::SimpleAtoi(value, &flags->port) && flags->port >= 0 &&
-           flags->port <= 65535;
-    } else if (name == "--delay-ms") {
-      ok = absl::SimpleAtoi(value, &flags->delay_ms) && flags->delay_ms >= 0;
-    } else if (name == "--jitter-ms") {
-      ok = absl::SimpleAtoi(value, &flags->jitter_ms) && flags->jitter_ms >= 0;
-    } else if (name == "--fail-status") {
-      std::optional<absl::StatusCode> code = mesh::tools::ParseGrpcCode(value);
-      ok = code.has_value();
-      if (ok) flags->fail_status = static_cast<grpc::StatusCode>(*code);
-    } else {
-      std::fprintf(stderr, "mesh-echo-server: unknown flag %s\n",
-                   std::string(name).c_str());
-      return false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "mesh-echo-server: bad value '%s' for %s\n",
-                   std::string(value).c_str(), std::string(name).c_str());
-      return false;
-    }
-  }
-  return true;
+mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
+  using mesh::tools::IntFlag;
+  using mesh::tools::kNoMax;
+  constexpr char kNotNegative[] = "must be an integer >= 0";
+  return {
+      {"port", "N", IntFlag(&f->port, 0, 65535, "must be an integer 0..65535"),
+       "listen on 127.0.0.1:N; 0 (default) picks a free port"},
+      {"delay-ms", "N", IntFlag(&f->delay_ms, 0, kNoMax, kNotNegative),
+       "answer each call after N ms (default 0)"},
+      {"jitter-ms", "N", IntFlag(&f->jitter_ms, 0, kNoMax, kNotNegative),
+       "plus up to N ms more, uniformly random (default 0)"},
+      {"fail-status", "CODE",
+       [f](absl::string_view value) {
+         std::optional<absl::StatusCode> code =
+             mesh::tools::ParseGrpcCode(value);
+         if (!code) {
+           return absl::InvalidArgumentError(
+               "must be a gRPC status code name or number 0..16");
+         }
+         f->fail_status = static_cast<grpc::StatusCode>(*code);
+         return absl::OkStatus();
+       },
+       "answer with status CODE (name or number) instead\nof echoing"},
+      {"help", "", mesh::tools::SwitchFlag(&f->help), "this text"},
+  };
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   ServerFlags flags;
-  if (!ParseFlags(argc, argv, &flags)) {
-    std::fprintf(stderr, kUsage, argv[0]);
-    return 2;
+  if (absl::Status s =
+          mesh::tools::ParseFlags(argc, argv, ServerFlagTable(&flags));
+      !s.ok()) {
+    return mesh::tools::BadFlags("mesh-echo-server", argv[0], s);
   }
   if (flags.help) {
-    std::printf(kUsage, argv[0]);
+    ServerFlags unused;
+    std::printf(
+        "usage: %s [--port N] [--delay-ms N] [--jitter-ms N] "
+        "[--fail-status CODE]\n%s"
+        "Prints the address it listens on, then serves until "
+        "SIGINT/SIGTERM.\n",
+        argv[0], mesh::tools::FlagHelp(ServerFlagTable(&unused)).c_str());
     return 0;
   }
 

@@ -1,11 +1,9 @@
 #include "tools/mesh-tap/flags.h"
 
-#include <cmath>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "tools/common/flag_parser.h"
 
 namespace mesh::tools {
 namespace {
@@ -14,32 +12,16 @@ namespace wire = ::io::linkerd::proxy::tap;
 namespace wire_http = ::io::linkerd::proxy::http_types;
 using WireMatch = wire::ObserveRequest::Match;
 
-constexpr char kUsage[] = R"(usage: %s ADDR [filters] [options]
+constexpr char kUsageHead[] = R"(usage: %s ADDR [filters] [options]
 
 Watches live requests an application sends through its mesh, like
 `linkerd viz tap`: connects to the app's tap server (Linkerd's Tap.Observe
 API, plaintext; e.g. 127.0.0.1:4190) and prints one line per event of each
 request that passes every filter given.
 
-Filters (ANDed; none: every request):
-  --authority A           :authority is A
-  --authority-prefix A    :authority starts with A
-  --path P                the path (without the query) is P
-  --path-prefix P         the path starts with P (e.g. /books.Library/)
-  --method M              the HTTP method (upper-cased), e.g. POST
-  --label KEY=VALUE       the endpoint has this label; repeatable
-  --route NAME            the route's label route=NAME
+)";
 
-Options:
-  --limit N               requests to tap (default 100); the stream ends
-                          when the last of them has finished
-  --headers               also print request and response headers and
-                          trailers (sensitive values come redacted)
-  --json                  one JSON object per event per line
-  --timeout SECONDS       stop after this long (default: when the stream
-                          ends, or at SIGINT/SIGTERM)
-  --help                  this text
-
+constexpr char kUsageTail[] = R"(
 Lines:
   req id=BASE:STREAM proxy=out src=- dst=IP:PORT tls=false :method=M
       :authority=A :path=P
@@ -52,22 +34,8 @@ Exit status: 0 when the stream ends, on --timeout or at SIGINT/SIGTERM;
 printed, e.g. UNAUTHENTICATED or INVALID_ARGUMENT); 2 for bad flags.
 )";
 
-// Flags that take a value; the others (--headers, --json, --help) take none.
-constexpr const char* kValueFlags[] = {"authority", "authority-prefix",
-                                       "path",      "path-prefix",
-                                       "method",    "label",
-                                       "route",     "limit",
-                                       "timeout"};
-
-bool TakesValue(absl::string_view name) {
-  for (const char* f : kValueFlags) {
-    if (name == f) return true;
-  }
-  return false;
-}
-
-absl::Status Bad(absl::string_view flag, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", why));
+absl::Status Bad(absl::string_view why) {
+  return absl::InvalidArgumentError(why);
 }
 
 // RFC 9110 §5.6.2 token characters: what a method may be made of.
@@ -83,13 +51,47 @@ bool IsToken(absl::string_view s) {
   return true;
 }
 
-absl::Status CheckPath(absl::string_view flag, absl::string_view value) {
-  if (value.empty() || value[0] != '/') {
-    return Bad(flag, absl::StrCat("'", value, "' must start with '/'"));
+// --path P or --path-prefix P into *out.
+FlagSetter PathFlag(std::string* out) {
+  return [out](absl::string_view value) {
+    if (value.empty() || value[0] != '/') {
+      return Bad(absl::StrCat("'", value, "' must start with '/'"));
+    }
+    if (value.find('?') != absl::string_view::npos) {
+      return Bad("matches the path without its query; drop the '?...'");
+    }
+    *out = std::string(value);
+    return absl::OkStatus();
+  };
+}
+
+absl::Status ParseMethod(absl::string_view value, TapFlags* f) {
+  if (!IsToken(value)) {
+    return Bad(absl::StrCat("'", value, "' is not an HTTP method"));
   }
-  if (value.find('?') != absl::string_view::npos) {
-    return Bad(flag, "matches the path without its query; drop the '?...'");
+  f->method = absl::AsciiStrToUpper(value);
+  return absl::OkStatus();
+}
+
+// --label KEY=VALUE, repeatable: each one is kept, in order.
+absl::Status AddLabel(absl::string_view value, TapFlags* f) {
+  size_t eq = value.find('=');
+  if (eq == absl::string_view::npos || eq == 0) {
+    return Bad(absl::StrCat("'", value, "' must be KEY=VALUE"));
   }
+  f->labels.emplace_back(std::string(value.substr(0, eq)),
+                         std::string(value.substr(eq + 1)));
+  return absl::OkStatus();
+}
+
+// ADDR, the one positional argument.
+absl::Status SetAddress(absl::string_view arg, bool* has_address, TapFlags* f) {
+  if (*has_address) {
+    return Bad(absl::StrCat("unexpected argument '", arg, "' (ADDR is '",
+                            f->address, "')"));
+  }
+  f->address = std::string(arg);
+  *has_address = true;
   return absl::OkStatus();
 }
 
@@ -99,58 +101,47 @@ absl::Status CheckAddress(absl::string_view address) {
   if (colon == absl::string_view::npos || colon == 0 ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port == 0 ||
       port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ADDR '", address, "' must be host:port, e.g. 127.0.0.1:4190"));
+    return Bad(absl::StrCat("ADDR '", address,
+                            "' must be host:port, e.g. 127.0.0.1:4190"));
   }
   return absl::OkStatus();
 }
 
-// Applies one flag; `value` is empty for flags that take none.
-absl::Status Apply(absl::string_view name, absl::string_view value,
-                   TapFlags* f) {
-  if (name == "help") {
-    f->help = true;
-  } else if (name == "headers") {
-    f->headers = true;
-  } else if (name == "json") {
-    f->json = true;
-  } else if (name == "authority" || name == "authority-prefix") {
-    if (value.empty()) return Bad(name, "needs a value");
-    (name == "authority" ? f->authority : f->authority_prefix) =
-        std::string(value);
-  } else if (name == "path" || name == "path-prefix") {
-    if (absl::Status s = CheckPath(name, value); !s.ok()) return s;
-    (name == "path" ? f->path : f->path_prefix) = std::string(value);
-  } else if (name == "method") {
-    if (!IsToken(value)) {
-      return Bad(name, absl::StrCat("'", value, "' is not an HTTP method"));
-    }
-    f->method = absl::AsciiStrToUpper(value);
-  } else if (name == "label") {
-    size_t eq = value.find('=');
-    if (eq == absl::string_view::npos || eq == 0) {
-      return Bad(name, absl::StrCat("'", value, "' must be KEY=VALUE"));
-    }
-    f->labels.emplace_back(std::string(value.substr(0, eq)),
-                           std::string(value.substr(eq + 1)));
-  } else if (name == "route") {
-    if (value.empty()) return Bad(name, "needs a route name");
-    f->route = std::string(value);
-  } else if (name == "limit") {
-    if (!absl::SimpleAtoi(value, &f->limit) || f->limit < 1) {
-      return Bad(name, "must be an integer 1..4294967295");
-    }
-  } else if (name == "timeout") {
-    double seconds = 0;
-    if (!absl::SimpleAtod(value, &seconds) || !std::isfinite(seconds) ||
-        seconds <= 0) {
-      return Bad(name, "must be a number of seconds > 0");
-    }
-    f->timeout = absl::Seconds(seconds);
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-  }
-  return absl::OkStatus();
+// Every flag, into `f`.
+FlagTable TapFlagTable(TapFlags* f) {
+  return {
+      FlagHeading("Filters (ANDed; none: every request):"),
+      {"authority", "A", TextFlag(&f->authority, "needs a value"),
+       ":authority is A"},
+      {"authority-prefix", "A", TextFlag(&f->authority_prefix, "needs a value"),
+       ":authority starts with A"},
+      {"path", "P", PathFlag(&f->path), "the path (without the query) is P"},
+      {"path-prefix", "P", PathFlag(&f->path_prefix),
+       "the path starts with P (e.g. /books.Library/)"},
+      {"method", "M", [f](absl::string_view v) { return ParseMethod(v, f); },
+       "the HTTP method (upper-cased), e.g. POST"},
+      {"label", "KEY=VALUE",
+       [f](absl::string_view v) { return AddLabel(v, f); },
+       "the endpoint has this label; repeatable"},
+      {"route", "NAME", TextFlag(&f->route, "needs a route name"),
+       "the route's label route=NAME"},
+
+      FlagHeading("Options:"),
+      {"limit", "N",
+       IntFlag(&f->limit, 1, kNoMax, "must be an integer 1..4294967295"),
+       "requests to tap (default 100); the stream ends\n"
+       "when the last of them has finished"},
+      {"headers", "", SwitchFlag(&f->headers),
+       "also print request and response headers and\n"
+       "trailers (sensitive values come redacted)"},
+      {"json", "", SwitchFlag(&f->json), "one JSON object per event per line"},
+      {"timeout", "SECONDS",
+       DurationFlag(&f->timeout, absl::Seconds(1), Lowest::kAboveZero,
+                    "must be a number of seconds > 0"),
+       "stop after this long (default: when the stream\n"
+       "ends, or at SIGINT/SIGTERM)"},
+      {"help", "", SwitchFlag(&f->help), "this text"},
+  };
 }
 
 WireMatch HttpString(absl::string_view value, bool prefix, bool authority) {
@@ -171,44 +162,17 @@ WireMatch HttpString(absl::string_view value, bool prefix, bool authority) {
 absl::StatusOr<TapFlags> ParseTapFlags(int argc, const char* const* argv) {
   TapFlags flags;
   bool has_address = false;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "-h") arg = "--help";
-    if (!absl::ConsumePrefix(&arg, "--")) {
-      if (has_address) {
-        return absl::InvalidArgumentError(absl::StrCat("unexpected argument '",
-                                                       argv[i], "' (ADDR is '",
-                                                       flags.address, "')"));
-      }
-      flags.address = std::string(arg);
-      has_address = true;
-      continue;
-    }
-    if (arg.empty()) {
-      return absl::InvalidArgumentError("unexpected argument '--'");
-    }
-    absl::string_view name = arg, value;
-    bool has_value = false;
-    if (size_t eq = arg.find('='); eq != absl::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    if (TakesValue(name)) {
-      if (!has_value) {
-        if (i + 1 >= argc) return Bad(name, "needs a value");
-        value = argv[++i];
-      }
-    } else if (has_value &&
-               (name == "headers" || name == "json" || name == "help")) {
-      return Bad(name, "takes no value");
-    }
-    if (absl::Status s = Apply(name, value, &flags); !s.ok()) return s;
+  if (absl::Status s = ParseFlags(argc, argv, TapFlagTable(&flags),
+                                  [&](absl::string_view arg) {
+                                    return SetAddress(arg, &has_address,
+                                                      &flags);
+                                  });
+      !s.ok()) {
+    return s;
   }
   if (flags.help) return flags;
   if (!has_address) {
-    return absl::InvalidArgumentError(
-        "ADDR is required: the app's tap server, e.g. 127.0.0.1:4190");
+    return Bad("ADDR is required: the app's tap server, e.g. 127.0.0.1:4190");
   }
   if (absl::Status s = CheckAddress(flags.address); !s.ok()) return s;
   return flags;
@@ -257,9 +221,10 @@ wire::ObserveRequest ObserveRequestFor(const TapFlags& flags) {
 }
 
 std::string TapUsage(absl::string_view program) {
-  std::string usage = kUsage;
-  size_t at = usage.find("%s");
-  return usage.replace(at, 2, std::string(program));
+  TapFlags unused;
+  std::string head = kUsageHead;
+  head.replace(head.find("%s"), 2, std::string(program));
+  return absl::StrCat(head, FlagHelp(TapFlagTable(&unused)), kUsageTail);
 }
 
 }  // namespace mesh::tools

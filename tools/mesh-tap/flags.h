@@ -44,8 +44,9 @@ struct TapFlags {
 };
 
 // The flags, or INVALID_ARGUMENT with a message naming the bad flag (or the
-// missing or extra ADDR). argv[0] is skipped. Accepts "--flag=value" and
-// "--flag value"; a repeated flag other than --label keeps its last value.
+// missing or extra ADDR). argv[0] is skipped. The tools' syntax
+// (tools/common/flag_parser.h): "--flag=value" and "--flag value"; a
+// repeated flag other than --label keeps its last value.
 absl::StatusOr<TapFlags> ParseTapFlags(int argc, const char* const* argv);
 
 // limit, extract.http.headers with --headers, and a match `all` of one node
