@@ -19,12 +19,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
@@ -34,25 +32,13 @@
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "tools/common/echo_backend.h"
+#include "tools/common/process_stats.h"
 
 namespace mesh::bench {
 namespace {
 
 namespace tap = ::io::linkerd::proxy::tap;
 constexpr char kTarget[] = "echo.bench:7000";
-
-int Threads() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    int n = 0;
-    if (line.rfind("Threads:", 0) == 0 &&
-        absl::SimpleAtoi(line.substr(8), &n)) {
-      return n;
-    }
-  }
-  return -1;
-}
 
 // An Observe stream whose client never reads; destroying it cancels it.
 class IdleSubscriber final : public grpc::ClientReadReactor<tap::TapEvent> {
@@ -141,7 +127,7 @@ int Main(int argc, char** argv) {
   std::vector<double> p50_ratios, p99_ratios;
   int threads_none = 0, threads_idle = 0;
   for (int r = 0; r < rounds; ++r) {
-    threads_none = Threads();
+    threads_none = tools::ThreadsOfThisProcess();
     LatencyStats none = Measure(**channel, calls, "none");
     std::vector<std::unique_ptr<IdleSubscriber>> idle;
     for (int i = 0; i < subscribers; ++i) {
@@ -154,7 +140,7 @@ int Main(int argc, char** argv) {
            absl::Now() < until) {
       absl::SleepFor(absl::Milliseconds(1));
     }
-    threads_idle = Threads();
+    threads_idle = tools::ThreadsOfThisProcess();
     LatencyStats with = Measure(**channel, calls, "idle");
     idle.clear();
     for (const LatencyStats* s : {&none, &with}) {

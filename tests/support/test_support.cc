@@ -2,28 +2,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 #include "src/base/mutex.h"
 
 namespace mesh::testing {
-
-int ThreadsOfThisProcess() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    int n = 0;
-    if (line.rfind("Threads:", 0) == 0 &&
-        absl::SimpleAtoi(line.substr(8), &n)) {
-      return n;
-    }
-  }
-  return -1;
-}
 
 StaticMesh::StaticMesh() : discovery(StaticDiscovery::Create()) {
   MeshOptions options;

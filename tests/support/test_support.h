@@ -20,6 +20,7 @@
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
 #include "tools/common/echo_backend.h"
+#include "tools/common/process_stats.h"
 
 namespace mesh::testing {
 
@@ -31,8 +32,8 @@ std::vector<std::unique_ptr<tools::EchoBackend>> StartBackends(int n);
 std::vector<Endpoint> EndpointsOf(
     const std::vector<std::unique_ptr<tools::EchoBackend>>& backends);
 
-// The threads of this process now (/proc/self/status), -1 if unknown.
-int ThreadsOfThisProcess();
+// The process's thread count (tools/common/process_stats.h).
+using ::mesh::tools::ThreadsOfThisProcess;
 
 // A Mesh over a StaticDiscovery, for tests that set endpoints and configs
 // in code.

@@ -34,6 +34,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "mesh/mesh.h"
+#include "tools/common/signals.h"
 #include "tools/mesh-call/flags.h"
 #include "tools/mesh-call/report.h"
 
@@ -104,14 +105,10 @@ class Run {
     return in_flight_ == 0;
   }
 
-  // Called from the signal thread.
-  void Interrupt() {
+  // Called from the signal thread; returns how many there have been.
+  int Interrupt() {
     absl::MutexLock lock(&mu_);
-    ++interrupts_;
-  }
-  int interrupts() const {
-    absl::MutexLock lock(&mu_);
-    return interrupts_;
+    return ++interrupts_;
   }
 
   // Ends recording: later completions are counted as not finished.
@@ -184,24 +181,6 @@ class Run {
   int64_t interval_errors_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread reporter_;
 };
-
-// Turns SIGINT/SIGTERM into Run::Interrupt on a thread of its own (sigwait),
-// so the waits above see them. The third signal exits at once. The thread
-// is detached: it blocks in sigwait until the process exits.
-void HandleSignals(std::shared_ptr<Run> run) {
-  std::thread([run = std::move(run)] {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    for (;;) {
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) continue;
-      run->Interrupt();
-      if (run->interrupts() >= 3) _exit(128 + sig);
-    }
-  }).detach();
-}
 
 // Starts one call; `start` is when it was due (the open loop's schedule).
 void StartCall(Channel& channel, const CallFlags& flags,
@@ -333,16 +312,12 @@ int Main(int argc, char** argv) {
     }
   }
 
-  // Before any thread starts, so that every thread inherits the mask and
-  // only HandleSignals' sigwait sees these signals.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // Before any thread starts. SIGINT/SIGTERM interrupt the run; the third
+  // exits at once.
+  BlockTerminationSignals();
   auto run = std::make_shared<Run>(
       flags.rate > 0 && !flags.concurrency_set ? 0 : flags.concurrency);
-  HandleSignals(run);
+  WatchTerminationSignals([run] { return run->Interrupt(); }, 3);
 
   // The channel before the static endpoints, so that a bad --target is
   // reported as such rather than by StaticDiscovery.

@@ -27,6 +27,7 @@
 #include "grpcpp/grpcpp.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "tools/common/grpc_codes.h"
+#include "tools/common/signals.h"
 #include "tools/mesh-tap/flags.h"
 #include "tools/mesh-tap/format.h"
 
@@ -68,23 +69,6 @@ class Canceller {
   int interrupts_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// SIGINT/SIGTERM cancel the call (the stream then ends and mesh-tap exits
-// 0); a second one exits at once. The thread blocks in sigwait until the
-// process exits, so it is detached.
-void HandleSignals(std::shared_ptr<Canceller> canceller) {
-  std::thread([canceller = std::move(canceller)] {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    for (;;) {
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) continue;
-      if (canceller->Interrupt() >= 2) _exit(128 + sig);
-    }
-  }).detach();
-}
-
 // Our Observe server counts the events it could not send because this
 // client read too slowly (src/tap/observe_server.h); says so on stderr.
 void ReportDropped(const grpc::ClientContext& context) {
@@ -111,15 +95,11 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
-  // Before any thread starts, so that every thread inherits the mask and
-  // only HandleSignals' sigwait sees these signals.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // Before any thread starts. SIGINT/SIGTERM cancel the call (the stream
+  // then ends and mesh-tap exits 0); a second one exits at once.
+  BlockTerminationSignals();
   auto canceller = std::make_shared<Canceller>();
-  HandleSignals(canceller);
+  WatchTerminationSignals([canceller] { return canceller->Interrupt(); }, 2);
 
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateChannel(flags.address, grpc::InsecureChannelCredentials());
