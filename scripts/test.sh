@@ -44,9 +44,11 @@ CXX=clang++ cmake -S . -B build/thread-safety -DCMAKE_BUILD_TYPE=Debug \
 cmake --build build/thread-safety -j"$jobs" --target mesh
 # The analysis is really on: a probe that touches a guarded field without
 # its lock must be refused.
-if clang++ -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. \
-  tests/rules/thread_safety_probe.cc 2>/dev/null; then
-  echo "thread-safety analysis: the probe compiled; the analysis is off" >&2
+probe_errors=$(clang++ -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. \
+  tests/rules/thread_safety_probe.cc 2>&1 || true)
+if ! grep -q "requires holding mutex 'mu_' exclusively" <<<"$probe_errors"; then
+  echo "thread-safety analysis: the probe was not refused for its unguarded" \
+    "write (the analysis is off?): $probe_errors" >&2
   exit 1
 fi
 echo "thread-safety analysis: the library is clean, the probe refused"

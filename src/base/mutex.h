@@ -129,14 +129,15 @@ class CondVar {
     cv_.wait(lock);
     lock.release();
   }
-  // As Wait, for at most `timeout`; returns true if it timed out.
-  bool WaitWithTimeout(Mutex* mu, absl::Duration timeout)
+  // As Wait, until `deadline` on the steady clock at most (a bounded wait
+  // that a change of the wall clock does not move); returns true if it
+  // timed out.
+  bool WaitUntil(Mutex* mu, std::chrono::steady_clock::time_point deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     mu->WakeConditionWaiters();
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
     const bool timed_out =
-        cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout)) ==
-        std::cv_status::timeout;
+        cv_.wait_until(lock, deadline) == std::cv_status::timeout;
     lock.release();
     return timed_out;
   }

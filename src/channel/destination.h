@@ -197,9 +197,11 @@ class Destination final : public EndpointObserver,
   const std::shared_ptr<MetricsRegistry> metrics_;
 
   // Read by every call without a lock (immutable snapshots, an atomic).
+  // config_generation_ before routes_: the constructor's first RoutesFor
+  // counts a generation while routes_ is initialised.
+  std::atomic<uint64_t> config_generation_{0};
   SnapshotCell<EndpointIndex> endpoint_index_;  // published under metrics_mu_
   SnapshotCell<Routes> routes_;                 // published under mu_
-  std::atomic<uint64_t> config_generation_{0};
 
   // Guards the endpoint set, the balancers fed from it, the service config
   // and the calls waiting for endpoints.

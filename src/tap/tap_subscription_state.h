@@ -8,6 +8,7 @@
 #define MESH_SRC_TAP_TAP_SUBSCRIPTION_STATE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -193,15 +194,14 @@ class TapSubscriptionState {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (timeout <= absl::ZeroDuration()) return;
     const bool unbounded = timeout >= absl::Hours(24 * 365);
-    const absl::Time deadline = absl::Now() + timeout;
+    const auto deadline =
+        std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
     while (events_.empty() && !OverLocked()) {
       if (unbounded) {
         cv_.Wait(&mu_);
-        continue;
+      } else if (cv_.WaitUntil(&mu_, deadline)) {
+        return;
       }
-      const absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) return;
-      cv_.WaitWithTimeout(&mu_, left);
     }
   }
 
