@@ -45,7 +45,40 @@ void PutBigEndian(uint64_t value, int bytes, uint8_t* out) {
 
 }  // namespace
 
+namespace {
+
+// Dotted-quad IPv4 as inet_pton reads it (four decimal octets 0..255, no
+// leading zeros), without its C-string copy: the tap matches a request's
+// endpoint address on every request that a destination condition sees.
+bool ParseV4(absl::string_view text, uint8_t* bytes) {
+  int octet = 0;
+  for (size_t i = 0; octet < 4; ++octet) {
+    if (i >= text.size()) return false;
+    uint32_t value = 0;
+    size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      value = value * 10 + static_cast<uint32_t>(text[i] - '0');
+      if (++i - start > 3 || value > 255) return false;
+    }
+    if (i == start || (text[start] == '0' && i - start > 1)) return false;
+    bytes[octet] = static_cast<uint8_t>(value);
+    if (octet < 3) {
+      if (i >= text.size() || text[i] != '.') return false;
+      ++i;
+    } else if (i != text.size()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool IpAddress::ParseInto(absl::string_view text, IpAddress* out) {
+  if (text.find(':') == absl::string_view::npos) {
+    *out = IpAddress();  // IPv4 leaves bytes 4..15 as they are: 0
+    return ParseV4(text, out->bytes_);
+  }
   // inet_pton wants a C string: copied, so a NUL inside `text` cannot cut
   // it short. The longest IP text ("ffff:...:255.255.255.255") is 45 bytes.
   char buf[INET6_ADDRSTRLEN];

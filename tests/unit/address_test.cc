@@ -1,5 +1,7 @@
 #include "src/model/address.h"
 
+#include <arpa/inet.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -31,6 +33,39 @@ TEST(IpAddressTest, ParsesIpv4) {
   EXPECT_EQ(ip->ToUriHost(), "10.1.2.3");
   EXPECT_EQ(IpAddress(), *IpAddress::Parse("0.0.0.0"));
   EXPECT_EQ(IpAddress::Parse("255.255.255.255")->v4(), 0xffffffffu);
+}
+
+// IPv4 text is read by mesh's own parser (no C-string copy): it must agree
+// with inet_pton, byte for byte, on what it accepts and what it refuses.
+TEST(IpAddressTest, Ipv4ParserAgreesWithInetPton) {
+  std::vector<std::string> texts = {
+      "0.0.0.0",  "255.255.255.255", "10.0.0.1",       "1.2.3.4",   "01.2.3.4",
+      "1.2.3.04", "1.2.3.0",         "256.1.1.1",      "1.2.3",     "1.2.3.4.5",
+      "1..2.3",   ".1.2.3",          "1.2.3.",         "1.2.3.4 ",  " 1.2.3.4",
+      "1.2.3.-4", "1.2.3.+4",        "1000.1.1.1",     "0x1.2.3.4", "",
+      "1",        "00.0.0.0",        "199.255.255.255"};
+  uint32_t seed = 12345;
+  for (int i = 0; i < 2000; ++i) {  // random short strings over digits and dots
+    std::string t;
+    seed = seed * 1103515245 + 12345;
+    size_t n = 7 + (seed >> 16) % 10;
+    for (size_t k = 0; k < n; ++k) {
+      seed = seed * 1103515245 + 12345;
+      t += "0123456789.."[(seed >> 16) % 12];
+    }
+    texts.push_back(t);
+  }
+  for (const std::string& t : texts) {
+    uint8_t want[4] = {};
+    const bool ok = inet_pton(AF_INET, t.c_str(), want) == 1;
+    absl::StatusOr<IpAddress> got = IpAddress::Parse(t);
+    ASSERT_EQ(got.ok(), ok) << "'" << t << "'";
+    if (ok) {
+      EXPECT_FALSE(got->is_v6());
+      EXPECT_EQ(got->ToString(), t) << "inet_pton reads '" << t << "' as is";
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(got->bytes()[k], want[k]) << t;
+    }
+  }
 }
 
 TEST(IpAddressTest, ParsesIpv6InCanonicalText) {
