@@ -91,6 +91,12 @@ TEST(FailoverTest, SlowBackendGetsClearlyLessTrafficUnderConcurrency) {
       f.discovery->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   ChannelOptions options;
   options.balancer.default_rtt = absl::Milliseconds(5);
+  // The first call to each backend pays for its connection; under TSan on
+  // a busy machine that once took ~200 ms on the fast one, a peak that the
+  // default 10 s decay keeps above the slow one's 40 ms for ~14 s, longer
+  // than the run. A short decay lets such a peak pass in well under a
+  // second; what is tested is the steering, not the decay constant.
+  options.balancer.decay = absl::Milliseconds(500);
   auto channel = *f.mesh->NewChannel(kTarget, options);
 
   // Concurrency 1: no call is ever pending at a pick, so only the latency
