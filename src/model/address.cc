@@ -102,18 +102,6 @@ absl::StatusOr<IpAddress> IpAddress::Parse(absl::string_view text) {
       absl::StrCat("'", PrintableText(text), "' is not an IP address"));
 }
 
-absl::StatusOr<IpAddress> IpAddress::FromBytes(
-    absl::Span<const uint8_t> bytes) {
-  if (bytes.size() != 4 && bytes.size() != 16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("an IP address has 4 or 16 bytes, not ", bytes.size()));
-  }
-  IpAddress out;
-  out.family_ = bytes.size() == 16 ? Family::kV6 : Family::kV4;
-  std::memcpy(out.bytes_, bytes.data(), bytes.size());
-  return out;
-}
-
 IpAddress IpAddress::FromV4(uint32_t v4) {
   IpAddress out;
   PutBigEndian(v4, 4, out.bytes_);

@@ -34,9 +34,6 @@ class IpAddress {
   // brackets, zone ids or prefix. Text holding a ':' is IPv6. Otherwise
   // INVALID_ARGUMENT "'<text>' is not an IP address".
   static absl::StatusOr<IpAddress> Parse(absl::string_view text);
-  // 4 bytes are IPv4, 16 IPv6 (network order); any other size is
-  // INVALID_ARGUMENT.
-  static absl::StatusOr<IpAddress> FromBytes(absl::Span<const uint8_t> bytes);
   // As Linkerd's net.IPAddress carries them: IPv4 as one integer, IPv6 as
   // two halves (`high` holds bytes 0..7); the first byte most significant.
   static IpAddress FromV4(uint32_t v4);
