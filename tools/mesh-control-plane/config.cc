@@ -1,11 +1,15 @@
 #include "tools/mesh-control-plane/config.h"
 
+#include <re2/re2.h>
+
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/base/utf8.h"
 #include "src/model/address.h"
+#include "src/model/http_syntax.h"
 #include "tools/mesh-control-plane/json.h"
 
 namespace mesh::controlplane {
@@ -55,8 +59,9 @@ absl::StatusOr<int64_t> Integer(const JsonValue& v, const std::string& path,
 absl::StatusOr<EndpointSpec> ParseEndpoint(const JsonValue& v,
                                            const std::string& path) {
   if (absl::Status s = Expect(v, Type::kObject, path); !s.ok()) return s;
-  if (absl::Status s =
-          OnlyKeys(v, path, {"address", "weight", "labels", "tls_identity"});
+  if (absl::Status s = OnlyKeys(
+          v, path,
+          {"address", "weight", "labels", "tls_identity", "zone", "healthy"});
       !s.ok()) {
     return s;
   }
@@ -97,7 +102,177 @@ absl::StatusOr<EndpointSpec> ParseEndpoint(const JsonValue& v,
     }
     e.tls_identity = t->second.string;
   }
+  if (auto z = v.object.find("zone"); z != v.object.end()) {
+    if (absl::Status s = Expect(z->second, Type::kString, path + ".zone");
+        !s.ok())
+      return s;
+    e.zone = z->second.string;
+  }
+  if (auto h = v.object.find("healthy"); h != v.object.end()) {
+    if (absl::Status s = Expect(h->second, Type::kBool, path + ".healthy");
+        !s.ok())
+      return s;
+    e.healthy = h->second.boolean;
+  }
   return e;
+}
+
+// A list of (authority, weight), as a profile's and a route's dst_overrides
+// both are: [{"authority": "books-v2.local:7001", "weight": 9000}, ...].
+absl::Status ParseDstOverrides(
+    const JsonValue& v, const std::string& path,
+    std::vector<std::pair<std::string, uint32_t>>* out) {
+  if (absl::Status s = Expect(v, Type::kArray, path); !s.ok()) return s;
+  for (size_t i = 0; i < v.array.size(); ++i) {
+    const JsonValue& o = v.array[i];
+    std::string op = absl::StrCat(path, "[", i, "]");
+    if (absl::Status s = Expect(o, Type::kObject, op); !s.ok()) return s;
+    if (absl::Status s = OnlyKeys(o, op, {"authority", "weight"}); !s.ok())
+      return s;
+    auto a = o.object.find("authority");
+    auto w = o.object.find("weight");
+    if (a == o.object.end() || w == o.object.end()) {
+      return Bad(o, op, "authority and weight are required");
+    }
+    if (absl::Status s = Expect(a->second, Type::kString, op + ".authority");
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<int64_t> weight =
+        Integer(w->second, op + ".weight", 0, 1 << 30);
+    if (!weight.ok()) return weight.status();
+    out->emplace_back(a->second.string, static_cast<uint32_t>(*weight));
+  }
+  return absl::OkStatus();
+}
+
+// A route's header conditions: at most this many, each regex an RE2
+// program of at most this size (a bound on what a client compiles).
+constexpr size_t kMaxHeaderConditions = 16;
+constexpr int kMaxRegexProgramSize = 10000;
+
+// The pseudo-headers a condition may test; any other name starting with ':'
+// is refused.
+constexpr absl::string_view kMatchablePseudoHeaders[] = {
+    ":authority", ":method", ":path", ":scheme"};
+
+// Empty, or what is wrong with `name` as the name of a header condition: HTTP/2
+// sends names in lower case, so one with an upper-case letter never matches.
+std::string HeaderNameProblem(const std::string& name) {
+  if (name.empty()) return "a header name cannot be empty";
+  if (name[0] == ':') {
+    for (absl::string_view p : kMatchablePseudoHeaders) {
+      if (name == p) return "";
+    }
+    return absl::StrCat("pseudo-header '", name,
+                        "' cannot be matched (only :authority, :method, "
+                        ":path, :scheme)");
+  }
+  if (!internal::IsHttpToken(name)) {
+    return absl::StrCat("header name '", name,
+                        "' holds a character not allowed in an HTTP token");
+  }
+  if (absl::AsciiStrToLower(name) != name) {
+    return absl::StrCat("header name '", name,
+                        "' must be lower case (HTTP/2 sends names in lower "
+                        "case)");
+  }
+  return "";
+}
+
+absl::StatusOr<HeaderMatchSpec> ParseHeaderMatch(const JsonValue& v,
+                                                 const std::string& path) {
+  if (absl::Status s = Expect(v, Type::kObject, path); !s.ok()) return s;
+  if (absl::Status s = OnlyKeys(
+          v, path, {"name", "exact", "prefix", "regex", "present", "invert"});
+      !s.ok()) {
+    return s;
+  }
+  HeaderMatchSpec h;
+  auto name = v.object.find("name");
+  if (name == v.object.end()) return Bad(v, path, "name is required");
+  if (absl::Status s = Expect(name->second, Type::kString, path + ".name");
+      !s.ok()) {
+    return s;
+  }
+  if (std::string problem = HeaderNameProblem(name->second.string);
+      !problem.empty()) {
+    return Bad(name->second, path + ".name", problem);
+  }
+  h.name = name->second.string;
+  // Exactly one kind; the object is a map, so count rather than take the
+  // first.
+  using Kind = HeaderMatchSpec::Kind;
+  static constexpr std::pair<const char*, Kind> kKinds[] = {
+      {"exact", Kind::kExact},
+      {"prefix", Kind::kPrefix},
+      {"regex", Kind::kRegex},
+      {"present", Kind::kPresent}};
+  const JsonValue* kind_value = nullptr;
+  std::string kind_path;
+  int kinds = 0;
+  for (const auto& [key, kind] : kKinds) {
+    auto it = v.object.find(key);
+    if (it == v.object.end()) continue;
+    ++kinds;
+    kind_value = &it->second;
+    kind_path = absl::StrCat(path, ".", key);
+    h.kind = kind;
+  }
+  if (kinds != 1) {
+    return Bad(v, path,
+               "expected exactly one of exact, prefix, regex, present");
+  }
+  if (h.kind == Kind::kPresent) {
+    if (absl::Status s = Expect(*kind_value, Type::kBool, kind_path); !s.ok())
+      return s;
+    if (!kind_value->boolean) {
+      return Bad(*kind_value, kind_path,
+                 "expected true (use invert to match an absent header)");
+    }
+  } else {
+    if (absl::Status s = Expect(*kind_value, Type::kString, kind_path); !s.ok())
+      return s;
+    h.value = kind_value->string;
+  }
+  if (h.kind == Kind::kPrefix && h.value.empty()) {
+    return Bad(*kind_value, kind_path,
+               "an empty prefix matches any value: use present");
+  }
+  if (h.kind == Kind::kRegex) {
+    re2::RE2 re(h.value, re2::RE2::Quiet);
+    if (!re.ok()) {
+      return Bad(*kind_value, kind_path,
+                 absl::StrCat("not an RE2 regex: ", re.error()));
+    }
+    if (re.ProgramSize() > kMaxRegexProgramSize) {
+      return Bad(*kind_value, kind_path,
+                 absl::StrCat("the RE2 program has size ", re.ProgramSize(),
+                              ", more than ", kMaxRegexProgramSize));
+    }
+  }
+  if (auto i = v.object.find("invert"); i != v.object.end()) {
+    if (absl::Status s = Expect(i->second, Type::kBool, path + ".invert");
+        !s.ok())
+      return s;
+    h.invert = i->second.boolean;
+  }
+  return h;
+}
+
+// The gRPC codes an xDS retry policy may name (gRFC A44), as the config
+// spells them; stored in xDS's spelling.
+constexpr absl::string_view kRetryableCodes[] = {
+    "CANCELLED", "DEADLINE_EXCEEDED", "INTERNAL", "RESOURCE_EXHAUSTED",
+    "UNAVAILABLE"};
+
+// "DEADLINE_EXCEEDED" → "deadline-exceeded".
+std::string XdsRetryOnName(absl::string_view code) {
+  std::string out = absl::AsciiStrToLower(code);
+  for (char& c : out) {
+    if (c == '_') c = '-';
+  }
+  return out;
 }
 
 absl::StatusOr<RouteSpec> ParseRoute(const JsonValue& v,
@@ -105,7 +280,8 @@ absl::StatusOr<RouteSpec> ParseRoute(const JsonValue& v,
   if (absl::Status s = Expect(v, Type::kObject, path); !s.ok()) return s;
   if (absl::Status s = OnlyKeys(v, path,
                                 {"name", "path_regex", "method", "timeout_ms",
-                                 "retryable", "failure_statuses"});
+                                 "retryable", "failure_statuses", "headers",
+                                 "retry_on", "max_retries", "dst_overrides"});
       !s.ok()) {
     return s;
   }
@@ -149,6 +325,76 @@ absl::StatusOr<RouteSpec> ParseRoute(const JsonValue& v,
       if (!lo.ok()) return lo.status();
       if (!hi.ok()) return hi.status();
       r.failure_statuses.emplace_back(*lo, *hi);
+    }
+  }
+  if (auto h = v.object.find("headers"); h != v.object.end()) {
+    std::string hp = path + ".headers";
+    if (absl::Status s = Expect(h->second, Type::kArray, hp); !s.ok()) return s;
+    if (h->second.array.size() > kMaxHeaderConditions) {
+      return Bad(h->second, hp,
+                 absl::StrCat(h->second.array.size(),
+                              " header conditions, more than the limit of ",
+                              kMaxHeaderConditions));
+    }
+    for (size_t i = 0; i < h->second.array.size(); ++i) {
+      absl::StatusOr<HeaderMatchSpec> m =
+          ParseHeaderMatch(h->second.array[i], absl::StrCat(hp, "[", i, "]"));
+      if (!m.ok()) return m.status();
+      r.headers.push_back(*std::move(m));
+    }
+  }
+  if (auto o = v.object.find("retry_on"); o != v.object.end()) {
+    std::string op = path + ".retry_on";
+    if (absl::Status s = Expect(o->second, Type::kArray, op); !s.ok()) return s;
+    if (o->second.array.empty()) {
+      return Bad(o->second, op,
+                 "expected at least one code (leave retry_on out to retry on "
+                 "UNAVAILABLE)");
+    }
+    for (size_t i = 0; i < o->second.array.size(); ++i) {
+      const JsonValue& code = o->second.array[i];
+      std::string cp = absl::StrCat(op, "[", i, "]");
+      if (absl::Status s = Expect(code, Type::kString, cp); !s.ok()) return s;
+      bool known = false;
+      for (absl::string_view k : kRetryableCodes) known |= code.string == k;
+      if (!known) {
+        return Bad(code, cp,
+                   absl::StrCat("'", code.string,
+                                "': xDS retries gRPC calls only on CANCELLED, "
+                                "DEADLINE_EXCEEDED, INTERNAL, "
+                                "RESOURCE_EXHAUSTED, UNAVAILABLE (upper "
+                                "case)"));
+      }
+      std::string name = XdsRetryOnName(code.string);
+      for (const std::string& seen : r.retry_on) {
+        if (seen == name) {
+          return Bad(code, cp, absl::StrCat(code.string, " is listed twice"));
+        }
+      }
+      r.retry_on.push_back(std::move(name));
+    }
+  }
+  if (auto m = v.object.find("max_retries"); m != v.object.end()) {
+    absl::StatusOr<int64_t> n =
+        Integer(m->second, path + ".max_retries", 1, 10);
+    if (!n.ok()) return n.status();
+    r.max_retries = static_cast<uint32_t>(*n);
+  }
+  // Checked once every key is read: the object's keys come in name order,
+  // not the file's, so "retryable" may come after these.
+  if (!r.retryable) {
+    for (const char* key : {"retry_on", "max_retries"}) {
+      if (auto it = v.object.find(key); it != v.object.end()) {
+        return Bad(it->second, absl::StrCat(path, ".", key),
+                   "only a retryable route retries (set \"retryable\": true)");
+      }
+    }
+  }
+  if (auto d = v.object.find("dst_overrides"); d != v.object.end()) {
+    if (absl::Status s = ParseDstOverrides(d->second, path + ".dst_overrides",
+                                           &r.dst_overrides);
+        !s.ok()) {
+      return s;
     }
   }
   return r;
@@ -210,28 +456,10 @@ absl::StatusOr<ProfileSpec> ParseProfile(const JsonValue& v,
     p.retry_budget = budget;
   }
   if (auto d = v.object.find("dst_overrides"); d != v.object.end()) {
-    std::string dp = path + ".dst_overrides";
-    if (absl::Status s = Expect(d->second, Type::kArray, dp); !s.ok()) return s;
-    for (size_t i = 0; i < d->second.array.size(); ++i) {
-      const JsonValue& o = d->second.array[i];
-      std::string op = absl::StrCat(dp, "[", i, "]");
-      if (absl::Status s = Expect(o, Type::kObject, op); !s.ok()) return s;
-      if (absl::Status s = OnlyKeys(o, op, {"authority", "weight"}); !s.ok())
-        return s;
-      auto a = o.object.find("authority");
-      auto w = o.object.find("weight");
-      if (a == o.object.end() || w == o.object.end()) {
-        return Bad(o, op, "authority and weight are required");
-      }
-      if (absl::Status s = Expect(a->second, Type::kString, op + ".authority");
-          !s.ok()) {
-        return s;
-      }
-      absl::StatusOr<int64_t> weight =
-          Integer(w->second, op + ".weight", 0, 1 << 30);
-      if (!weight.ok()) return weight.status();
-      p.dst_overrides.emplace_back(a->second.string,
-                                   static_cast<uint32_t>(*weight));
+    if (absl::Status s = ParseDstOverrides(d->second, path + ".dst_overrides",
+                                           &p.dst_overrides);
+        !s.ok()) {
+      return s;
     }
   }
   return p;
@@ -359,6 +587,9 @@ dst::DestinationProfile ProfileFor(const Config& config,
                                                        1000000);
   if (spec == nullptr) return out;
   for (const RouteSpec& r : spec->routes) {
+    // Linkerd's routes have no header conditions and no backends of their
+    // own: such a route is for xDS clients only.
+    if (r.xds_only()) continue;
     dst::Route* route = out.add_routes();
     auto* all = route->mutable_condition()->mutable_all();
     if (!r.path_regex.empty())

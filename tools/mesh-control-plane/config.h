@@ -28,6 +28,20 @@ struct EndpointSpec {
   uint32_t weight = 1;
   std::map<std::string, std::string> labels;
   std::string tls_identity;
+  // xDS: the endpoint's locality (one per zone; "" is a locality too).
+  std::string zone;
+  // false: sent to xDS clients as UNHEALTHY, left out of Linkerd's Get.
+  bool healthy = true;
+};
+
+// One request-header condition of a route (xDS only): exactly one of
+// exact, prefix, regex (RE2, whole value) or present, optionally inverted.
+struct HeaderMatchSpec {
+  enum class Kind { kExact, kPrefix, kRegex, kPresent };
+  std::string name;  // lower case
+  Kind kind = Kind::kPresent;
+  std::string value;  // unused for kPresent
+  bool invert = false;
 };
 
 struct RouteSpec {
@@ -38,6 +52,20 @@ struct RouteSpec {
   bool retryable = false;
   // HTTP status ranges classified as failures, e.g. [[500, 599]].
   std::vector<std::pair<uint32_t, uint32_t>> failure_statuses;
+  // xDS only: every condition must hold too.
+  std::vector<HeaderMatchSpec> headers;
+  // xDS retry policy of a retryable route: the gRPC codes retried, in
+  // xDS's spelling ("unavailable", "deadline-exceeded"; the config names
+  // them UNAVAILABLE, DEADLINE_EXCEEDED), and the retries per call.
+  std::vector<std::string> retry_on;  // empty: {"unavailable"}
+  uint32_t max_retries = 2;
+  // xDS only: this route's own backends (authority, weight), in place of
+  // the profile's dst_overrides.
+  std::vector<std::pair<std::string, uint32_t>> dst_overrides;
+
+  // Linkerd's profiles have no header conditions and no per-route
+  // backends: such a route is served to xDS clients only.
+  bool xds_only() const { return !headers.empty() || !dst_overrides.empty(); }
 };
 
 struct BudgetSpec {
