@@ -28,10 +28,12 @@ View ViewOf(const Config& config, const std::string& target) {
   View v;
   auto it = config.targets.find(target);
   if (it == config.targets.end()) return v;
-  v.kind = it->second.endpoints.empty() ? View::Kind::kEmpty
-                                        : View::Kind::kEndpoints;
-  for (const EndpointSpec& e : it->second.endpoints)
-    v.endpoints[e.address] = ToWire(e);
+  // Linkerd's Get sends ready endpoints only: an unhealthy one is left out,
+  // and a target whose endpoints are all unhealthy has none.
+  for (const EndpointSpec& e : it->second.endpoints) {
+    if (e.healthy) v.endpoints[e.address] = ToWire(e);
+  }
+  v.kind = v.endpoints.empty() ? View::Kind::kEmpty : View::Kind::kEndpoints;
   return v;
 }
 
@@ -156,8 +158,10 @@ class ControlPlane::Service final : public dst::Destination::Service {
 };
 
 absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
-    const std::string& listen, Config config) {
+    const std::string& listen, Config config, bool verbose_xds) {
   std::unique_ptr<ControlPlane> cp(new ControlPlane());
+  cp->ads_ = std::make_unique<AdsService>(verbose_xds);
+  cp->ads_->Publish(config);
   cp->config_ = std::move(config);
   cp->service_ = std::make_unique<Service>(cp.get());
   grpc::ServerBuilder builder;
@@ -167,6 +171,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
                            &cp->port_);
   builder.RegisterService(cp->service_.get());
+  builder.RegisterService(cp->ads_.get());
   cp->server_ = builder.BuildAndStart();
   if (cp->server_ == nullptr || cp->port_ == 0) {
     return absl::UnavailableError(
@@ -178,6 +183,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
 ControlPlane::~ControlPlane() { Kill(); }
 
 void ControlPlane::SetConfig(Config config) {
+  ads_->Publish(config);
   internal::MutexLock lock(&mu_);
   config_ = std::move(config);
   ++version_;
@@ -211,6 +217,7 @@ void ControlPlane::Kill() {
     if (stopping_) return;
     stopping_ = true;
   }
+  if (ads_ != nullptr) ads_->Stop();
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now());
     server_->Wait();

@@ -1,6 +1,7 @@
 // ControlPlane: a real gRPC server for Linkerd's Destination API (Get and
-// GetProfile) that answers from a Config, and streams the differences — Add,
-// Remove, NoEndpoints, a new profile — to every open stream when the config
+// GetProfile) and xDS's ADS (ads_service.h), both answering from one Config,
+// and streaming the differences — Add, Remove, NoEndpoints, a new profile;
+// the xDS resources that changed — to every open stream when the config
 // changes (SetConfig, or the watched file). It is `mesh-control-plane`, and
 // the tests embed it.
 //
@@ -23,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "src/base/mutex.h"
+#include "tools/mesh-control-plane/ads_service.h"
 #include "tools/mesh-control-plane/config.h"
 #include "tools/mesh-control-plane/config_file.h"
 
@@ -30,9 +32,10 @@ namespace mesh::controlplane {
 
 class ControlPlane {
  public:
-  // Listens on `listen` ("127.0.0.1:0" picks a free port).
+  // Listens on `listen` ("127.0.0.1:0" picks a free port). `verbose_xds`:
+  // one log line per xDS request and response.
   static absl::StatusOr<std::unique_ptr<ControlPlane>> Start(
-      const std::string& listen, Config config);
+      const std::string& listen, Config config, bool verbose_xds = false);
   ~ControlPlane();
 
   int port() const { return port_; }
@@ -63,6 +66,9 @@ class ControlPlane {
   int64_t file_reads() const;
   int64_t file_polls() const;
 
+  // The xDS half: its streams, NACKs and pushes (ads_service.h).
+  const AdsService& ads() const { return *ads_; }
+
   // Stops serving at once: open streams end with an error. Idempotent.
   void Kill();
 
@@ -75,6 +81,7 @@ class ControlPlane {
   void RejectFile(const std::string& error);
 
   std::unique_ptr<Service> service_;
+  std::unique_ptr<AdsService> ads_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 

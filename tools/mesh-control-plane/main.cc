@@ -1,7 +1,8 @@
-// mesh-control-plane: Linkerd's Destination API (Get, GetProfile) served from
-// a JSON file, following its edits. For laptops and tests, not clusters.
+// mesh-control-plane: Linkerd's Destination API (Get, GetProfile) and xDS's
+// ADS served from one JSON file, following its edits. For laptops and tests,
+// not clusters.
 //
-//   mesh-control-plane --config=mesh.json [--listen=127.0.0.1:8086]
+//   mesh-control-plane --config=mesh.json [--listen=127.0.0.1:8086] [--verbose]
 //
 // Exits 0 after SIGINT/SIGTERM, 1 if it cannot start or read the file, 2
 // for bad flags.
@@ -19,6 +20,7 @@ struct Flags {
   std::string config_path;
   std::string listen = "127.0.0.1:8086";
   int64_t max_bytes = mesh::controlplane::kDefaultMaxConfigBytes;
+  bool verbose = false;
   bool help = false;
 };
 
@@ -33,6 +35,9 @@ mesh::tools::FlagTable FlagTableFor(Flags* f) {
        mesh::tools::IntFlag(&f->max_bytes, 1, kNoMax,
                             "must be a positive number of bytes"),
        "larger config files are refused\n(default 67108864, 64 MiB)"},
+      {"verbose", "", mesh::tools::SwitchFlag(&f->verbose),
+       "one line per xDS request and response\n(stream, node, type, version, "
+       "nonce, names, ACK/NACK)"},
       {"help", "", mesh::tools::SwitchFlag(&f->help), "this text"},
   };
 }
@@ -53,7 +58,7 @@ int main(int argc, char** argv) {
     Flags unused;
     std::printf(
         "usage: %s --config=FILE [--listen=HOST:PORT] "
-        "[--max-config-bytes=N]\n%s",
+        "[--max-config-bytes=N] [--verbose]\n%s",
         argv[0], mesh::tools::FlagHelp(FlagTableFor(&unused)).c_str());
     return 0;
   }
@@ -66,7 +71,8 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  auto cp = mesh::controlplane::ControlPlane::Start(flags.listen, {});
+  auto cp =
+      mesh::controlplane::ControlPlane::Start(flags.listen, {}, flags.verbose);
   if (!cp.ok()) {
     std::fprintf(stderr, "mesh-control-plane: %s\n",
                  cp.status().ToString().c_str());
@@ -80,8 +86,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf(
-      "mesh-control-plane: serving %s on 127.0.0.1:%d (Destination.Get, "
-      "GetProfile)\n",
+      "mesh-control-plane: serving %s on 127.0.0.1:%d (Linkerd: "
+      "Destination.Get, GetProfile; xDS: ADS)\n",
       config_path.c_str(), (*cp)->port());
   std::fflush(stdout);
   int signal = 0;
