@@ -158,6 +158,44 @@ class XdsInteropTest : public ::testing::Test {
     return -1;
   }
 
+  // Calls `channel` one after another on a thread of its own until
+  // stopped, counting failures and the calls each backend served.
+  class CallLoop {
+   public:
+    CallLoop(std::shared_ptr<grpc::Channel> channel, const Backends& backends)
+        : served_(backends.size()), thread_([this, channel, &backends] {
+            while (!stop_.load()) {
+              CallResult r = CallOnce(channel);
+              if (!r.status.ok()) {
+                ++failures_;
+                last_error_ = r.status.error_message();
+                continue;
+              }
+              int i = IndexOf(backends, r.peer);
+              if (i >= 0) ++served_[i];
+              ++calls_;
+            }
+          }) {}
+    ~CallLoop() { Stop(); }
+    void Stop() {
+      stop_ = true;
+      if (thread_.joinable()) thread_.join();
+    }
+    int served(int i) const { return served_[i].load(); }
+    int calls() const { return calls_.load(); }
+    int failures() const { return failures_.load(); }
+    // Read after Stop().
+    const std::string& last_error() const { return last_error_; }
+
+   private:
+    std::atomic<bool> stop_{false};
+    std::vector<std::atomic<int>> served_;
+    std::atomic<int> calls_{0};
+    std::atomic<int> failures_{0};
+    std::string last_error_;
+    std::thread thread_;
+  };
+
   static ControlPlane* control_plane_;
   static int port_;
   static std::string* path_;
@@ -188,6 +226,190 @@ TEST_F(XdsInteropTest, ChainResolvesAndEveryEndpointServes) {
     EXPECT_GE(control_plane_->ads().responses_sent(type), 1)
         << controlplane::ShortName(type);
   }
+}
+
+TEST_F(XdsInteropTest, FileEditIsFollowedWhileCallsFlow) {
+  Backends backends = testing::StartBackends(3);
+  auto config = [&](std::vector<int> which) {
+    return absl::StrCat(R"({"targets": {"edit.test:7001": {"endpoints": )",
+                        Endpoints(backends, which), "}}}");
+  };
+  Apply(config({0, 1}));
+  CallLoop calls(XdsChannel("edit.test:7001"), backends);
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return calls.served(0) > 0 && calls.served(1) > 0; }));
+
+  // Endpoint 0 removed, 2 added.
+  Apply(config({1, 2}));
+  ASSERT_TRUE(testing::WaitFor([&] { return calls.served(2) > 0; }));
+  // One call at a time: once one reached endpoint 2, gRPC had the new set,
+  // and endpoint 0 gets no more.
+  const int on_0 = calls.served(0);
+  const int on_2 = calls.served(2);
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return calls.served(2) >= on_2 + 20 && calls.served(1) > 0; }));
+  calls.Stop();
+  EXPECT_EQ(calls.served(0), on_0);
+  EXPECT_EQ(calls.failures(), 0) << calls.last_error();
+}
+
+TEST_F(XdsInteropTest, DstOverridesSplitTrafficEightyTwenty) {
+  Backends backends = testing::StartBackends(3);
+  Apply(absl::StrCat(
+      R"({"targets": {)", R"("split.test:7001": {"endpoints": )",
+      Endpoints(backends, {0}), R"(, "profile": {"dst_overrides": [)",
+      R"({"authority": "split-a.test:7001", "weight": 80},)",
+      R"({"authority": "split-b.test:7001", "weight": 20}]}},)",
+      R"("split-a.test:7001": {"endpoints": )", Endpoints(backends, {1}), "},",
+      R"("split-b.test:7001": {"endpoints": )", Endpoints(backends, {2}),
+      "}}}"));
+  auto channel = XdsChannel("split.test:7001");
+  constexpr int kCalls = 1000;
+  std::vector<int> served(3, 0);
+  for (int i = 0; i < kCalls; ++i) {
+    CallResult r = CallOnce(channel);
+    ASSERT_TRUE(r.status.ok()) << i << ": " << r.status.error_message();
+    ++served[IndexOf(backends, r.peer)];
+  }
+  EXPECT_EQ(served[0], 0) << "the split replaces the target's own endpoints";
+  // 800 expected; ±60 is more than 4.7 standard deviations (12.6).
+  EXPECT_NEAR(served[1], 800, 60);
+  EXPECT_EQ(served[1] + served[2], kCalls);
+}
+
+TEST_F(XdsInteropTest, HeaderRoutesSendMatchingCallsToAnotherTarget) {
+  Backends backends = testing::StartBackends(2);
+  Apply(absl::StrCat(
+      R"({"targets": {"hdr.test:7001": {"endpoints": )",
+      Endpoints(backends, {0}), R"(, "profile": {"routes": [)",
+      R"({"name": "canary", "path_regex": "/test\\.Echo/.*",)",
+      R"( "headers": [{"name": "x-canary", "exact": "1"}],)",
+      R"( "dst_overrides": [{"authority": "canary.test:7001", "weight": 1}]},)",
+      R"({"name": "admins", "headers": [{"name": "x-user", "regex": "admin-[0-9]+"},)",
+      R"( {"name": "x-trace", "present": true, "invert": true}],)",
+      R"( "dst_overrides": [{"authority": "canary.test:7001", "weight": 1}]}]}},)",
+      R"("canary.test:7001": {"endpoints": )", Endpoints(backends, {1}),
+      "}}}"));
+  auto channel = XdsChannel("hdr.test:7001");
+  struct Case {
+    std::map<std::string, std::string> metadata;
+    int backend;
+  };
+  const std::vector<Case> cases = {
+      {{}, 0},
+      {{{"x-canary", "1"}}, 1},
+      {{{"x-canary", "2"}}, 0},
+      {{{"x-user", "admin-42"}}, 1},
+      {{{"x-user", "admin-x"}}, 0},
+      {{{"x-user", "admin-42"}, {"x-trace", "on"}}, 0},  // inverted: absent
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    for (int i = 0; i < 10; ++i) {
+      CallResult r = CallOnce(channel, cases[c].metadata);
+      ASSERT_TRUE(r.status.ok())
+          << "case " << c << ": " << r.status.error_message();
+      EXPECT_EQ(IndexOf(backends, r.peer), cases[c].backend) << "case " << c;
+    }
+  }
+}
+
+TEST_F(XdsInteropTest, BadFileKeepsTheLastGoodConfigServing) {
+  Backends backends = testing::StartBackends(2);
+  auto config = [&](int which) {
+    return absl::StrCat(R"({"targets": {"bad.test:7001": {"endpoints": )",
+                        Endpoints(backends, {which}), "}}}");
+  };
+  Apply(config(0));
+  auto channel = XdsChannel("bad.test:7001");
+  ASSERT_TRUE(CallOnce(channel).status.ok());
+
+  const int64_t rejected = control_plane_->rejected_files();
+  // Not JSON, then a field the file does not have.
+  WriteFile(R"({"targets": )");
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return control_plane_->rejected_files() > rejected; }));
+  WriteFile(
+      R"({"targets": {"bad.test:7001": {"endpoints": [], "weight": 1}}})");
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return control_plane_->rejected_files() > rejected + 1; }));
+  EXPECT_THAT(control_plane_->last_file_error(), HasSubstr("unknown field"));
+  for (int i = 0; i < 20; ++i) {
+    CallResult r = CallOnce(channel);
+    ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+    EXPECT_EQ(IndexOf(backends, r.peer), 0);
+  }
+  // The next good file is followed.
+  Apply(config(1));
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return IndexOf(backends, CallOnce(channel).peer) == 1; }));
+}
+
+TEST_F(XdsInteropTest, NackedRoutesAreLoggedAndTheLastGoodOnesServe) {
+  Backends backends = testing::StartBackends(2);
+  auto config = [&](const std::string& regex) {
+    return absl::StrCat(
+        R"({"targets": {"nack.test:7001": {"endpoints": )",
+        Endpoints(backends, {0}), R"(, "profile": {"routes": [)",
+        R"({"name": "r", "path_regex": ")", regex, R"(",)",
+        R"( "dst_overrides": [{"authority": "nack-b.test:7001", "weight": 1}]}]}},)",
+        R"("nack-b.test:7001": {"endpoints": )", Endpoints(backends, {1}),
+        "}}}");
+  };
+  // A route to nack-b for no method at first.
+  Apply(config("/none/.*"));
+  auto channel = XdsChannel("nack.test:7001");
+  ASSERT_EQ(IndexOf(backends, CallOnce(channel).peer), 0);
+
+  // The control plane passes a path regex on unchecked, and gRPC's client
+  // refuses one that RE2 cannot compile: a NACK, logged with the node.
+  Apply(config("/test\\\\.Echo/(unclosed"));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return control_plane_->ads().nacks() == 1; }));
+  std::string nack = control_plane_->ads().last_nack();
+  EXPECT_THAT(nack, HasSubstr("sidecar~127.0.0.1~interop-0.test"));
+  EXPECT_THAT(nack, HasSubstr("RDS"));
+  EXPECT_THAT(nack, HasSubstr("outbound|7001||nack.test"));
+  // The client keeps the last routes it accepted.
+  for (int i = 0; i < 10; ++i) {
+    CallResult r = CallOnce(channel);
+    ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+    EXPECT_EQ(IndexOf(backends, r.peer), 0);
+  }
+  // A fixed file is accepted: calls of the route go to nack-b.
+  Apply(config("/test\\\\.Echo/.*"));
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return IndexOf(backends, CallOnce(channel).peer) == 1; }));
+  expected_nacks_ = 1;  // that one, never the same version again
+}
+
+TEST_F(XdsInteropTest, ControlPlaneRestartLosesNoCallAndLaterEditsAreFollowed) {
+  Backends backends = testing::StartBackends(3);
+  auto config = [&](std::vector<int> which) {
+    return absl::StrCat(R"({"targets": {"restart.test:7001": {"endpoints": )",
+                        Endpoints(backends, which), "}}}");
+  };
+  Apply(config({0, 1}));
+  CallLoop calls(XdsChannel("restart.test:7001"), backends);
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return calls.served(0) > 0 && calls.served(1) > 0; }));
+
+  const int port = port_;
+  delete control_plane_;
+  control_plane_ = nullptr;
+  // Calls go on from what the client has.
+  const int before = calls.calls();
+  ASSERT_TRUE(testing::WaitFor([&] { return calls.calls() >= before + 50; }));
+
+  StartControlPlane(port);
+  ASSERT_NE(control_plane_, nullptr);
+  // gRPC's client reconnects after its backoff (about 1 s).
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return control_plane_->ads().open_streams() == 1; },
+      absl::Seconds(20)));
+  Apply(config({1, 2}));
+  ASSERT_TRUE(testing::WaitFor([&] { return calls.served(2) > 0; }));
+  calls.Stop();
+  EXPECT_EQ(calls.failures(), 0) << calls.last_error();
 }
 
 }  // namespace
