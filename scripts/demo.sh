@@ -7,7 +7,11 @@
 #      while this script edits the file — adding a backend, then removing
 #      one — so each second's line shows the traffic follow; mesh-tap shows
 #      three live requests through mesh-call's tap server, and mesh-call
-#      ends with the per-route metrics.
+#      ends with the per-route metrics;
+#   3. the same file over xDS: gRPC's own xDS client (an "xds:///" channel,
+#      no mesh library) configured by the same control plane, with the
+#      control plane's log of that ADS stream — Listener, routes, Cluster,
+#      endpoints, each ACKed.
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -22,7 +26,7 @@ cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release \
 
 echo "demo: building"
 cmake --build build/demo -j "$(nproc)" --target mesh-quickstart \
-  mesh-control-plane mesh-call mesh-echo-server mesh-tap
+  mesh-control-plane mesh-call mesh-echo-server mesh-tap mesh-grpc-xds-client
 
 bin=build/demo/tools
 echo
@@ -71,14 +75,15 @@ write_config() {
     endpoints+="{\"address\": \"$address\"}"
   done
   # Written whole and renamed, so the control plane never reads half a file.
-  # One route, Say: retried on failure, 1 s for all its attempts.
-  printf '{\n  "targets": {\n    "echo.local:7000": {"endpoints": [%s],\n      "profile": {"routes": [{"name": "Say", "path_regex": "^/demo[.]Echo/Say$", "timeout_ms": 1000, "retryable": true}]}}\n  }\n}\n' \
+  # One route, Say: retried on failure, 3 s for all its attempts (gRPC 1.51's
+  # xDS client applies a route timeout 1-2 s short, docs/xds.md).
+  printf '{\n  "targets": {\n    "echo.local:7000": {"endpoints": [%s],\n      "profile": {"routes": [{"name": "Say", "path_regex": "^/demo[.]Echo/Say$", "timeout_ms": 3000, "retryable": true}]}}\n  }\n}\n' \
     "$endpoints" >"$config.tmp"
   mv "$config.tmp" "$config"
 }
 
 write_config "${backends[0]}" "${backends[1]}"
-start control-plane "$bin/mesh-control-plane" --config="$config" --listen=127.0.0.1:0
+start control-plane "$bin/mesh-control-plane" --config="$config" --listen=127.0.0.1:0 --verbose
 port=${line##*:}
 port=${port%% *}
 echo "demo: $line"
@@ -108,3 +113,17 @@ sleep 2
 echo "demo: editing the config: remove A"
 write_config "${backends[1]}" "${backends[2]}"
 wait "$call"
+
+echo
+echo "demo: part 3 — the same file over xDS, to gRPC's own client (xds:///echo.local:7000)"
+echo "demo: the config now lists B and C; mesh-grpc-xds-client makes 100 calls"
+build/demo/examples/mesh-grpc-xds-client "127.0.0.1:$port" echo.local:7000 \
+  /demo.Echo/Say 100 | sed 's/^/  /'
+echo "demo: the control plane's log of that ADS stream (--verbose):"
+grep -E 'ads stream [0-9]+ (opened|node=)' "$work/control-plane.err" | head -n 12 |
+  sed -e 's/^mesh-control-plane: /  /' -e 's/ node="[^"]*"//'
+if grep -q 'NACK from' "$work/control-plane.err"; then
+  echo "demo: the client NACKed a response:" >&2
+  grep 'NACK from' "$work/control-plane.err" >&2
+  exit 1
+fi

@@ -412,5 +412,53 @@ TEST_F(XdsInteropTest, ControlPlaneRestartLosesNoCallAndLaterEditsAreFollowed) {
   EXPECT_EQ(calls.failures(), 0) << calls.last_error();
 }
 
+TEST_F(XdsInteropTest, RouteRetriesAndTimeoutsReachTheClient) {
+  Backends backends = testing::StartBackends(2);
+  backends[0]->set_status(grpc::StatusCode::UNAVAILABLE);
+  backends[1]->set_delay(absl::Milliseconds(20));
+  // /test.Echo/Say is retried on UNAVAILABLE; /test.Echo/Slow has a 3 s
+  // timeout (gRPC 1.51 applies max_stream_duration 1-2 s short, so no
+  // shorter one is tested) and no retries.
+  Apply(absl::StrCat(
+      R"({"targets": {"retry.test:7001": {"endpoints": )",
+      Endpoints(backends, {0, 1}), R"(, "profile": {"routes": [)",
+      R"({"name": "say", "path_regex": "/test\\.Echo/Say", "retryable": true,)",
+      R"( "retry_on": ["UNAVAILABLE"], "max_retries": 2},)",
+      R"({"name": "slow", "path_regex": "/test\\.Echo/Slow", "timeout_ms": 3000}]}}}})"));
+  auto channel = XdsChannel("retry.test:7001");
+  // Round robin over a failing and a working endpoint: every call that
+  // meets the failing one is retried on the other.
+  for (int i = 0; i < 20; ++i) {
+    CallResult r = CallOnce(channel);
+    ASSERT_TRUE(r.status.ok()) << i << ": " << r.status.error_message();
+    EXPECT_EQ(IndexOf(backends, r.peer), 1);
+  }
+  EXPECT_GE(backends[0]->calls_received(), 5);
+
+  // The route's timeout bounds a call that would take 30 s.
+  backends[0]->set_status(grpc::StatusCode::OK);
+  backends[0]->set_delay(absl::Seconds(30));
+  backends[1]->set_delay(absl::Seconds(30));
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  grpc::Slice slice(std::string("slow"));
+  grpc::ByteBuffer request(&slice, 1), response;
+  absl::Notification done;
+  grpc::Status status;
+  const absl::Time start = absl::Now();
+  stub.UnaryCall(&context, "/test.Echo/Slow", grpc::StubOptions(), &request,
+                 &response, [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(25)));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // Without the route's 3 s the call would end at its own 20 s deadline.
+  // (gRPC 1.51 ends it 1-2 s early; any bound below 3 s is gRPC's.)
+  EXPECT_LT(took, absl::Seconds(10)) << "the route's timeout did not apply";
+}
+
 }  // namespace
 }  // namespace mesh

@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf(
-      "mesh-control-plane: serving %s on 127.0.0.1:%d (Linkerd: "
-      "Destination.Get, GetProfile; xDS: ADS)\n",
+      "mesh-control-plane: serving %s on 127.0.0.1:%d (Linkerd "
+      "Destination.Get and GetProfile, xDS ADS)\n",
       config_path.c_str(), (*cp)->port());
   std::fflush(stdout);
   int signal = 0;
