@@ -1,5 +1,7 @@
 #include "tools/mesh-control-plane/ads_service.h"
 
+#include <grpc/grpc.h>
+
 #include <cstdio>
 #include <deque>
 #include <set>
@@ -193,8 +195,16 @@ grpc::Status AdsService::StreamAggregatedResources(
     internal::MutexLock lock(&mu_);
     inbox.closing = true;
   }
-  // The reader may be blocked in Read(): cancelling the call ends it.
-  if (!client_done) context->TryCancel();
+  // The reader may be blocked in Read(): cancelling the call ends it. The
+  // client gets the cancellation's status, not the one returned below:
+  // when stopping, that must say so (TryCancel says CANCELLED).
+  if (!result.ok()) {
+    grpc_call_cancel_with_status(
+        context->c_call(), static_cast<grpc_status_code>(result.error_code()),
+        result.error_message().c_str(), nullptr);
+  } else if (!client_done) {
+    context->TryCancel();
+  }
   reader.join();
   if (verbose_) Log(absl::StrCat(tag, " closed"));
   internal::MutexLock lock(&mu_);

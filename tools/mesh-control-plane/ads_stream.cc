@@ -100,6 +100,8 @@ AdsRequestOutcome AdsStream::OnRequest(
     absl::StrAppend(&out.description, " subscribe");
   }
   state.subscribed = true;
+  const bool was_wildcard = state.wildcard;
+  const std::set<std::string> before = std::move(state.names);
   state.names.clear();
   state.wildcard = false;
   for (const std::string& name : request.resource_names()) {
@@ -110,7 +112,14 @@ AdsRequestOutcome AdsStream::OnRequest(
     }
   }
   if (IsFullSet(*out.type) && names == 0) state.wildcard = true;
-  if (!IsFullSet(*out.type)) {
+  if (IsFullSet(*out.type)) {
+    // A name added is answered even if the set it selects is the same (the
+    // name does not exist): the client learns so at once.
+    for (const std::string& name : state.names) {
+      if (!before.count(name)) state.answered = false;
+    }
+    if (state.wildcard && !was_wildcard) state.answered = false;
+  } else {
     // Forget what was sent of names no longer asked for: asked again, they
     // are sent again.
     for (auto it = state.sent.begin(); it != state.sent.end();) {

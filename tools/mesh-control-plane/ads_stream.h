@@ -1,11 +1,12 @@
 // AdsStream: the server's side of one ADS stream (state of the world),
 // without the I/O. It reads the client's requests — subscriptions by name,
 // ACKs, NACKs — and says which responses the stream owes against a catalog:
-// for LDS and CDS the whole set asked for whenever any of it changed, for
-// RDS and EDS only the resources asked for whose content the client has not
-// been sent. Each type has its own version and nonce; a request answering
-// an older nonce of its type is stale and ignored; a NACKed version is not
-// sent again until its content changes.
+// for LDS and CDS the whole set asked for whenever any of it changed or a
+// name was added to it (one that does not exist too), for RDS and EDS only
+// the resources asked for whose content the client has not been sent. Each
+// type has its own version and nonce; a request answering an older nonce of
+// its type is stale and ignored; a NACKed version is not sent again until
+// its content changes.
 //
 //   AdsStream stream(7);
 //   AdsRequestOutcome o = stream.OnRequest(request);   // log o.description

@@ -246,6 +246,7 @@ ClusterLoadAssignment LoadAssignmentFor(const std::string& target,
   // One locality per zone, in the order zones first appear.
   std::vector<std::string> zones;
   std::vector<uint64_t> weights;
+  std::vector<std::vector<uint64_t>> endpoint_weights;  // per locality
   std::vector<envoy::config::endpoint::v3::LocalityLbEndpoints*> localities;
   for (const EndpointSpec& e : spec.endpoints) {
     size_t i = 0;
@@ -253,11 +254,13 @@ ClusterLoadAssignment LoadAssignmentFor(const std::string& target,
     if (i == zones.size()) {
       zones.push_back(e.zone);
       weights.push_back(0);
+      endpoint_weights.emplace_back();
       localities.push_back(cla.add_endpoints());
       // gRPC clients require a locality, even an empty one.
       localities[i]->mutable_locality()->set_zone(e.zone);
     }
     weights[i] += e.weight;
+    endpoint_weights[i].push_back(e.weight);
     auto* lb = localities[i]->add_lb_endpoints();
     // ParseConfig checked the address.
     internal::SocketAddress a = *internal::SocketAddress::Parse(e.address);
@@ -266,13 +269,20 @@ ClusterLoadAssignment LoadAssignmentFor(const std::string& target,
     socket->set_address(a.ip().ToString());
     socket->set_port_value(a.port());
     lb->set_health_status(e.healthy ? core::HEALTHY : core::UNHEALTHY);
-    lb->mutable_load_balancing_weight()->set_value(e.weight);
   }
   // gRPC clients skip a locality without a weight.
   FitWeights(&weights);
   for (size_t i = 0; i < localities.size(); ++i) {
     localities[i]->mutable_load_balancing_weight()->set_value(
         static_cast<uint32_t>(weights[i]));
+    // Envoy refuses a locality whose endpoints' weights add up past 32 bits.
+    FitWeights(&endpoint_weights[i]);
+    for (size_t j = 0; j < endpoint_weights[i].size(); ++j) {
+      localities[i]
+          ->mutable_lb_endpoints(static_cast<int>(j))
+          ->mutable_load_balancing_weight()
+          ->set_value(static_cast<uint32_t>(endpoint_weights[i][j]));
+    }
   }
   return cla;
 }
