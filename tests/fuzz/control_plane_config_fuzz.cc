@@ -3,7 +3,7 @@
 // a message naming the line — never crash, never exhaust the stack — and a
 // config that parses must go on the wire as messages a client can parse
 // back (proto3 strings are UTF-8; one that is not once froze the clients'
-// streams).
+// streams), and as xDS resources whose weights gRPC's client accepts.
 //
 // Run through scripts/fuzz.sh. A violated invariant aborts with a message.
 #include <cstddef>
@@ -18,7 +18,12 @@
 #include "linkerd/destination.pb.h"
 #include "src/base/utf8.h"
 #include "tests/fuzz/fuzz_require.h"
+#include "envoy/config/cluster/v3/cluster.pb.h"
+#include "envoy/config/endpoint/v3/endpoint.pb.h"
+#include "envoy/config/listener/v3/listener.pb.h"
+#include "envoy/config/route/v3/route.pb.h"
 #include "tools/mesh-control-plane/config.h"
+#include "tools/mesh-control-plane/xds_resources.h"
 
 namespace {
 
@@ -33,6 +38,55 @@ void CheckWire(const Message& message, const std::string& what) {
   Message back;
   REQUIRE(back.ParseFromString(bytes), what,
           " does not parse back (a string that is not UTF-8?)");
+}
+
+// Every xDS resource unpacks as its type; weights and their totals fit in
+// 32 bits (gRPC clients NACK a weighted-cluster total that differs from
+// the weights' sum), none is zero.
+void CheckXds(const Config& config) {
+  using mesh::controlplane::XdsType;
+  mesh::controlplane::XdsResourceSet set =
+      mesh::controlplane::BuildXdsResources(config);
+  REQUIRE(set[XdsType::kListener].size() == config.targets.size(),
+          "not one listener per target");
+  for (const auto& [name, any] : set[XdsType::kListener]) {
+    envoy::config::listener::v3::Listener listener;
+    REQUIRE(any.UnpackTo(&listener), "a listener does not unpack");
+  }
+  for (const auto& [name, any] : set[XdsType::kCluster]) {
+    envoy::config::cluster::v3::Cluster cluster;
+    REQUIRE(any.UnpackTo(&cluster), "a cluster does not unpack");
+  }
+  for (const auto& [name, any] : set[XdsType::kRoute]) {
+    envoy::config::route::v3::RouteConfiguration routes;
+    REQUIRE(any.UnpackTo(&routes), "a route configuration does not unpack");
+    for (const auto& host : routes.virtual_hosts()) {
+      REQUIRE(!host.routes().empty(), "a virtual host without routes");
+      for (const auto& route : host.routes()) {
+        if (!route.route().has_weighted_clusters()) continue;
+        const auto& split = route.route().weighted_clusters();
+        uint64_t sum = 0;
+        for (const auto& c : split.clusters()) {
+          REQUIRE(c.weight().value() > 0, "a zero cluster weight");
+          sum += c.weight().value();
+        }
+        REQUIRE(sum == split.total_weight().value(),
+                "total_weight is not the sum of the weights");
+      }
+    }
+  }
+  for (const auto& [name, any] : set[XdsType::kEndpoints]) {
+    envoy::config::endpoint::v3::ClusterLoadAssignment cla;
+    REQUIRE(any.UnpackTo(&cla), "a load assignment does not unpack");
+    uint64_t sum = 0;
+    for (const auto& locality : cla.endpoints()) {
+      REQUIRE(locality.has_locality(), "a locality is missing");
+      REQUIRE(locality.load_balancing_weight().value() > 0,
+              "a locality without weight");
+      sum += locality.load_balancing_weight().value();
+    }
+    REQUIRE(sum <= UINT32_MAX, "locality weights overflow 32 bits");
+  }
 }
 
 }  // namespace
@@ -65,5 +119,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     CheckWire(mesh::controlplane::ProfileFor(*config, target), "a profile");
   }
+  CheckXds(*config);
   return 0;
 }
