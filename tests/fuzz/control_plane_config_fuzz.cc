@@ -14,14 +14,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/stubs/logging.h"
-#include "linkerd/destination.pb.h"
-#include "src/base/utf8.h"
-#include "tests/fuzz/fuzz_require.h"
 #include "envoy/config/cluster/v3/cluster.pb.h"
 #include "envoy/config/endpoint/v3/endpoint.pb.h"
 #include "envoy/config/listener/v3/listener.pb.h"
 #include "envoy/config/route/v3/route.pb.h"
+#include "google/protobuf/stubs/logging.h"
+#include "linkerd/destination.pb.h"
+#include "src/base/utf8.h"
+#include "tests/fuzz/fuzz_require.h"
 #include "tools/mesh-control-plane/config.h"
 #include "tools/mesh-control-plane/xds_resources.h"
 
