@@ -646,7 +646,8 @@ TEST(AdsStreamTest, EachTypeHasItsOwnVersionAndEveryResponseANewNonce) {
   edited.targets[kA].endpoints[0].weight = 2;
   auto catalog = Then(*first, edited);  // EDS at 2, the rest at 1
   AdsStream stream(1);
-  // All four in one go: one response each, in chain order.
+  // All four in one go: one response each, make before break (clusters and
+  // endpoints before the listeners and routes that name them).
   stream.OnRequest(Request(XdsType::kEndpoints, {kClusterA}));
   stream.OnRequest(Request(XdsType::kCluster, {kClusterA}));
   stream.OnRequest(Request(XdsType::kListener, {kA}));
@@ -654,15 +655,17 @@ TEST(AdsStreamTest, EachTypeHasItsOwnVersionAndEveryResponseANewNonce) {
   std::vector<AdsResponse> r = stream.Responses(*catalog);
   ASSERT_EQ(r.size(), 4u);
   std::vector<std::string> nonces;
+  const XdsType order[] = {XdsType::kCluster, XdsType::kEndpoints,
+                           XdsType::kListener, XdsType::kRoute};
   for (size_t i = 0; i < r.size(); ++i) {
-    EXPECT_EQ(r[i].message.type_url(), TypeUrl(kAllXdsTypes[i]));
+    EXPECT_EQ(r[i].message.type_url(), TypeUrl(order[i]));
     EXPECT_EQ(r[i].message.version_info(),
-              std::to_string(catalog->version(kAllXdsTypes[i])));
+              std::to_string(catalog->version(order[i])));
     EXPECT_EQ(r[i].message.resources_size(), 1);
     nonces.push_back(r[i].message.nonce());
   }
   EXPECT_THAT(nonces, ElementsAre("1", "2", "3", "4"));
-  EXPECT_EQ(r[3].message.version_info(), "2");
+  EXPECT_EQ(r[1].message.version_info(), "2");  // EDS
   // A response to one type's stale nonce is not one to another's.
   AdsRequestOutcome o =
       stream.OnRequest(Request(XdsType::kRoute, {kClusterA}, "1", "1"));
@@ -736,7 +739,8 @@ TEST(AdsStreamTest, RdsAndEdsSendOnlyTheChangedResourcesAskedFor) {
     stream.OnRequest(Request(t, {kClusterA, kClusterB}));
   std::vector<AdsResponse> r = stream.Responses(*first);
   ASSERT_EQ(r.size(), 2u);
-  const AdsResponse rds = r[0];
+  const AdsResponse rds = r[1];  // EDS goes first (make before break)
+  ASSERT_EQ(rds.message.type_url(), TypeUrl(XdsType::kRoute));
   for (const AdsResponse& response : r) {
     EXPECT_THAT(NamesIn(response.message), ElementsAre(kClusterA, kClusterB));
     stream.OnRequest(Ack(response, {kClusterA, kClusterB}));
@@ -800,6 +804,12 @@ TEST(AdsStreamTest, ANackedVersionIsNotSentAgainUntilItsContentChanges) {
   EXPECT_EQ(o.kind, Kind::kNack);
   EXPECT_EQ(o.type, XdsType::kRoute);
   EXPECT_EQ(o.error, "regex \"(\" is invalid");
+  EXPECT_FALSE(o.repeated);
+  // The same NACK again is marked so (the service neither logs nor counts
+  // it twice).
+  EXPECT_TRUE(
+      stream.OnRequest(Nack(r[0], {kClusterA}, "", "regex \"(\" is invalid"))
+          .repeated);
   EXPECT_THAT(o.description, HasSubstr("NACK"));
   EXPECT_THAT(o.description, HasSubstr("regex \"(\" is invalid"));
   EXPECT_THAT(o.description, HasSubstr(kClusterA));
@@ -1021,6 +1031,45 @@ TEST(AdsStreamTest, AHostileClientsTextIsLoggedPrintableAndBounded) {
   EXPECT_EQ(o.kind, Kind::kUnknownType);
   EXPECT_TRUE(Printable(o.description));
   EXPECT_LT(o.description.size(), 8u * 1024);
+}
+
+TEST(AdsStreamTest, NoNamesAfterNamedOnesUnsubscribes) {
+  auto first = First(TwoTargets());
+  AdsStream stream(1);
+  stream.OnRequest(Request(XdsType::kCluster, {kClusterA}));
+  std::vector<AdsResponse> r = stream.Responses(*first);
+  ASSERT_EQ(r.size(), 1u);
+  // No names now means none, not all (xDS: the wildcard reading of an
+  // empty list holds only before any name was asked for).
+  stream.OnRequest(Ack(r[0], {}));
+  EXPECT_THAT(stream.Responses(*first), IsEmpty());
+  Config more = TwoTargets();
+  more.targets["c.local:80"].endpoints = {Endpoint("10.0.0.3:80")};
+  auto second = Then(*first, more);
+  EXPECT_THAT(stream.Responses(*second), IsEmpty());
+  // Asked again: sent again.
+  stream.OnRequest(
+      Request(XdsType::kCluster, {kClusterA}, "1", r[0].message.nonce()));
+  r = stream.Responses(*second);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_THAT(NamesIn(r[0].message), ElementsAre(kClusterA));
+}
+
+TEST(AdsStreamTest, TooManyNamesAreRefused) {
+  auto first = First(TwoTargets());
+  AdsStream stream(1);
+  std::vector<std::string> names;
+  for (size_t i = 0; i <= AdsStream::kMaxNamesPerRequest; ++i) {
+    names.push_back("n" + std::to_string(i));
+  }
+  AdsRequestOutcome o = stream.OnRequest(Request(XdsType::kEndpoints, names));
+  EXPECT_EQ(o.kind, Kind::kTooManyNames);
+  EXPECT_THAT(o.description, HasSubstr("more than 10000 names"));
+  EXPECT_LT(o.description.size(), 2000u);
+  EXPECT_THAT(stream.Responses(*first), IsEmpty());
+  names.pop_back();
+  EXPECT_EQ(stream.OnRequest(Request(XdsType::kEndpoints, names)).kind,
+            Kind::kSubscribe);
 }
 
 }  // namespace

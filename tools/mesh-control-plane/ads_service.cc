@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <deque>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -21,6 +22,9 @@ namespace discovery = ::envoy::service::discovery::v3;
 constexpr size_t kInboxLimit = 16;
 // Type URLs a stream names in a log line at most (one line each).
 constexpr size_t kUnknownTypesLogged = 8;
+// Streams served at once (each holds two threads); more are refused
+// RESOURCE_EXHAUSTED.
+constexpr int kMaxStreams = 1000;
 
 void Log(const std::string& line) {
   std::fprintf(stderr, "mesh-control-plane: %s\n", line.c_str());
@@ -86,6 +90,12 @@ grpc::Status AdsService::StreamAggregatedResources(
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "control plane stopping");
     }
+    if (open_streams_ >= kMaxStreams) {
+      return grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("control plane: ", kMaxStreams,
+                       " ADS streams are open, the most it serves"));
+    }
     id = ++next_stream_;
     ++open_streams_;
   }
@@ -99,7 +109,7 @@ grpc::Status AdsService::StreamAggregatedResources(
     bool closing = false;
     int64_t seen_generation = -1;
   } inbox{this, {}, false, false, -1};
-  std::thread reader([this, stream, &inbox] {
+  auto read = [this, stream, &inbox] {
     discovery::DiscoveryRequest request;
     while (stream->Read(&request)) {
       internal::MutexLock lock(&mu_);
@@ -115,16 +125,29 @@ grpc::Status AdsService::StreamAggregatedResources(
     }
     internal::MutexLock lock(&mu_);
     inbox.reader_done = true;
-  });
+  };
+  std::thread reader;
+  try {
+    reader = std::thread(read);
+  } catch (const std::system_error& e) {
+    internal::MutexLock lock(&mu_);
+    --open_streams_;
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrCat("control plane: no thread for an ADS "
+                                     "stream: ",
+                                     e.what()));
+  }
 
   AdsStream state(id);
   const std::string tag = absl::StrCat("ads stream ", id);
   std::set<std::string> unknown_types;
   grpc::Status result = grpc::Status::OK;
   bool client_done = false;
+  int64_t answered_generation = -1;  // the catalog last looked at
   while (true) {
     std::deque<discovery::DiscoveryRequest> requests;
     std::shared_ptr<const XdsCatalog> catalog;
+    int64_t generation = 0;
     {
       internal::MutexLock lock(&mu_);
       // The 1 s bound is only a safety net: every event wakes the wait.
@@ -145,9 +168,11 @@ grpc::Status AdsService::StreamAggregatedResources(
       requests.swap(inbox.requests);
       client_done = inbox.reader_done && requests.empty();
       catalog = catalog_;
+      generation = generation_;
       inbox.seen_generation = generation_;
     }
     if (client_done) break;
+    bool refused = false;
     for (const discovery::DiscoveryRequest& request : requests) {
       AdsRequestOutcome outcome = state.OnRequest(request);
       if (outcome.first_node) {
@@ -157,7 +182,19 @@ grpc::Status AdsService::StreamAggregatedResources(
         Log(absl::StrCat(tag, " node=\"", state.NodeId(), "\" <- ",
                          outcome.description));
       }
-      if (outcome.kind == AdsRequestOutcome::Kind::kNack) {
+      if (outcome.kind == AdsRequestOutcome::Kind::kTooManyNames) {
+        Log(absl::StrCat(tag, " node=\"", state.NodeId(),
+                         "\": ", outcome.description));
+        result = grpc::Status(
+            grpc::StatusCode::RESOURCE_EXHAUSTED,
+            absl::StrCat("a request names more than ",
+                         AdsStream::kMaxNamesPerRequest, " resources"));
+        refused = true;
+        break;
+      }
+      if (outcome.kind == AdsRequestOutcome::Kind::kNack && outcome.repeated) {
+        // The same rejection again: logged and counted once.
+      } else if (outcome.kind == AdsRequestOutcome::Kind::kNack) {
         std::string line =
             absl::StrCat("NACK from node \"", state.NodeId(), "\" on ", tag,
                          ": ", outcome.description);
@@ -172,7 +209,13 @@ grpc::Status AdsService::StreamAggregatedResources(
                          "\": ", outcome.description));
       }
     }
-    if (catalog == nullptr) continue;
+    if (refused) break;
+    // Nothing asked and no new catalog (the wait's safety net): nothing owed.
+    if (catalog == nullptr ||
+        (requests.empty() && generation == answered_generation)) {
+      continue;
+    }
+    answered_generation = generation;
     bool written = true;
     for (const AdsResponse& response : state.Responses(*catalog)) {
       if (verbose_) {

@@ -3,8 +3,9 @@
 // ClusterLoadAssignments (xds_resources.h). Each Publish() pushes to every
 // open stream only what changed (ads_stream.h). Logs to stderr: a stream's
 // node when it opens, every NACK (node id and error), a type URL it does not
-// serve; with `verbose`, one line per request and response. The control
-// plane registers it on the same server as Linkerd's Destination API.
+// serve; with `verbose`, one line per request and response. At most 1000
+// streams at once, 10,000 names per request (more: RESOURCE_EXHAUSTED). The
+// control plane registers it on the same server as Linkerd's Destination API.
 //
 //   AdsService ads(/*verbose=*/false);
 //   builder.RegisterService(&ads);
@@ -38,7 +39,8 @@ class AdsService final : public envoy::service::discovery::v3::
   // Serves `config` from now on: builds its resources, versions them
   // against the last ones, wakes every stream.
   void Publish(const Config& config);
-  // Ends every stream (UNAVAILABLE) and refuses new ones. Idempotent.
+  // Refuses new streams and ends every stream that is not blocked writing
+  // (UNAVAILABLE); the server's shutdown ends those. Idempotent.
   void Stop();
 
   // Streams open now; NACKs received, and the last one as logged (node id,

@@ -78,6 +78,12 @@ AdsRequestOutcome AdsStream::OnRequest(
     absl::StrAppend(&out.description, " (type not served: ignored)");
     return out;
   }
+  if (names > kMaxNamesPerRequest) {
+    out.kind = AdsRequestOutcome::Kind::kTooManyNames;
+    absl::StrAppend(&out.description, " more than ", kMaxNamesPerRequest,
+                    " names: refused");
+    return out;
+  }
   TypeState& state = types_[static_cast<int>(*out.type)];
   if (!request.response_nonce().empty()) {
     if (request.response_nonce() != state.nonce) {
@@ -88,6 +94,8 @@ AdsRequestOutcome AdsStream::OnRequest(
     }
     if (request.has_error_detail()) {
       out.kind = AdsRequestOutcome::Kind::kNack;
+      out.repeated = state.nacked_nonce == request.response_nonce();
+      state.nacked_nonce = request.response_nonce();
       out.error = Shown(request.error_detail().message());
       absl::StrAppend(&out.description,
                       " NACK code=", request.error_detail().code(), ": ",
@@ -111,7 +119,10 @@ AdsRequestOutcome AdsStream::OnRequest(
       state.names.insert(name);
     }
   }
-  if (IsFullSet(*out.type) && names == 0) state.wildcard = true;
+  if (IsFullSet(*out.type) && names == 0 && !state.ever_named) {
+    state.wildcard = true;
+  }
+  state.ever_named |= names > 0;
   if (IsFullSet(*out.type)) {
     // A name added is answered even if the set it selects is the same (the
     // name does not exist): the client learns so at once.
@@ -131,13 +142,24 @@ AdsRequestOutcome AdsStream::OnRequest(
 
 std::vector<AdsResponse> AdsStream::Responses(const XdsCatalog& catalog) {
   std::vector<AdsResponse> out;
-  for (XdsType type : kAllXdsTypes) {
+  // Make before break: clusters and their endpoints before the listeners
+  // and routes that may name them.
+  static constexpr XdsType kOrder[] = {XdsType::kCluster, XdsType::kEndpoints,
+                                       XdsType::kListener, XdsType::kRoute};
+  for (XdsType type : kOrder) {
     TypeState& state = types_[static_cast<int>(type)];
     if (!state.subscribed) continue;
     const auto& resources = catalog.resources(type);
     // What this response would carry: name → version.
     std::map<std::string, int64_t> owed;
     if (IsFullSet(type)) {
+      if (!state.wildcard && state.names.empty()) {
+        // Unsubscribed from everything: nothing to say; asked again, the
+        // set is sent again.
+        state.sent.clear();
+        state.answered = false;
+        continue;
+      }
       if (state.wildcard) {
         for (const auto& [name, r] : resources) owed.emplace(name, r.version);
       } else {

@@ -33,15 +33,18 @@ namespace mesh::controlplane {
 
 struct AdsRequestOutcome {
   enum class Kind {
-    kSubscribe,    // no nonce: a first request or a new subscription
-    kAck,          // answers the latest response of its type, no error
-    kNack,         // answers it with error_detail
-    kStale,        // answers an older response: ignored
-    kUnknownType,  // a type URL this server does not serve: ignored
+    kSubscribe,     // no nonce: a first request or a new subscription
+    kAck,           // answers the latest response of its type, no error
+    kNack,          // answers it with error_detail
+    kStale,         // answers an older response: ignored
+    kUnknownType,   // a type URL this server does not serve: ignored
+    kTooManyNames,  // more than kMaxNamesPerRequest: the stream should end
   };
   Kind kind = Kind::kSubscribe;
   std::optional<XdsType> type;
   bool first_node = false;  // this request brought the stream's node
+  // A NACK of a response already NACKed (the same nonce): not news.
+  bool repeated = false;
   // One printable line: type, version, nonce, names, ACK/NACK and error.
   std::string description;
   std::string error;  // a NACK's error_detail message (printable)
@@ -57,6 +60,9 @@ struct AdsResponse {
 
 class AdsStream {
  public:
+  // Names one request may subscribe to: past it, a request is refused.
+  static constexpr size_t kMaxNamesPerRequest = 10000;
+
   explicit AdsStream(int64_t id) : id_(id) {}
 
   int64_t id() const { return id_; }
@@ -77,7 +83,11 @@ class AdsStream {
  private:
   struct TypeState {
     bool subscribed = false;
-    bool wildcard = false;  // LDS or CDS with no names or "*"
+    // LDS or CDS with "*", or with no names while none was ever named
+    // (after that, no names means none: xDS's rule).
+    bool wildcard = false;
+    bool ever_named = false;
+    std::string nacked_nonce;  // of the latest response NACKed
     std::set<std::string> names;
     std::string nonce;  // of the latest response sent
     bool answered = false;

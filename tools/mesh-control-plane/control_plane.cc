@@ -168,6 +168,9 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
   // Without this gRPC sets SO_REUSEPORT, and a second server on a port in
   // use would start and silently share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A request is a target name or an xDS subscription: 1 MiB is plenty
+  // (10,000 long names), and bounds what one client makes the server hold.
+  builder.SetMaxReceiveMessageSize(1 << 20);
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
                            &cp->port_);
   builder.RegisterService(cp->service_.get());
@@ -183,6 +186,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
 ControlPlane::~ControlPlane() { Kill(); }
 
 void ControlPlane::SetConfig(Config config) {
+  // Both protocols take configs in the same order.
+  internal::MutexLock setting(&set_config_mu_);
   ads_->Publish(config);
   internal::MutexLock lock(&mu_);
   config_ = std::move(config);

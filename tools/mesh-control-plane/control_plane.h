@@ -85,6 +85,7 @@ class ControlPlane {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 
+  internal::Mutex set_config_mu_;  // held across SetConfig
   mutable internal::Mutex mu_;
   Config config_ ABSL_GUARDED_BY(mu_);
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
