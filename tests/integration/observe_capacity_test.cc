@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
@@ -56,6 +57,19 @@ class IdleObserver final : public grpc::ClientReadReactor<tap::TapEvent> {
   grpc::Status status_;
 };
 
+// The observers that already ended, with their statuses: when the hub does
+// not fill up, says whether streams were refused or dropped.
+std::string EndedOnes(
+    const std::vector<std::unique_ptr<IdleObserver>>& observers) {
+  std::string out;
+  for (size_t i = 0; i < observers.size(); ++i) {
+    if (!observers[i]->Ended(absl::ZeroDuration())) continue;
+    absl::StrAppend(&out, " #", i, ": ", observers[i]->status().error_code(),
+                    " ", observers[i]->status().error_message(), ";");
+  }
+  return out.empty() ? " none ended" : out;
+}
+
 struct Fixture : testing::TapMesh {
   explicit Fixture(uint32_t cap) : TapMesh(kTarget, 2, Options(cap)) {
     channel = *mesh->NewChannel(kTarget);
@@ -89,7 +103,8 @@ TEST(ObserveCapacityTest, OneSubscriptionPastTheCapIsRefusedNamingIt) {
         std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
   }
   ASSERT_TRUE(
-      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout));
+      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout))
+      << "observers ended:" << EndedOnes(idle);
   TapOptions in_process;
   absl::Status refused = f.mesh->Tap(in_process).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
@@ -117,7 +132,8 @@ TEST(ObserveCapacityTest, StreamsThatNeverReadHoldNoThreadAndCostNoCall) {
         std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
   }
   ASSERT_TRUE(
-      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout));
+      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout))
+      << "observers ended:" << EndedOnes(idle);
   // Every call is tapped by all 100; their buffers fill and drop.
   const int kCalls = 300;
   for (int i = 0; i < kCalls; ++i) {
