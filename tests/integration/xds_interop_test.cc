@@ -84,6 +84,13 @@ std::string Endpoints(const Backends& backends, std::vector<int> which) {
   return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
 }
 
+// A file with one target and the given backends as its endpoints.
+std::string OneTarget(const std::string& target, const Backends& backends,
+                      std::vector<int> which) {
+  return absl::StrCat(R"({"targets": {")", target, R"(": {"endpoints": )",
+                      Endpoints(backends, std::move(which)), "}}}");
+}
+
 class XdsInteropTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -218,8 +225,7 @@ std::string* XdsInteropTest::path_ = nullptr;
 
 TEST_F(XdsInteropTest, ChainResolvesAndEveryEndpointServes) {
   Backends backends = testing::StartBackends(3);
-  Apply(absl::StrCat(R"({"targets": {"chain.test:7001": {"endpoints": )",
-                     Endpoints(backends, {0, 1, 2}), "}}}"));
+  Apply(OneTarget("chain.test:7001", backends, {0, 1, 2}));
   auto channel = XdsChannel("chain.test:7001");
   std::vector<int> served(3, 0);
   for (int i = 0; i < 60; ++i) {
@@ -241,8 +247,7 @@ TEST_F(XdsInteropTest, ChainResolvesAndEveryEndpointServes) {
 TEST_F(XdsInteropTest, FileEditIsFollowedWhileCallsFlow) {
   Backends backends = testing::StartBackends(3);
   auto config = [&](std::vector<int> which) {
-    return absl::StrCat(R"({"targets": {"edit.test:7001": {"endpoints": )",
-                        Endpoints(backends, which), "}}}");
+    return OneTarget("edit.test:7001", backends, std::move(which));
   };
   Apply(config({0, 1}));
   CallLoop calls(XdsChannel("edit.test:7001"), backends);
@@ -326,8 +331,7 @@ TEST_F(XdsInteropTest, HeaderRoutesSendMatchingCallsToAnotherTarget) {
 TEST_F(XdsInteropTest, BadFileKeepsTheLastGoodConfigServing) {
   Backends backends = testing::StartBackends(2);
   auto config = [&](int which) {
-    return absl::StrCat(R"({"targets": {"bad.test:7001": {"endpoints": )",
-                        Endpoints(backends, {which}), "}}}");
+    return OneTarget("bad.test:7001", backends, {which});
   };
   Apply(config(0));
   auto channel = XdsChannel("bad.test:7001");
@@ -395,8 +399,7 @@ TEST_F(XdsInteropTest, NackedRoutesAreLoggedAndTheLastGoodOnesServe) {
 TEST_F(XdsInteropTest, ControlPlaneRestartLosesNoCallAndLaterEditsAreFollowed) {
   Backends backends = testing::StartBackends(3);
   auto config = [&](std::vector<int> which) {
-    return absl::StrCat(R"({"targets": {"restart.test:7001": {"endpoints": )",
-                        Endpoints(backends, which), "}}}");
+    return OneTarget("restart.test:7001", backends, std::move(which));
   };
   Apply(config({0, 1}));
   CallLoop calls(XdsChannel("restart.test:7001"), backends);
