@@ -87,12 +87,16 @@ class Channel {
                  const CallOptions& options,
                  absl::AnyInvocable<void(absl::Status)> done);
 
-  // The balancer's view of the destination's endpoints.
+  // The balancers' view of the endpoints: the target's, then those of the
+  // backends its routes and traffic split have sent to (xDS clusters,
+  // Linkerd dst_overrides).
   std::vector<EndpointStats> EndpointStatsSnapshot() const;
 
   // Waits up to `timeout` for the destination to have endpoints: OK, or the
   // UNAVAILABLE a call would get now (not answered yet, does not exist, not
-  // a mesh service). Returns early when discovery's answer is final.
+  // a mesh service). Returns early when discovery's answer is final. With a
+  // source whose routes decide the backends (xDS), waits for the routes,
+  // then for one of their backends to have endpoints.
   absl::Status WaitForEndpoints(absl::Duration timeout) const;
 
   // The destination's service config (routes, retry budget, split) as last

@@ -30,12 +30,24 @@ namespace mesh {
 // is not called again.
 class DiscoverySubscription {
  public:
+  // What a source believes about one of the resources behind this
+  // subscription (xDS: its Listener and RouteConfiguration, or its Cluster
+  // and ClusterLoadAssignment), as xDS's client status (CSDS) shows it.
+  struct Resource {
+    std::string type;  // e.g. "Listener"
+    std::string name;
+    std::string state;    // REQUESTED, ACKED, NACKED or DOES_NOT_EXIST
+    std::string version;  // of the accepted resource; empty if none
+    absl::Time updated = absl::InfinitePast();  // when it was accepted
+    std::string error;  // why it was last rejected (NACKED)
+  };
   // What a streaming source has seen, for Mesh::Describe().
   struct State {
     bool connected = false;  // a stream is open and has delivered
     int64_t streams_started = 0;
     int64_t messages = 0;
     std::string last_error;  // empty if none
+    std::vector<Resource> resources;
   };
 
   virtual ~DiscoverySubscription() = default;
@@ -61,6 +73,22 @@ class DiscoverySource {
     (void)observer;
     return nullptr;
   }
+  // Starts delivering the endpoints of one of the source's clusters (what a
+  // WeightedBackend::cluster names; xDS clusters). A source without clusters
+  // returns null: the backend then has no endpoints, for good.
+  virtual std::unique_ptr<DiscoverySubscription> SubscribeCluster(
+      const std::string& cluster, EndpointObserver* observer) {
+    (void)cluster;
+    (void)observer;
+    return nullptr;
+  }
+  // True if calls to a target cannot be sent before its first service config
+  // (xDS: the listener's routes name the clusters). Calls then wait for it,
+  // as they wait for endpoints (ChannelOptions::fail_fast_timeout).
+  virtual bool RoutesRequired() const { return false; }
+  // The target scheme this source serves ("xds" for xds:///name:port); empty
+  // for none. MeshOptions::discovery also serves targets of its scheme.
+  virtual std::string Scheme() const { return ""; }
 };
 
 // Endpoints and service configs (routes) given in code. A target nobody has

@@ -75,9 +75,29 @@ struct EndpointUpdate {
 
 // What a discovery source emits into. Calls for one subscription are
 // serialized by the source; they may come from any thread.
+// What a control plane says about calling one backend's endpoints beyond
+// the endpoints themselves (xDS: the Cluster's circuit breaker, the
+// ClusterLoadAssignment's drop_overloads).
+struct BackendPolicy {
+  // Requests in flight to the backend at once, over every channel of the
+  // Mesh; one more fails UNAVAILABLE at once, naming the limit. 0: none.
+  uint32_t max_requests = 0;
+  // Calls dropped on purpose before an endpoint is picked, per category:
+  // each in turn drops its share (millionths) of what reaches it; a
+  // dropped call fails UNAVAILABLE naming the category.
+  struct Drop {
+    std::string category;
+    uint32_t per_million = 0;
+  };
+  std::vector<Drop> drops;
+};
+
 class EndpointObserver {
  public:
   virtual ~EndpointObserver() = default;
+  // The backend's policy; replaces the last one. Sources without policies
+  // never call it (the default applies: no limit, no drops).
+  virtual void OnBackendPolicy(const BackendPolicy& policy) { (void)policy; }
   // A change to the set. The receiver validates it; an invalid update is
   // rejected whole and the last good set keeps serving.
   virtual void OnEndpointUpdate(const EndpointUpdate& update) = 0;

@@ -18,6 +18,7 @@
 #define MESH_MESH_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,8 +55,12 @@ struct TapTlsOptions {
 };
 
 struct MeshOptions {
-  // Where endpoints come from. Required.
+  // Where endpoints come from for targets written "name:port", and for
+  // "scheme:///name:port" with its DiscoverySource::Scheme(). Required.
   std::shared_ptr<DiscoverySource> discovery;
+  // More sources, by the target scheme they serve ("xds" for
+  // "xds:///name:port"), so that one Mesh serves several control planes.
+  std::map<std::string, std::shared_ptr<DiscoverySource>> discovery_by_scheme;
   // Makes the transport for one destination (shared by that destination's
   // channels). Empty: the gRPC transport with default options. The Mesh
   // wraps it in its tap hook (see mesh/tap.h).
@@ -112,9 +117,12 @@ class Mesh {
   Mesh(const Mesh&) = delete;
   Mesh& operator=(const Mesh&) = delete;
 
-  // A channel to `target` ("name:port"). Channels to the same target share
-  // one discovery subscription and one transport. INVALID_ARGUMENT for a
-  // malformed target or invalid options; FAILED_PRECONDITION after shutdown.
+  // A channel to `target`: "name:port" (MeshOptions::discovery's), or
+  // "scheme:///name:port" (the source serving that scheme, e.g.
+  // "xds:///echo:7000"). Channels to the same target share one discovery
+  // subscription and one transport. INVALID_ARGUMENT for a malformed target,
+  // a scheme no source serves, or invalid options; FAILED_PRECONDITION after
+  // shutdown.
   absl::StatusOr<std::unique_ptr<Channel>> NewChannel(
       const std::string& target, const ChannelOptions& options = {});
 

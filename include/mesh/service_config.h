@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -29,17 +30,40 @@
 
 namespace mesh {
 
-// A header condition (xDS and code; Linkerd profiles have none).
+// A header condition (xDS and code; Linkerd profiles have none). A header
+// sent several times matches if one of its values does.
 struct HeaderMatch {
-  enum class Kind { kExact, kPrefix, kRegex, kPresent };
+  enum class Kind {
+    kExact,
+    kPrefix,
+    kRegex,
+    kPresent,
+    kSuffix,
+    kContains,
+    kRange,  // the value is a decimal integer in [range_start, range_end)
+  };
   std::string name;  // lower case
   Kind kind = Kind::kExact;
-  std::string value;  // unused for kPresent; an RE2 full match for kRegex
+  std::string value;  // unused for kPresent and kRange; RE2 full match: kRegex
+  // kExact, kPrefix, kSuffix, kContains: compare without regard to ASCII case.
+  bool ignore_case = false;
+  int64_t range_start = 0;  // kRange
+  int64_t range_end = 0;    // kRange
 };
 
 // A tree over the request head. `all []` is true, `any []` is false.
 struct RequestMatch {
-  enum class Kind { kAll, kAny, kNot, kPath, kMethod, kHeader };
+  enum class Kind {
+    kAll,
+    kAny,
+    kNot,
+    kPath,
+    kMethod,
+    kHeader,
+    kPathPrefix,
+    kPathExact,
+    kFraction,
+  };
 
   static RequestMatch All(std::vector<RequestMatch> children);
   static RequestMatch Any(std::vector<RequestMatch> children);
@@ -49,12 +73,24 @@ struct RequestMatch {
   // "GET", "POST", … or any other method name; matched exactly.
   static RequestMatch Method(std::string method);
   static RequestMatch Header(HeaderMatch header);
+  // The path without its query starts with `prefix` / is `path` (xDS
+  // `prefix` and `path`); case_sensitive false compares ASCII letters
+  // without regard to case.
+  static RequestMatch PathPrefix(std::string prefix,
+                                 bool case_sensitive = true);
+  static RequestMatch PathExact(std::string path, bool case_sensitive = true);
+  // True for a random share of calls, drawn per call: `per_million`
+  // millionths (xDS runtime_fraction); 1,000,000 or more is always.
+  static RequestMatch Fraction(uint32_t per_million);
 
   Kind kind = Kind::kAll;
   std::vector<RequestMatch> children;  // kAll, kAny; kNot has exactly one
   std::string path_regex;              // kPath
   std::string method;                  // kMethod
   HeaderMatch header;                  // kHeader
+  std::string path;                    // kPathPrefix, kPathExact
+  bool case_sensitive = true;          // kPathPrefix, kPathExact
+  uint32_t per_million = 0;            // kFraction
 };
 
 // A tree over the response status. `all []` is true, `any []` is false.
@@ -94,6 +130,55 @@ struct RetryPolicy {
   // retry at once (Linkerd's behaviour). Zero max: 10 × base (xDS default).
   absl::Duration backoff_base = absl::ZeroDuration();
   absl::Duration backoff_max = absl::ZeroDuration();
+  // If not empty, exactly the attempts that end with one of these codes are
+  // retried (xDS `retry_on`), whatever the response classes say; CANCELLED
+  // and DEADLINE_EXCEEDED here mean the server's, never the caller's own.
+  // Empty: the attempts the response classes call failures.
+  std::vector<absl::StatusCode> retry_on;
+};
+
+// Beyond Linkerd (xDS's fault filter): calls of a route delayed or failed on
+// purpose, to test how callers cope. A delay comes first, then the abort.
+struct FaultInjection {
+  // Share of calls delayed, in millionths, and by how long.
+  uint32_t delay_per_million = 0;
+  absl::Duration delay = absl::ZeroDuration();
+  // Share of calls failed at once, in millionths, with this status (the
+  // call never leaves the process). A code of OK: no abort.
+  uint32_t abort_per_million = 0;
+  absl::StatusCode abort_code = absl::StatusCode::kOk;
+  std::string abort_message;
+  // Delay or abort as the request asks, when it carries the headers
+  // x-envoy-fault-delay-request (milliseconds) or
+  // x-envoy-fault-abort-grpc-request (a gRPC code), each with an optional
+  // -percentage header (a percent, capped by the share above).
+  bool delay_from_header = false;
+  bool abort_from_header = false;
+  // Faults (delays waiting, aborts) of the destination in progress at once;
+  // past it, calls are left alone. 0: no limit.
+  uint32_t max_active_faults = 0;
+};
+
+// One backend of a traffic split: its own destination ("name:port"), or a
+// cluster of the destination's discovery source (xDS clusters).
+struct WeightedBackend {
+  WeightedBackend() = default;
+  WeightedBackend(std::string authority, uint32_t weight)
+      : authority(std::move(authority)), weight(weight) {}
+  // A backend that is the source's cluster `name`.
+  static WeightedBackend Cluster(std::string name, uint32_t weight) {
+    WeightedBackend b;
+    b.cluster = std::move(name);
+    b.weight = weight;
+    return b;
+  }
+
+  std::string authority;
+  uint32_t weight = 0;  // relative; Linkerd's are ten-thousandths
+  // In place of `authority`: the source's cluster of this name. Its
+  // endpoints come from DiscoverySource::SubscribeCluster, and its calls
+  // carry the channel's own authority.
+  std::string cluster;
 };
 
 struct Route {
@@ -107,6 +192,11 @@ struct Route {
   RetryPolicy retry_policy;
   // Bounds the whole call including retries. Infinite: none.
   absl::Duration timeout = absl::InfiniteDuration();
+  // Where this route's calls go (xDS clusters and weighted clusters). Empty:
+  // the config's split (ServiceConfig::backends), else the destination.
+  std::vector<WeightedBackend> backends;
+  // Delays and aborts on purpose. Default: none.
+  FaultInjection fault;
 };
 
 // Builds a Route in one expression. Conditions given one after another must
@@ -150,12 +240,6 @@ struct RetryBudget {
   double retry_ratio = 0.2;  // [0, 1000]
   uint32_t min_retries_per_second = 10;
   absl::Duration ttl = absl::Seconds(10);  // [1 s, 60 s]
-};
-
-// One backend of a traffic split: its own destination ("name:port").
-struct WeightedBackend {
-  std::string authority;
-  uint32_t weight = 0;  // relative; Linkerd's are ten-thousandths
 };
 
 // What one destination's route table may cost. Matching is per call, so a

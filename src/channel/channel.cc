@@ -75,7 +75,7 @@ std::vector<EndpointStats> Channel::EndpointStatsSnapshot() const {
 }
 
 absl::Status Channel::WaitForEndpoints(absl::Duration timeout) const {
-  return core_->destination().WaitForEndpoints(timeout);
+  return core_->WaitForEndpoints(timeout);
 }
 
 std::optional<ServiceConfig> Channel::service_config() const {

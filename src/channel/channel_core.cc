@@ -11,6 +11,7 @@
 #include "src/channel/pick_waiter.h"
 #include "src/model/http_syntax.h"
 #include "src/route/classify.h"
+#include "src/route/fault.h"
 #include "src/route/retry_decision.h"
 #include "src/route/retry_policy.h"
 
@@ -39,11 +40,13 @@ CallOutcome OutcomeOf(const absl::Status& status, bool classified_failure) {
   return classified_failure ? CallOutcome::kFailure : CallOutcome::kSuccess;
 }
 
-ChannelCore::ChannelCore(std::string target, const ChannelOptions& options,
+ChannelCore::ChannelCore(std::string target, std::string authority,
+                         const ChannelOptions& options,
                          std::shared_ptr<MeshCore> mesh,
                          std::shared_ptr<Destination> destination,
                          std::unique_ptr<Balancer> balancer)
     : target_(std::move(target)),
+      authority_(std::move(authority)),
       options_(options),
       mesh_(std::move(mesh)),
       legs_(
@@ -57,6 +60,8 @@ struct ChannelCore::Call {
   Metadata metadata;
   absl::Time start;
   absl::Time deadline = absl::InfiniteFuture();
+  absl::Duration caller_timeout = absl::InfiniteDuration();
+  FaultDraw fault;             // drawn when routed
   Destination::Routes routes;  // keeps `route` and `metrics` alive
   const CompiledRoute* route = nullptr;
   RouteMetrics* metrics = nullptr;
@@ -84,6 +89,7 @@ struct ChannelCore::Attempt {
   std::shared_ptr<Leg> leg;
   CallHandle handle;
   std::shared_ptr<EndpointMetrics> endpoint_metrics;  // null: none kept
+  bool counted = false;  // by the backend's circuit breaker
 };
 
 void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
@@ -100,32 +106,176 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
                           "mesh is shut down; call to '", target_, "'")));
   }
   auto call = std::make_unique<Call>();
-  call->routes = legs_.apex()->destination->routes();
-  call->route = &call->routes.table->Match({"POST", method, &options.metadata});
-  call->metrics = call->routes.route_metrics[call->route->index].get();
-  call->metrics->RecordRequest();
-  // The route's timeout bounds the call with all its attempts; the caller's,
-  // if shorter, wins.
-  absl::Duration timeout = options.timeout != absl::InfiniteDuration()
-                               ? options.timeout
-                               : options_.default_timeout;
-  timeout = std::min(timeout, call->route->timeout);
   call->start = absl::Now();
-  if (timeout != absl::InfiniteDuration()) {
-    call->deadline = call->start + timeout;
-  }
-  call->wait_until =
-      std::min(call->deadline, call->start + options_.fail_fast_timeout);
+  call->caller_timeout = options.timeout != absl::InfiniteDuration()
+                             ? options.timeout
+                             : options_.default_timeout;
   call->method = std::string(method);
   call->metadata = options.metadata;
   call->body = std::move(request);
+  call->done = std::move(done);
+  if (legs_.apex()->destination->AwaitsRoutes()) {
+    return WaitForRoutes(std::move(call));
+  }
+  RouteCall(std::move(call));
+}
+
+void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
+  call->routes = legs_.apex()->destination->routes();
+  call->route =
+      &call->routes.table->Match({"POST", call->method, &call->metadata});
+  call->metrics = call->routes.route_metrics[call->route->index].get();
+  call->metrics->RecordRequest();
+  // The route's timeout bounds the call with all its attempts; the caller's,
+  // if shorter, wins. Both count from the call's start.
+  absl::Duration timeout = std::min(call->caller_timeout, call->route->timeout);
+  call->deadline = timeout != absl::InfiniteDuration() ? call->start + timeout
+                                                       : absl::InfiniteFuture();
+  call->wait_until =
+      std::min(call->deadline, call->start + options_.fail_fast_timeout);
   call->replayable =
       (call->route->is_retryable || options_.retry_connect_failures) &&
       call->route->retry_policy.max_attempts != 1 &&
       call->body.size() <= kMaxReplayBytes;
-  call->done = std::move(done);
   call->routes.budget->Deposit();
+  if (call->route->has_fault) {
+    thread_local absl::InsecureBitGen gen;
+    call->fault = DrawFault(call->route->fault, &call->metadata, gen);
+    if (call->fault.any()) return ApplyFault(std::move(call));
+  }
   StartAttempt(std::move(call));
+}
+
+void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
+  Destination& apex = *legs_.apex()->destination;
+  const uint32_t limit = call->route->fault.max_active_faults;
+  if (!apex.TryStartFault(limit)) return StartAttempt(std::move(call));
+  if (call->fault.delay > absl::ZeroDuration()) {
+    absl::Duration delay = call->fault.delay;
+    call->fault.delay = absl::ZeroDuration();
+    // A delay past the deadline ends the call at its deadline, as a slow
+    // server would.
+    bool past_deadline = call->start + delay >= call->deadline;
+    if (past_deadline) delay = call->deadline - absl::Now();
+    absl::AnyInvocable<void()> resume = [self = shared_from_this(),
+                                         call = std::move(call),
+                                         past_deadline]() mutable {
+      self->legs_.apex()->destination->EndFault();
+      call->waited = true;  // off the caller's thread from here
+      if (past_deadline) {
+        CallResult result;
+        result.status = absl::DeadlineExceededError(absl::StrCat(
+            "deadline passed during a delay injected by the route's fault "
+            "config; call to '",
+            self->target_, "'"));
+        self->Finish(*call, std::move(result));
+        DestroyLater([c = std::move(call)] {});
+        return;
+      }
+      if (!call->fault.abort.ok()) {
+        // The abort counts as a second fault only if it still fits.
+        return self->ApplyFault(std::move(call));
+      }
+      self->StartAttempt(std::move(call));
+    };
+    // After Mesh shutdown the timer refuses it: run it now (the attempt
+    // then fails at once).
+    if (!mesh_->RunLater(std::max(delay, absl::ZeroDuration()), resume)) {
+      resume();
+    }
+    return;
+  }
+  apex.EndFault();
+  CallResult result;
+  result.status = call->fault.abort;
+  Finish(*call, std::move(result));
+  if (call->waited) DestroyLater([c = std::move(call)] {});
+}
+
+void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
+  absl::Time until = std::min(call->start + call->caller_timeout,
+                              call->start + options_.fail_fast_timeout);
+  auto waiter = std::make_shared<PickWaiter>(
+      mesh_->timers(), [self = shared_from_this(),
+                        call = std::move(call)](PickWaiter::Why why) mutable {
+        Destination& apex = *self->legs_.apex()->destination;
+        bool inline_fire =
+            why == PickWaiter::Why::kReady || why == PickWaiter::Why::kNever;
+        if (!inline_fire) call->waited = true;
+        if (!apex.AwaitsRoutes() && !self->mesh_->shut_down()) {
+          return self->RouteCall(std::move(call));
+        }
+        // No routes: the call fails like one that found no endpoints, with
+        // the route metrics of the default route.
+        call->routes = apex.routes();
+        call->route = &call->routes.table->At(call->routes.table->size());
+        call->metrics = call->routes.route_metrics[call->route->index].get();
+        call->metrics->RecordRequest();
+        absl::Status why_not = apex.NoRoutesStatus();
+        CallResult result;
+        if (why == PickWaiter::Why::kTimedOut &&
+            absl::Now() >= call->start + call->caller_timeout) {
+          result.status = absl::DeadlineExceededError(absl::StrCat(
+              "deadline passed while waiting for routes: ", why_not.message()));
+        } else if (why == PickWaiter::Why::kTimedOut) {
+          result.status = absl::Status(
+              why_not.code(),
+              absl::StrCat(
+                  why_not.message(), "; waited ",
+                  absl::FormatDuration(self->options_.fail_fast_timeout),
+                  " (ChannelOptions::fail_fast_timeout)"));
+        } else {
+          result.status = std::move(why_not);
+        }
+        self->Finish(*call, std::move(result));
+        if (call->waited) DestroyLater([c = std::move(call)] {});
+      });
+  switch (legs_.apex()->destination->AddRoutesWaiter(waiter)) {
+    case Destination::WaitResult::kReady:
+      waiter->Fire(PickWaiter::Why::kReady);
+      return;
+    case Destination::WaitResult::kNever:
+      waiter->Fire(PickWaiter::Why::kNever);
+      return;
+    case Destination::WaitResult::kQueued:
+      waiter->Arm(std::max(until - absl::Now(), absl::ZeroDuration()));
+      return;
+  }
+}
+
+absl::Status ChannelCore::WaitForEndpoints(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  Destination& apex = *legs_.apex()->destination;
+  if (apex.AwaitsRoutes() && !apex.WaitForRoutes(timeout)) {
+    return apex.NoRoutesStatus();
+  }
+  Destination::Routes routes = apex.routes();
+  std::vector<WeightedBackend> backends;
+  auto add = [&backends](const std::shared_ptr<const TrafficSplit>& split) {
+    if (split == nullptr) return;
+    for (const WeightedBackend& b : split->backends()) backends.push_back(b);
+  };
+  add(routes.split);
+  for (size_t i = 0; i < routes.table->size(); ++i) {
+    add(routes.table->At(i).split);
+  }
+  if (backends.empty()) {
+    return apex.WaitForEndpoints(
+        std::max(deadline - absl::Now(), absl::ZeroDuration()));
+  }
+  // Each backend in turn, until one has endpoints (each returns early once
+  // discovery has answered).
+  absl::Status first;
+  for (const WeightedBackend& b : backends) {
+    bool kept = true;
+    std::shared_ptr<Leg> leg = legs_.For(b, routes, &kept);
+    if (leg == nullptr) continue;
+    absl::Status s = leg->destination->WaitForEndpoints(
+        std::max(deadline - absl::Now(), absl::ZeroDuration()));
+    if (s.ok()) return s;
+    if (first.ok()) first = std::move(s);
+  }
+  return first.ok() ? apex.NoEndpointsStatus() : first;
 }
 
 absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
@@ -149,7 +299,8 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     if (!picked.ok()) return legs_.apex()->destination->NoEndpointsStatus();
     return Picked{std::move(leg), *std::move(picked)};
   }
-  const std::shared_ptr<const TrafficSplit>& split = call.routes.split;
+  const std::shared_ptr<const TrafficSplit>& split =
+      call.route->split != nullptr ? call.route->split : call.routes.split;
   if (split == nullptr) {
     absl::StatusOr<CallHandle> picked = pick_in(legs_.apex());
     if (!picked.ok()) {
@@ -168,7 +319,7 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     excluded |= uint64_t{1} << i;
     bool kept = true;
     std::shared_ptr<Leg> leg =
-        legs_.For(split->backends()[i].authority, call.routes, &kept);
+        legs_.For(split->backends()[i], call.routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
@@ -246,14 +397,39 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     }
     return;
   }
+  // The backend's policy: drops, then its circuit breaker. Such a call
+  // never reaches an endpoint, so it is not retried.
+  Destination& backend = *picked->leg->destination;
+  absl::Status refused;
+  bool counted = false;
+  if (std::optional<std::string> category = backend.DrawDrop()) {
+    refused = absl::UnavailableError(
+        absl::StrCat("dropped by '", backend.target(),
+                     "' (drop_overloads category '", *category, "')"));
+  } else if (!backend.TryStartRequest(&counted)) {
+    refused = backend.CircuitBreakerStatus();
+  }
+  if (!refused.ok()) {
+    picked->handle.Complete(CallOutcome::kCancelled);
+    CallResult result;
+    result.status = std::move(refused);
+    Finish(*call, std::move(result));
+    if (call->attempts > 0 || call->waited) {
+      DestroyLater([c = std::move(call)] {});
+    }
+    return;
+  }
   ++call->attempts;
   call->metrics->RecordAttempt(/*is_retry=*/call->attempts > 1);
-  Attempt attempt{std::move(picked->leg), std::move(picked->handle), nullptr};
+  Attempt attempt{std::move(picked->leg), std::move(picked->handle), nullptr,
+                  counted};
   attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
       attempt.handle.endpoint().address);
   if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
   TransportRequest req;
-  req.authority = attempt.leg->destination->target();
+  req.authority = attempt.leg->destination->authority().empty()
+                      ? authority_
+                      : attempt.leg->destination->authority();
   req.path = call->method;
   // Only a call that may be retried keeps copies for the next attempt.
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
@@ -331,6 +507,7 @@ bool ChannelCore::Wait(
 
 void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                                 TransportResponse response) {
+  if (attempt.counted) attempt.leg->destination->EndRequest();
   const CompiledRoute& route = *call->route;
   bool failure =
       IsFailure(route.response_classes, response.status, response.http_status);
@@ -348,6 +525,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.route_retryable = route.is_retryable;
   end.replayable = call->replayable;
   end.retry_connect_failures = options_.retry_connect_failures;
+  end.retry_on = &route.retry_policy.retry_on;
   if (RetryWanted(end) && !mesh_->shut_down()) {
     const RetryPolicy& policy = route.retry_policy;
     thread_local absl::InsecureBitGen gen;

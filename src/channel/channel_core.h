@@ -25,8 +25,9 @@ namespace mesh::internal {
 
 class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
  public:
-  ChannelCore(std::string target, const ChannelOptions& options,
-              std::shared_ptr<MeshCore> mesh,
+  // `authority` is what calls to clusters carry (the target's name:port).
+  ChannelCore(std::string target, std::string authority,
+              const ChannelOptions& options, std::shared_ptr<MeshCore> mesh,
               std::shared_ptr<Destination> destination,
               std::unique_ptr<Balancer> balancer);
 
@@ -34,9 +35,11 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void CallRawAsync(absl::string_view method, std::string request,
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
-  std::vector<EndpointStats> Stats() const {
-    return legs_.apex()->balancer->Stats();
-  }
+  // The target's balancer statistics, and those of its backends' legs.
+  std::vector<EndpointStats> Stats() { return legs_.Stats(); }
+  // Channel::WaitForEndpoints: the routes first when the source requires
+  // them, then the backends they send to (or the target itself).
+  absl::Status WaitForEndpoints(absl::Duration timeout);
 
   // Requests larger than this are not kept for replay, so never retried.
   static constexpr size_t kMaxReplayBytes = 64 * 1024;
@@ -47,6 +50,16 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   struct Picked;
   struct Attempt;
 
+  // Matches the call's route and applies it (deadline, metrics, budget,
+  // fault), then starts the first attempt.
+  void RouteCall(std::unique_ptr<Call> call);
+  // For a call to a destination that awaits its first config: queues it
+  // until the config comes, within its deadline and the fail-fast timeout,
+  // then routes it (or fails it saying why there are no routes).
+  void WaitForRoutes(std::unique_ptr<Call> call);
+  // Sends the first attempt after a fault's delay, or fails the call with
+  // the fault's abort.
+  void ApplyFault(std::unique_ptr<Call> call);
   // Picks a backend (when the config splits traffic) and an endpoint of it,
   // and sends one attempt; or, when discovery may still bring endpoints,
   // queues the call until it does (see Wait).
@@ -74,6 +87,7 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void Finish(Call& call, CallResult result, bool failure);
 
   const std::string target_;
+  const std::string authority_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
   SplitLegs legs_;

@@ -26,6 +26,26 @@ std::string Status(const absl::Status& s) {
   return s.ok() ? "null" : JsonString(s.ToString());
 }
 
+const char* HeaderKindName(HeaderMatch::Kind kind) {
+  switch (kind) {
+    case HeaderMatch::Kind::kExact:
+      return "exact";
+    case HeaderMatch::Kind::kPrefix:
+      return "prefix";
+    case HeaderMatch::Kind::kRegex:
+      return "regex";
+    case HeaderMatch::Kind::kPresent:
+      return "present";
+    case HeaderMatch::Kind::kSuffix:
+      return "suffix";
+    case HeaderMatch::Kind::kContains:
+      return "contains";
+    case HeaderMatch::Kind::kRange:
+      return "range";
+  }
+  return "?";
+}
+
 std::string Match(const RequestMatch& m) {
   std::vector<std::string> children;
   for (const RequestMatch& c : m.children) children.push_back(Match(c));
@@ -42,9 +62,25 @@ std::string Match(const RequestMatch& m) {
     case RequestMatch::Kind::kMethod:
       return "{\"method\":" + JsonString(m.method) + "}";
     case RequestMatch::Kind::kHeader:
-      return absl::StrCat("{\"header\":", JsonString(m.header.name),
-                          ",\"kind\":", static_cast<int>(m.header.kind),
-                          ",\"value\":", JsonString(m.header.value), "}");
+      return absl::StrCat(
+          "{\"header\":", JsonString(m.header.name),
+          ",\"kind\":", JsonString(HeaderKindName(m.header.kind)),
+          ",\"value\":", JsonString(m.header.value),
+          m.header.ignore_case ? ",\"ignore_case\":true" : "",
+          m.header.kind == HeaderMatch::Kind::kRange
+              ? absl::StrCat(",\"range\":[", m.header.range_start, ",",
+                             m.header.range_end, "]")
+              : "",
+          "}");
+    case RequestMatch::Kind::kPathPrefix:
+    case RequestMatch::Kind::kPathExact:
+      return absl::StrCat(m.kind == RequestMatch::Kind::kPathPrefix
+                              ? "{\"path_prefix\":"
+                              : "{\"path_exact\":",
+                          JsonString(m.path),
+                          m.case_sensitive ? "" : ",\"ignore_case\":true", "}");
+    case RequestMatch::Kind::kFraction:
+      return absl::StrCat("{\"fraction_per_million\":", m.per_million, "}");
   }
   return "null";
 }
@@ -66,6 +102,35 @@ std::string Match(const ResponseMatch& m) {
   return "null";
 }
 
+std::string Backends(const std::vector<WeightedBackend>& list) {
+  std::vector<std::string> backends;
+  for (const WeightedBackend& b : list) {
+    backends.push_back(
+        b.cluster.empty()
+            ? absl::StrCat("{\"authority\":", JsonString(b.authority),
+                           ",\"weight\":", b.weight, "}")
+            : absl::StrCat("{\"cluster\":", JsonString(b.cluster),
+                           ",\"weight\":", b.weight, "}"));
+  }
+  return "[" + absl::StrJoin(backends, ",") + "]";
+}
+
+std::string Fault(const FaultInjection& f) {
+  if (f.delay_per_million == 0 && f.abort_per_million == 0 &&
+      !f.delay_from_header && !f.abort_from_header) {
+    return "null";
+  }
+  return absl::StrCat(
+      "{\"delay_per_million\":", f.delay_per_million,
+      ",\"delay_ms\":", Ms(f.delay),
+      ",\"abort_per_million\":", f.abort_per_million,
+      ",\"abort_code\":", JsonString(absl::StatusCodeToString(f.abort_code)),
+      ",\"abort_message\":", JsonString(f.abort_message),
+      ",\"delay_from_header\":", f.delay_from_header ? "true" : "false",
+      ",\"abort_from_header\":", f.abort_from_header ? "true" : "false",
+      ",\"max_active_faults\":", f.max_active_faults, "}");
+}
+
 std::string Config(const ServiceConfig& c) {
   std::vector<std::string> routes;
   for (const Route& r : c.routes) {
@@ -75,12 +140,15 @@ std::string Config(const ServiceConfig& c) {
           "{\"condition\":", Match(rc.condition),
           ",\"is_failure\":", rc.is_failure ? "true" : "false", "}"));
     }
+    const std::string fault = Fault(r.fault);
     routes.push_back(absl::StrCat(
         "{\"name\":", JsonString(r.name), ",\"condition\":", Match(r.condition),
         ",\"timeout_ms\":", Ms(r.timeout),
         ",\"is_retryable\":", r.is_retryable ? "true" : "false",
         ",\"response_classes\":[", absl::StrJoin(classes, ","),
-        "],\"metrics_labels\":", Labels(r.metrics_labels), "}"));
+        "],\"metrics_labels\":", Labels(r.metrics_labels),
+        r.backends.empty() ? "" : ",\"backends\":" + Backends(r.backends),
+        fault == "null" ? "" : ",\"fault\":" + fault, "}"));
   }
   std::string budget = "null";
   if (c.retry_budget) {
@@ -89,27 +157,50 @@ std::string Config(const ServiceConfig& c) {
         c.retry_budget->retry_ratio, c.retry_budget->min_retries_per_second,
         Ms(c.retry_budget->ttl));
   }
-  std::vector<std::string> backends;
-  for (const WeightedBackend& b : c.backends) {
-    backends.push_back(absl::StrCat("{\"authority\":", JsonString(b.authority),
-                                    ",\"weight\":", b.weight, "}"));
-  }
   return absl::StrCat(
       "{\"routes\":[", absl::StrJoin(routes, ","),
-      "],\"retry_budget\":", budget, ",\"backends\":[",
-      absl::StrJoin(backends, ","),
-      "],\"fully_qualified_name\":", JsonString(c.fully_qualified_name),
+      "],\"retry_budget\":", budget, ",\"backends\":", Backends(c.backends),
+      ",\"fully_qualified_name\":", JsonString(c.fully_qualified_name),
       ",\"opaque_protocol\":", c.opaque_protocol ? "true" : "false",
       ",\"endpoint\":", c.endpoint ? JsonString(c.endpoint->address) : "null",
       "}");
 }
 
 std::string Stream(const DiscoverySubscription::State& s) {
+  std::vector<std::string> resources;
+  for (const DiscoverySubscription::Resource& r : s.resources) {
+    resources.push_back(absl::StrCat(
+        "{\"type\":", JsonString(r.type), ",\"name\":", JsonString(r.name),
+        ",\"state\":", JsonString(r.state),
+        ",\"version\":", JsonString(r.version), ",\"updated\":",
+        r.updated == absl::InfinitePast()
+            ? "null"
+            : JsonString(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", r.updated,
+                                          absl::UTCTimeZone())),
+        ",\"error\":", r.error.empty() ? "null" : JsonString(r.error), "}"));
+  }
   return absl::StrCat("{\"connected\":", s.connected ? "true" : "false",
                       ",\"streams_started\":", s.streams_started,
                       ",\"messages\":", s.messages, ",\"last_error\":",
                       s.last_error.empty() ? "null" : JsonString(s.last_error),
-                      "}");
+                      resources.empty() ? "" : ",\"resources\":[",
+                      absl::StrJoin(resources, ","),
+                      resources.empty() ? "" : "]", "}");
+}
+
+// The backend policy and what it has done.
+std::string Policy(const DestinationView& v) {
+  std::vector<std::string> drops;
+  for (const BackendPolicy::Drop& d : v.policy->drops) {
+    drops.push_back(absl::StrCat("{\"category\":", JsonString(d.category),
+                                 ",\"per_million\":", d.per_million, "}"));
+  }
+  return absl::StrCat(
+      "{\"max_requests\":", v.policy->max_requests,
+      ",\"in_flight\":", v.in_flight,
+      ",\"circuit_breaker_refusals\":", v.circuit_breaker_refusals,
+      ",\"drops\":[", absl::StrJoin(drops, ","), "],\"dropped\":", v.dropped,
+      "}");
 }
 
 }  // namespace
@@ -143,6 +234,7 @@ std::string DescribeJson(const DestinationView& v) {
       ",\"channels\":", v.channel_stats.size(), ",\"endpoints\":[",
       absl::StrJoin(endpoints, ","),
       "],\"service_config\":", v.config ? Config(*v.config) : "null",
+      v.policy ? ",\"backend_policy\":" + Policy(v) : "",
       ",\"last_error\":", Status(v.last_error),
       ",\"last_config_error\":", Status(v.last_config_error),
       ",\"endpoint_stream\":", Stream(v.endpoint_stream),

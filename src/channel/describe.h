@@ -28,6 +28,10 @@ struct DestinationView {
   // One entry per channel (each has its own balancer and load statistics).
   std::vector<std::vector<EndpointStats>> channel_stats;
   std::optional<ServiceConfig> config;
+  std::optional<BackendPolicy> policy;
+  int64_t in_flight = 0;
+  int64_t dropped = 0;
+  int64_t circuit_breaker_refusals = 0;
   absl::Status last_error;
   absl::Status last_config_error;
   DiscoverySubscription::State endpoint_stream;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/random/distributions.h"
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
@@ -40,13 +42,81 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
                 TrafficSplit::Build(config.backends, dropped),
                 std::move(direct),
                 {},
-                config_generation_.fetch_add(1) + 1};
+                config_generation_.fetch_add(1) + 1,
+                nullptr};
+  auto keys = std::make_shared<absl::flat_hash_set<std::string>>();
+  auto add = [&keys](const std::shared_ptr<const TrafficSplit>& split) {
+    if (split == nullptr) return;
+    for (const WeightedBackend& b : split->backends()) keys->insert(LegKey(b));
+  };
+  add(routes.split);
+  for (size_t i = 0; i < routes.table->size(); ++i) {
+    add(routes.table->At(i).split);
+  }
+  routes.backend_keys = std::move(keys);
   // Metrics by route name, kept across configs.
   for (size_t i = 0; i <= routes.table->size(); ++i) {
     routes.route_metrics.push_back(
         metrics_->Route(target_, routes.table->At(i).metrics_name));
   }
   return routes;
+}
+
+std::string Destination::LegKey(const WeightedBackend& backend) {
+  return backend.cluster.empty() ? backend.authority
+                                 : absl::StrCat(" cluster ", backend.cluster);
+}
+
+bool Destination::TryStartRequest(bool* counted) {
+  *counted = false;
+  const uint32_t limit = max_requests_.load(std::memory_order_relaxed);
+  if (limit == 0) return true;
+  int64_t n = in_flight_.fetch_add(1, std::memory_order_relaxed);
+  if (limit != 0 && n >= limit) {
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  *counted = true;
+  return true;
+}
+
+absl::Status Destination::CircuitBreakerStatus() {
+  circuit_breaker_refusals_.fetch_add(1, std::memory_order_relaxed);
+  return absl::UnavailableError(absl::StrCat(
+      "'", target_, "' has ", max_requests_.load(std::memory_order_relaxed),
+      " requests in flight, its limit (circuit breaker max_requests)"));
+}
+
+std::optional<std::string> Destination::DrawDrop() {
+  if (!has_drops_.load(std::memory_order_acquire)) return std::nullopt;
+  thread_local absl::InsecureBitGen gen;
+  auto drops = drops_.Read();
+  for (const BackendPolicy::Drop& d : *drops) {
+    if (d.per_million >= 1'000'000 ||
+        absl::Uniform<uint32_t>(gen, 0, 1'000'000) < d.per_million) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return d.category;
+    }
+  }
+  return std::nullopt;
+}
+
+void Destination::OnBackendPolicy(const BackendPolicy& policy) {
+  max_requests_.store(policy.max_requests, std::memory_order_relaxed);
+  drops_.Publish(
+      std::make_unique<std::vector<BackendPolicy::Drop>>(policy.drops));
+  has_drops_.store(!policy.drops.empty(), std::memory_order_release);
+  MutexLock lock(&mu_);
+  policy_ = policy;
+}
+
+bool Destination::TryStartFault(uint32_t limit) {
+  uint32_t n = active_faults_.fetch_add(1, std::memory_order_relaxed);
+  if (limit != 0 && n >= limit) {
+    active_faults_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
 }
 
 Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
@@ -57,13 +127,14 @@ Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
   }
 }
 
-Destination::Destination(std::string target,
+Destination::Destination(std::string target, std::string authority,
                          std::unique_ptr<Transport> transport,
                          std::shared_ptr<TapHub> tap_hub,
                          std::shared_ptr<MetricsRegistry> metrics,
                          std::shared_ptr<TimerThread> timers,
                          const RouteLimits& route_limits)
     : target_(std::move(target)),
+      authority_(std::move(authority)),
       timers_(std::move(timers)),
       route_limits_(route_limits),
       transports_(std::move(transport), std::move(tap_hub)),
@@ -76,10 +147,21 @@ Destination::Routes Destination::routes() const { return *routes_.Read(); }
 
 Destination::~Destination() { Shutdown(); }
 
-void Destination::Start(DiscoverySource& source) {
-  std::unique_ptr<DiscoverySubscription> sub = source.Subscribe(target_, this);
-  std::unique_ptr<DiscoverySubscription> config_sub =
-      source.SubscribeConfig(target_, this);
+void Destination::Start(DiscoverySource& source, const std::string& name,
+                        bool cluster) {
+  std::unique_ptr<DiscoverySubscription> sub, config_sub;
+  if (cluster) {
+    sub = source.SubscribeCluster(name, this);
+    if (sub == nullptr) {
+      OnDiscoveryError(absl::FailedPreconditionError(absl::StrCat(
+          "the discovery source has no clusters (cluster '", name, "')")));
+      OnEndpointUpdate(EndpointUpdate::NoEndpoints(/*exists=*/false));
+    }
+  } else {
+    routes_required_ = source.RoutesRequired();
+    sub = source.Subscribe(name, this);
+    config_sub = source.SubscribeConfig(name, this);
+  }
   MutexLock lock(&subscription_mu_);
   subscription_ = std::move(sub);
   config_subscription_ = std::move(config_sub);
@@ -97,6 +179,8 @@ void Destination::Shutdown() {
     MutexLock lock(&mu_);
     shut_down_ = true;
     waiters = TakeSettledWaiters();
+    for (auto& w : routes_waiters_) waiters.push_back(std::move(w));
+    routes_waiters_.clear();
   }
   Release(std::move(waiters));
   // Outside our locks: the source may be mid-delivery.
@@ -310,6 +394,11 @@ DestinationView Destination::View() const {
   v.endpoints = set_.Endpoints();
   for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
   v.config = config_;
+  v.policy = policy_;
+  v.in_flight = in_flight_.load(std::memory_order_relaxed);
+  v.dropped = dropped_.load(std::memory_order_relaxed);
+  v.circuit_breaker_refusals =
+      circuit_breaker_refusals_.load(std::memory_order_relaxed);
   v.last_error = last_error_;
   v.last_config_error = last_config_error_;
   return v;
@@ -380,14 +469,61 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
             line.c_str());
   }
   routes_.Publish(std::make_unique<Routes>(std::move(next)));
-  MutexLock lock(&mu_);
-  config_ = config;
-  last_config_error_ = absl::OkStatus();
+  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  {
+    MutexLock lock(&mu_);
+    config_ = config;
+    last_config_error_ = absl::OkStatus();
+    // After the routes are published: a call released here matches them.
+    has_config_.store(true, std::memory_order_release);
+    waiters = std::exchange(routes_waiters_, {});
+  }
+  Release(std::move(waiters));
 }
 
 void Destination::OnServiceConfigError(const absl::Status& status) {
+  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  {
+    MutexLock lock(&mu_);
+    last_config_error_ = status;
+    // Calls waiting for a first config fail with this error.
+    waiters = std::exchange(routes_waiters_, {});
+  }
+  Release(std::move(waiters));
+}
+
+Destination::WaitResult Destination::AddRoutesWaiter(
+    std::shared_ptr<PickWaiter> waiter) {
   MutexLock lock(&mu_);
-  last_config_error_ = status;
+  if (shut_down_) return WaitResult::kNever;
+  if (has_config_.load(std::memory_order_relaxed)) return WaitResult::kReady;
+  routes_waiters_.push_back(std::move(waiter));
+  return WaitResult::kQueued;
+}
+
+bool Destination::WaitForRoutes(absl::Duration timeout) const {
+  MutexLock lock(&mu_);
+  auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return has_config_.load(std::memory_order_relaxed) || shut_down_ ||
+           !last_config_error_.ok();
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
+  return has_config_.load(std::memory_order_relaxed);
+}
+
+absl::Status Destination::NoRoutesStatus() const {
+  MutexLock lock(&mu_);
+  if (shut_down_) {
+    return absl::UnavailableError(
+        absl::StrCat("mesh is shut down; call to '", target_, "'"));
+  }
+  if (!last_config_error_.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("no routes for target '", target_,
+                     "': ", last_config_error_.message()));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "no routes for target '", target_, "' (discovery has not answered yet)"));
 }
 
 }  // namespace mesh::internal

@@ -62,15 +62,20 @@ class Destination final : public EndpointObserver,
   // destinations).
   // Route tables are built within `route_limits`. Calls waiting for
   // endpoints are released on `timers` (the Mesh's control thread).
-  Destination(std::string target, std::unique_ptr<Transport> transport,
+  // `target` is the Mesh's key for it (a channel's target, a split
+  // backend's authority, or "[scheme ]cluster NAME"); `authority` what its
+  // calls carry as :authority (empty for a cluster: the channel's own).
+  Destination(std::string target, std::string authority,
+              std::unique_ptr<Transport> transport,
               std::shared_ptr<TapHub> tap_hub,
               std::shared_ptr<MetricsRegistry> metrics,
               std::shared_ptr<TimerThread> timers,
               const RouteLimits& route_limits = {});
   ~Destination() override;
 
-  // Subscribes to `source`. Call once, right after construction.
-  void Start(DiscoverySource& source);
+  // Subscribes to `name` of `source`: a target's endpoints and configs, or
+  // a cluster's endpoints. Call once, right after construction.
+  void Start(DiscoverySource& source, const std::string& name, bool cluster);
   // Stops discovery and shuts the transport down (in-flight calls end
   // CANCELLED). Idempotent.
   void Shutdown();
@@ -97,6 +102,39 @@ class Destination final : public EndpointObserver,
   enum class WaitResult { kReady, kNever, kQueued };
   WaitResult AddWaiter(std::shared_ptr<PickWaiter> waiter);
 
+  // Whether calls must wait for the first service config (the source's
+  // RoutesRequired) and none has come yet. Lock-free.
+  bool AwaitsRoutes() const {
+    return routes_required_ && !has_config_.load(std::memory_order_acquire);
+  }
+  // For a call that AwaitsRoutes: kReady (a config came meanwhile), kNever
+  // (shut down), or kQueued: `waiter` fires on the timer thread at the
+  // first config, config error or shutdown.
+  WaitResult AddRoutesWaiter(std::shared_ptr<PickWaiter> waiter);
+  // Waits up to `timeout` for the first config (or a config error, or
+  // shutdown): true if one has come.
+  bool WaitForRoutes(absl::Duration timeout) const;
+  // The backend policy's circuit breaker: false when max_requests are in
+  // flight. Otherwise true, and `*counted` says whether the request was
+  // counted (only with a limit): then EndRequest when it ends, whatever the
+  // outcome. Lock-free; without a limit, one relaxed load.
+  bool TryStartRequest(bool* counted);
+  void EndRequest() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+  // UNAVAILABLE naming the circuit breaker's limit, counting the refusal.
+  absl::Status CircuitBreakerStatus();
+  // The category of drop_overloads that drops this call, if one does; the
+  // drop is counted. Lock-free when the policy has no drops.
+  std::optional<std::string> DrawDrop();
+
+  // Counts a fault starting (FaultInjection::max_active_faults; 0: no
+  // limit): false, counting nothing, when `limit` faults are active.
+  bool TryStartFault(uint32_t limit);
+  void EndFault() { active_faults_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // UNAVAILABLE saying why there are no routes yet (the last config error,
+  // or none yet), naming the target.
+  absl::Status NoRoutesStatus() const;
+
   // Everything Mesh::Describe() shows for this destination.
   DestinationView View() const;
 
@@ -114,7 +152,12 @@ class Destination final : public EndpointObserver,
     std::vector<std::shared_ptr<RouteMetrics>> route_metrics;
     // Counts the configs this destination has had (0: none yet).
     uint64_t generation = 0;
+    // Every backend of the split and of the routes' splits, by LegKey.
+    std::shared_ptr<const absl::flat_hash_set<std::string>> backend_keys;
   };
+  // A backend's key among a channel's legs: its authority, or a cluster's
+  // name after " cluster " (authorities hold no spaces).
+  static std::string LegKey(const WeightedBackend& backend);
   Routes routes() const;
 
   // The metrics of one of this destination's current endpoints, made on the
@@ -131,11 +174,14 @@ class Destination final : public EndpointObserver,
   std::optional<ServiceConfig> service_config() const;
 
   const std::string& target() const { return target_; }
+  // The :authority of its calls; empty for a cluster (the channel's own).
+  const std::string& authority() const { return authority_; }
   // The transport for one request (see TapSwitch).
   Transport& transport() { return transports_.ForRequest(); }
 
   void OnEndpointUpdate(const EndpointUpdate& update) override;
   void OnDiscoveryError(const absl::Status& status) override;
+  void OnBackendPolicy(const BackendPolicy& policy) override;
   void OnServiceConfig(const ServiceConfig& config) override;
   void OnServiceConfigError(const absl::Status& status) override;
 
@@ -189,8 +235,20 @@ class Destination final : public EndpointObserver,
   Routes RoutesFor(const ServiceConfig& config,
                    std::vector<std::string>* dropped);
 
-  // Fixed at construction.
+  // Fixed at construction (routes_required_ by Start).
   const std::string target_;
+  const std::string authority_;
+  bool routes_required_ = false;
+  std::atomic<bool> has_config_{false};
+  std::atomic<uint32_t> active_faults_{0};
+  // The backend policy (OnBackendPolicy): read on every attempt.
+  std::atomic<uint32_t> max_requests_{0};
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<bool> has_drops_{false};
+  SnapshotCell<std::vector<BackendPolicy::Drop>> drops_{
+      std::make_unique<std::vector<BackendPolicy::Drop>>()};
+  std::atomic<int64_t> dropped_{0};
+  std::atomic<int64_t> circuit_breaker_refusals_{0};
   const std::shared_ptr<TimerThread> timers_;
   const RouteLimits route_limits_;
   const TapSwitch transports_;
@@ -211,10 +269,13 @@ class Destination final : public EndpointObserver,
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
+  std::optional<BackendPolicy> policy_ ABSL_GUARDED_BY(mu_);
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for endpoints, in arrival order (some may have fired
   // already, by timeout or through another destination).
   std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  // Calls waiting for the first config (routes_required_).
+  std::vector<std::shared_ptr<PickWaiter>> routes_waiters_ ABSL_GUARDED_BY(mu_);
 
   // Serializes making endpoint metrics (an endpoint's first call) with
   // carrying them over and publishing endpoint_index_ (updates). Held only

@@ -15,6 +15,19 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
     return absl::InvalidArgumentError(
         "MeshOptions.discovery is required (e.g. StaticDiscovery::Create())");
   }
+  for (const auto& [scheme, source] : options.discovery_by_scheme) {
+    if (source == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MeshOptions.discovery_by_scheme['", scheme, "'] is null"));
+    }
+    absl::StatusOr<internal::Target> t =
+        internal::ParseTarget(absl::StrCat(scheme, ":///a:1"));
+    if (!t.ok() || t->scheme != scheme) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MeshOptions.discovery_by_scheme: '", scheme,
+                       "' is not a lower-case URI scheme"));
+    }
+  }
   if (options.tap_max_subscriptions < 1) {
     return absl::InvalidArgumentError(
         "MeshOptions.tap_max_subscriptions must be at least 1");
@@ -54,9 +67,8 @@ int Mesh::tap_port() const { return core_->tap_port(); }
 
 absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     const std::string& target, const ChannelOptions& options) {
-  if (absl::Status s = internal::ValidateDestination(target); !s.ok()) {
-    return s;
-  }
+  absl::StatusOr<internal::Target> parsed = internal::ParseTarget(target);
+  if (!parsed.ok()) return parsed.status();
   if (options.default_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "ChannelOptions.default_timeout must be > 0");
@@ -75,7 +87,8 @@ absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
       core_->GetDestination(target);
   if (!dest.ok()) return dest.status();
   auto core = std::make_shared<internal::ChannelCore>(
-      target, options, core_, *std::move(dest), *std::move(balancer));
+      target, parsed->name, options, core_, *std::move(dest),
+      *std::move(balancer));
   return std::unique_ptr<Channel>(new Channel(std::move(core)));
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/base/mutex.h"
+#include "src/model/address.h"
 #include "src/tap/tap_transport.h"
 
 namespace mesh::internal {
@@ -81,15 +82,57 @@ absl::Status MeshCore::StartTapServer() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::pair<DiscoverySource*, std::string>> MeshCore::SourceFor(
+    const std::string& scheme) const {
+  if (scheme.empty()) {
+    return std::make_pair(options_.discovery.get(),
+                          options_.discovery->Scheme());
+  }
+  auto found = options_.discovery_by_scheme.find(scheme);
+  if (found != options_.discovery_by_scheme.end()) {
+    return std::make_pair(found->second.get(), scheme);
+  }
+  if (options_.discovery->Scheme() == scheme) {
+    return std::make_pair(options_.discovery.get(), scheme);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("no discovery source serves the target scheme '", scheme,
+                   "' (MeshOptions::discovery_by_scheme)"));
+}
+
 absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
     const std::string& target) {
+  absl::StatusOr<Target> parsed = ParseTarget(target);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<std::pair<DiscoverySource*, std::string>> source =
+      SourceFor(parsed->scheme);
+  if (!source.ok()) return source.status();
+  return FindOrMake(target, *source->first, parsed->name, /*cluster=*/false);
+}
+
+absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetClusterDestination(
+    const std::string& target, const std::string& cluster) {
+  absl::StatusOr<Target> parsed = ParseTarget(target);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<std::pair<DiscoverySource*, std::string>> source =
+      SourceFor(parsed->scheme);
+  if (!source.ok()) return source.status();
+  // Targets hold no spaces: a cluster's key never names a target.
+  std::string key = absl::StrCat(
+      source->second, source->second.empty() ? "" : " ", "cluster ", cluster);
+  return FindOrMake(key, *source->first, cluster, /*cluster=*/true);
+}
+
+absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
+    const std::string& key, DiscoverySource& source, const std::string& name,
+    bool cluster) {
   std::shared_ptr<Destination> dest;
   {
     MutexLock lock(&mu_);
     if (shut_down()) {
       return absl::FailedPreconditionError("mesh is shut down");
     }
-    auto found = destinations_.find(target);
+    auto found = destinations_.find(key);
     if (found != destinations_.end()) {
       dest = found->second.lock();
       if (dest != nullptr) return dest;
@@ -106,15 +149,16 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
           "MeshOptions.transport_factory returned null");
     }
     // Not make_shared: a weak_ptr left in the map must not keep the whole
-    // Destination's memory.
-    dest = std::shared_ptr<Destination>(
-        new Destination(target, std::move(transport), tap_hub_, metrics_,
-                        timers_, options_.route_limits));
-    destinations_[target] = dest;
+    // Destination's memory. A cluster's calls carry their channel's
+    // authority; a target's, its name.
+    dest = std::shared_ptr<Destination>(new Destination(
+        key, cluster ? std::string() : name, std::move(transport), tap_hub_,
+        metrics_, timers_, options_.route_limits));
+    destinations_[key] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see
     // DiscoverySource::Subscribe): sources do not call back into the Mesh.
-    dest->Start(*options_.discovery);
+    dest->Start(source, name, cluster);
   }
   return dest;
 }

@@ -25,10 +25,16 @@ class MeshCore {
  public:
   explicit MeshCore(MeshOptions options);
 
-  // The destination for `target`, shared with other channels; created and
-  // subscribed on first use. FAILED_PRECONDITION after Shutdown.
+  // The destination for `target` (a channel's target, or a split backend's
+  // authority), shared with other channels; created and subscribed, with the
+  // source its scheme picks, on first use. INVALID_ARGUMENT for a scheme no
+  // source serves; FAILED_PRECONDITION after Shutdown.
   absl::StatusOr<std::shared_ptr<Destination>> GetDestination(
       const std::string& target);
+  // The destination for `cluster` of the source that serves `target`
+  // (WeightedBackend::cluster), shared like the others.
+  absl::StatusOr<std::shared_ptr<Destination>> GetClusterDestination(
+      const std::string& target, const std::string& cluster);
 
   // A JSON array with one object per destination in use (Mesh::Describe).
   std::string Describe();
@@ -55,6 +61,16 @@ class MeshCore {
  private:
   // Live destinations, sorted by target.
   std::vector<std::shared_ptr<Destination>> LiveDestinations();
+  // The source serving `scheme` ("": the default) and the scheme's name for
+  // keys (the default source's own scheme for ""); INVALID_ARGUMENT naming
+  // the scheme when none serves it.
+  absl::StatusOr<std::pair<DiscoverySource*, std::string>> SourceFor(
+      const std::string& scheme) const;
+  // Under mu_: the live destination keyed `key`, else a new one subscribed
+  // to `name` (a target's name:port, or a cluster) of `source`.
+  absl::StatusOr<std::shared_ptr<Destination>> FindOrMake(
+      const std::string& key, DiscoverySource& source, const std::string& name,
+      bool cluster);
 
   const MeshOptions options_;
   const std::shared_ptr<MetricsRegistry> metrics_ =

@@ -23,11 +23,12 @@ SplitLegs::SplitLegs(std::string target, const BalancerOptions& options,
       mesh_(std::move(mesh)),
       apex_(std::move(apex)) {}
 
-std::shared_ptr<Leg> SplitLegs::For(const std::string& authority,
+std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
                                     const Destination::Routes& routes,
                                     bool* kept) {
   *kept = true;
-  if (authority == target_) return apex_;
+  if (backend.cluster.empty() && backend.authority == target_) return apex_;
+  const std::string key = Destination::LegKey(backend);
   std::vector<std::shared_ptr<Leg>> dropped;
   std::shared_ptr<Leg> leg;
   {
@@ -37,11 +38,7 @@ std::shared_ptr<Leg> SplitLegs::For(const std::string& authority,
       // attempts keep their leg alive until they end). Calls still under an
       // older split never prune.
       for (auto it = legs_.begin(); it != legs_.end();) {
-        bool kept = false;
-        for (const WeightedBackend& b : routes.split->backends()) {
-          kept = kept || b.authority == it->first;
-        }
-        if (kept) {
+        if (routes.backend_keys->contains(it->first)) {
           ++it;
         } else {
           dropped.push_back(std::move(it->second));
@@ -50,12 +47,14 @@ std::shared_ptr<Leg> SplitLegs::For(const std::string& authority,
       }
       generation_ = routes.generation;
     }
-    auto found = legs_.find(authority);
+    auto found = legs_.find(key);
     if (found != legs_.end()) {
       leg = found->second;
     } else {
       absl::StatusOr<std::shared_ptr<Destination>> dest =
-          mesh_->GetDestination(authority);
+          backend.cluster.empty()
+              ? mesh_->GetDestination(backend.authority)
+              : mesh_->GetClusterDestination(target_, backend.cluster);
       // The options were validated when the channel was made.
       absl::StatusOr<std::unique_ptr<Balancer>> balancer =
           Balancer::Create(options_);
@@ -63,7 +62,7 @@ std::shared_ptr<Leg> SplitLegs::For(const std::string& authority,
         leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
         // A backend of an older split (a retry's) is used once, not kept.
         if (routes.generation == generation_) {
-          legs_[authority] = leg;
+          legs_[key] = leg;
         } else {
           *kept = false;
         }
@@ -74,6 +73,20 @@ std::shared_ptr<Leg> SplitLegs::For(const std::string& authority,
   // on this thread, which may be a gRPC callback thread.
   if (!dropped.empty()) DestroyLater([d = std::move(dropped)] {});
   return leg;
+}
+
+std::vector<EndpointStats> SplitLegs::Stats() {
+  std::vector<EndpointStats> stats = apex_->balancer->Stats();
+  std::vector<std::shared_ptr<Leg>> legs;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [key, leg] : legs_) legs.push_back(leg);
+  }
+  for (const auto& leg : legs) {
+    std::vector<EndpointStats> more = leg->balancer->Stats();
+    stats.insert(stats.end(), more.begin(), more.end());
+  }
+  return stats;
 }
 
 std::shared_ptr<Leg> SplitLegs::Direct(

@@ -5,7 +5,7 @@
 // config's direct endpoint.
 //
 //   bool kept;
-//   std::shared_ptr<Leg> leg = legs.For("books-v2:7001", routes, &kept);
+//   std::shared_ptr<Leg> leg = legs.For(backend, routes, &kept);
 //
 // Thread-safe.
 #ifndef MESH_SRC_CHANNEL_SPLIT_LEGS_H_
@@ -47,8 +47,10 @@ class SplitLegs {
   // The leg for a split backend, made on first use; null if the mesh is
   // shut down. Under a split older than the legs', a backend without a leg
   // gets a one-off leg (`*kept` false) and nothing is pruned.
-  std::shared_ptr<Leg> For(const std::string& authority,
+  std::shared_ptr<Leg> For(const WeightedBackend& backend,
                            const Destination::Routes& routes, bool* kept);
+  // The balancer statistics of the apex and of every backend's leg.
+  std::vector<EndpointStats> Stats();
   // The leg for the config's direct endpoint, made when it changes.
   std::shared_ptr<Leg> Direct(const std::shared_ptr<const Endpoint>& to);
 

@@ -4,7 +4,9 @@
 
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "src/base/utf8.h"
 
 namespace mesh::internal {
@@ -237,6 +239,35 @@ absl::Status ValidateDestination(absl::string_view destination) {
   absl::StatusOr<uint16_t> port =
       ParsePort(destination.substr(colon + 1), destination);
   return port.ok() ? absl::OkStatus() : port.status();
+}
+
+absl::StatusOr<Target> ParseTarget(absl::string_view target) {
+  size_t sep = target.find("://");
+  if (sep == absl::string_view::npos) {
+    if (absl::Status s = ValidateDestination(target); !s.ok()) return s;
+    return Target{"", std::string(target)};
+  }
+  absl::string_view scheme = target.substr(0, sep);
+  bool valid = !scheme.empty() && absl::ascii_isalpha(scheme[0]);
+  for (char c : scheme) {
+    valid =
+        valid && (absl::ascii_isalnum(c) || c == '+' || c == '-' || c == '.');
+  }
+  if (!valid) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target '", PrintableText(target), "' has a malformed scheme"));
+  }
+  absl::string_view rest = target.substr(sep + 3);
+  if (!absl::ConsumePrefix(&rest, "/")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target '", PrintableText(target),
+                     "' names an authority; write scheme:///name:port"));
+  }
+  if (absl::Status s = ValidateDestination(rest); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target '", PrintableText(target), "': ", s.message()));
+  }
+  return Target{absl::AsciiStrToLower(scheme), std::string(rest)};
 }
 
 }  // namespace mesh::internal

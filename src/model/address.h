@@ -114,6 +114,16 @@ std::string GrpcTargetFor(const SocketAddress& address);
 // OK, or INVALID_ARGUMENT naming the problem (empty, no port, bad port).
 absl::Status ValidateDestination(absl::string_view destination);
 
+// A channel's target: "name:port" (scheme empty), or a URI in gRPC's form
+// "scheme:///name:port" whose scheme picks the discovery source.
+struct Target {
+  std::string scheme;  // lower case; empty for a bare name:port
+  std::string name;    // name:port
+};
+// INVALID_ARGUMENT naming the problem: a malformed scheme, an authority
+// ("scheme://authority/…", not supported), a name that is not name:port.
+absl::StatusOr<Target> ParseTarget(absl::string_view target);
+
 }  // namespace mesh::internal
 
 #endif  // MESH_SRC_MODEL_ADDRESS_H_

@@ -46,6 +46,29 @@ RequestMatch RequestMatch::Header(HeaderMatch header) {
   return m;
 }
 
+RequestMatch RequestMatch::PathPrefix(std::string prefix, bool case_sensitive) {
+  RequestMatch m;
+  m.kind = Kind::kPathPrefix;
+  m.path = std::move(prefix);
+  m.case_sensitive = case_sensitive;
+  return m;
+}
+
+RequestMatch RequestMatch::PathExact(std::string path, bool case_sensitive) {
+  RequestMatch m;
+  m.kind = Kind::kPathExact;
+  m.path = std::move(path);
+  m.case_sensitive = case_sensitive;
+  return m;
+}
+
+RequestMatch RequestMatch::Fraction(uint32_t per_million) {
+  RequestMatch m;
+  m.kind = Kind::kFraction;
+  m.per_million = per_million;
+  return m;
+}
+
 ResponseMatch ResponseMatch::All(std::vector<ResponseMatch> children) {
   ResponseMatch m;
   m.kind = Kind::kAll;

@@ -4,6 +4,13 @@ namespace mesh::internal {
 
 bool RetryWanted(const AttemptEnd& end) {
   if (!end.replayable) return false;
+  if (end.route_retryable && end.retry_on != nullptr &&
+      !end.retry_on->empty()) {
+    for (absl::StatusCode code : *end.retry_on) {
+      if (code == end.code) return true;
+    }
+    return end.never_sent && end.retry_connect_failures;
+  }
   const bool gave_up = end.code == absl::StatusCode::kDeadlineExceeded ||
                        end.code == absl::StatusCode::kCancelled;
   if (end.route_retryable && end.classified_failure && !gave_up) return true;

@@ -12,6 +12,7 @@
 #define MESH_SRC_ROUTE_RETRY_DECISION_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -27,10 +28,14 @@ struct AttemptEnd {
   bool route_retryable = false;         // the route allows retries
   bool replayable = false;              // the request body was kept for replay
   bool retry_connect_failures = false;  // ChannelOptions: retry never_sent
+  // RetryPolicy::retry_on of the route; null or empty: classified failures.
+  const std::vector<absl::StatusCode>* retry_on = nullptr;
 };
 
 // A retry is wanted for a classified failure on a retryable route — never a
-// timeout or a cancellation: the deadline covers every attempt — or, when
+// timeout or a cancellation: the deadline covers every attempt — or, with
+// `retry_on`, for an attempt that ended with one of its codes (the server's
+// CANCELLED and DEADLINE_EXCEEDED included), or, when
 // the channel allows it, for a request that never reached a server. Never
 // for a request whose body was not kept.
 bool RetryWanted(const AttemptEnd& end);

@@ -2,7 +2,11 @@
 
 #include <re2/re2.h>
 
+#include "absl/random/distributions.h"
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/utf8.h"
 #include "src/route/retry_policy.h"
@@ -15,7 +19,12 @@ struct RouteTable::Node {
   std::vector<Node> children;
   std::unique_ptr<re2::RE2> regex;  // kPath, kHeader with kRegex
   std::string method;               // kMethod
-  HeaderMatch header;               // kHeader
+  HeaderMatch header;               // kHeader; its value lower case if
+                                    // ignore_case
+  std::string path;                 // kPathPrefix, kPathExact; lower case if
+                                    // !case_sensitive
+  bool case_sensitive = true;
+  uint32_t per_million = 0;  // kFraction
 };
 
 struct RouteTable::Entry {
@@ -68,6 +77,30 @@ bool ValidResponseMatch(const ResponseMatch& m, std::string* error) {
   }
   *error = "unknown condition";
   return false;
+}
+
+// Whether a fault can be carried out: shares within a million, a real
+// abort code, a non-negative delay.
+absl::Status ValidateFault(const FaultInjection& f) {
+  if (f.delay_per_million > 1'000'000 || f.abort_per_million > 1'000'000) {
+    return absl::InvalidArgumentError(
+        "a share above 1,000,000 per million (100%)");
+  }
+  if (f.delay < absl::ZeroDuration() || f.delay == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("delay ", absl::FormatDuration(f.delay),
+                     " is not a finite duration of zero or more"));
+  }
+  if (f.abort_per_million > 0 && f.abort_code == absl::StatusCode::kOk &&
+      !f.abort_from_header) {
+    return absl::InvalidArgumentError("an abort with the code OK");
+  }
+  int code = static_cast<int>(f.abort_code);
+  if (code < 0 || code > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("abort code ", code, " is not a gRPC status code"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -136,10 +169,28 @@ class ConditionCompiler {
         return true;
       case RequestMatch::Kind::kHeader:
         out->header = m.header;
+        if (m.header.ignore_case) {
+          out->header.value = absl::AsciiStrToLower(m.header.value);
+        }
         if (m.header.kind == HeaderMatch::Kind::kRegex) {
           out->regex = Regex(m.header.value, error);
           return out->regex != nullptr;
         }
+        if (m.header.kind == HeaderMatch::Kind::kRange &&
+            m.header.range_start >= m.header.range_end) {
+          *error = absl::StrCat("header '", PrintableText(m.header.name),
+                                "' range [", m.header.range_start, ", ",
+                                m.header.range_end, ") is empty");
+          return false;
+        }
+        return true;
+      case RequestMatch::Kind::kPathPrefix:
+      case RequestMatch::Kind::kPathExact:
+        out->path = m.case_sensitive ? m.path : absl::AsciiStrToLower(m.path);
+        out->case_sensitive = m.case_sensitive;
+        return true;
+      case RequestMatch::Kind::kFraction:
+        out->per_million = m.per_million;
         return true;
     }
     *error = "unknown condition";
@@ -243,6 +294,27 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
                                         " dropped: ", class_error));
       }
     }
+    if (!r.backends.empty()) {
+      std::vector<std::string> split_dropped;
+      entry.route.split = TrafficSplit::Build(r.backends, &split_dropped);
+      if (dropped != nullptr) {
+        for (std::string& line : split_dropped) {
+          dropped->push_back(absl::StrCat(label, ": ", line));
+        }
+      }
+    }
+    if (absl::Status s = ValidateFault(r.fault); !s.ok()) {
+      if (dropped != nullptr) {
+        dropped->push_back(
+            absl::StrCat(label, ": fault dropped: ", s.message()));
+      }
+    } else {
+      const FaultInjection& f = r.fault;
+      entry.route.has_fault = f.delay_per_million > 0 ||
+                              f.abort_per_million > 0 || f.delay_from_header ||
+                              f.abort_from_header;
+      entry.route.fault = f;
+    }
     entry.route.metrics_labels = r.metrics_labels;
     auto route_label = r.metrics_labels.find("route");
     entry.route.metrics_name = !r.name.empty() ? r.name
@@ -280,22 +352,53 @@ bool RouteTable::Matches(const Node& node, const RequestHead& head,
     case RequestMatch::Kind::kHeader: {
       if (head.headers == nullptr) return false;
       for (const auto& [name, value] : *head.headers) {
-        if (name != node.header.name) continue;
-        switch (node.header.kind) {
-          case HeaderMatch::Kind::kPresent:
-            return true;
-          case HeaderMatch::Kind::kExact:
-            if (value == node.header.value) return true;
-            break;
-          case HeaderMatch::Kind::kPrefix:
-            if (absl::StartsWith(value, node.header.value)) return true;
-            break;
-          case HeaderMatch::Kind::kRegex:
-            if (re2::RE2::FullMatch(value, *node.regex)) return true;
-            break;
+        if (name == node.header.name && HeaderValueMatches(node, value)) {
+          return true;
         }
       }
       return false;
+    }
+    case RequestMatch::Kind::kPathPrefix:
+      return node.case_sensitive ? absl::StartsWith(path, node.path)
+                                 : absl::StartsWithIgnoreCase(path, node.path);
+    case RequestMatch::Kind::kPathExact:
+      return node.case_sensitive ? path == node.path
+                                 : absl::EqualsIgnoreCase(path, node.path);
+    case RequestMatch::Kind::kFraction: {
+      if (node.per_million >= 1'000'000) return true;
+      thread_local absl::InsecureBitGen gen;
+      return absl::Uniform<uint32_t>(gen, 0, 1'000'000) < node.per_million;
+    }
+  }
+  return false;
+}
+
+bool RouteTable::HeaderValueMatches(const Node& node, absl::string_view value) {
+  const HeaderMatch& h = node.header;
+  switch (h.kind) {
+    case HeaderMatch::Kind::kPresent:
+      return true;
+    case HeaderMatch::Kind::kExact:
+      return h.ignore_case ? absl::EqualsIgnoreCase(value, h.value)
+                           : value == h.value;
+    case HeaderMatch::Kind::kPrefix:
+      return h.ignore_case ? absl::StartsWithIgnoreCase(value, h.value)
+                           : absl::StartsWith(value, h.value);
+    case HeaderMatch::Kind::kSuffix:
+      return h.ignore_case ? absl::EndsWithIgnoreCase(value, h.value)
+                           : absl::EndsWith(value, h.value);
+    case HeaderMatch::Kind::kContains:
+      // The pattern is lower case already when ignoring case.
+      return h.ignore_case
+                 ? absl::StrContains(absl::AsciiStrToLower(value), h.value)
+                 : absl::StrContains(value, h.value);
+    case HeaderMatch::Kind::kRegex:
+      return re2::RE2::FullMatch(re2::StringPiece(value.data(), value.size()),
+                                 *node.regex);
+    case HeaderMatch::Kind::kRange: {
+      int64_t n = 0;
+      return absl::SimpleAtoi(value, &n) && n >= h.range_start &&
+             n < h.range_end;
     }
   }
   return false;

@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mesh/service_config.h"
+#include "src/route/traffic_split.h"
 
 namespace re2 {
 class RE2;
@@ -54,6 +55,12 @@ struct CompiledRoute {
   std::string metrics_name;
   // metrics_labels plus "route" = metrics_name: what the tap hook reports.
   std::map<std::string, std::string> labels;
+  // The route's own backends (Route::backends); null: the config's split.
+  std::shared_ptr<const TrafficSplit> split;
+  // Delays and aborts on purpose; `has_fault` false: none (the common case
+  // costs one branch).
+  bool has_fault = false;
+  FaultInjection fault;
 };
 
 class RouteTable {
@@ -96,6 +103,7 @@ class RouteTable {
   RouteTable();
   static bool Matches(const Node& node, const RequestHead& head,
                       absl::string_view path_without_query);
+  static bool HeaderValueMatches(const Node& node, absl::string_view value);
 
   std::vector<Entry> routes_;
   CompiledRoute default_route_;

@@ -6,9 +6,14 @@
 
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/utf8.h"
 #include "src/model/address.h"
 
 namespace mesh::internal {
+
+const std::string& TrafficSplit::NameOf(const WeightedBackend& b) {
+  return b.cluster.empty() ? b.authority : b.cluster;
+}
 
 std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
     const std::vector<WeightedBackend>& backends,
@@ -20,24 +25,40 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
   std::vector<uint64_t> wide;  // merged weights, beside split->backends_
   for (const WeightedBackend& b : backends) {
     if (b.weight == 0) {
-      drop(absl::StrCat("backend '", b.authority, "' dropped: weight 0"));
+      drop(absl::StrCat("backend '", PrintableText(NameOf(b)),
+                        "' dropped: weight 0"));
       continue;
     }
-    if (absl::Status s = ValidateDestination(b.authority); !s.ok()) {
-      drop(absl::StrCat("backend '", b.authority, "' dropped: ", s.message()));
+    if (!b.cluster.empty()) {
+      if (!b.authority.empty()) {
+        drop(absl::StrCat("backend '", PrintableText(b.authority),
+                          "' dropped: it names cluster '",
+                          PrintableText(b.cluster), "' too"));
+        continue;
+      }
+      if (b.cluster.size() > kMaxClusterName) {
+        drop(absl::StrCat(
+            "backend cluster '", PrintableText(b.cluster.substr(0, 64)),
+            "…' dropped: its name is longer than ", kMaxClusterName, " bytes"));
+        continue;
+      }
+    } else if (absl::Status s = ValidateDestination(b.authority); !s.ok()) {
+      drop(absl::StrCat("backend '", PrintableText(b.authority),
+                        "' dropped: ", s.message()));
       continue;
     }
     bool merged = false;
     for (size_t i = 0; i < split->backends_.size(); ++i) {
-      if (split->backends_[i].authority == b.authority) {
+      if (split->backends_[i].authority == b.authority &&
+          split->backends_[i].cluster == b.cluster) {
         wide[i] += b.weight;  // at most 2^32 per input: cannot overflow
         merged = true;
       }
     }
     if (!merged) {
       if (split->backends_.size() == kMaxBackends) {
-        drop(absl::StrCat("backend '", b.authority, "' dropped: more than ",
-                          kMaxBackends, " backends"));
+        drop(absl::StrCat("backend '", PrintableText(NameOf(b)),
+                          "' dropped: more than ", kMaxBackends, " backends"));
         continue;
       }
       split->backends_.push_back(b);

@@ -24,11 +24,12 @@ namespace mesh::internal {
 class TrafficSplit {
  public:
   // Keeps the backends with a non-zero weight and a valid "name:port"
-  // authority, in order, merging repeats of one authority (their weights
-  // summed in 64 bits); each one dropped adds a line naming it to `dropped`
-  // (may be null). Null when none is left: calls go to the destination
-  // itself. Weights are then normalised so that each fits 32 bits (scaled
-  // down together when a sum does not, none below 1): the draw's
+  // authority or a cluster name (at most kMaxClusterName bytes, no
+  // authority beside it), in order, merging repeats of one backend (their
+  // weights summed in 64 bits); each one dropped adds a line naming it to
+  // `dropped` (may be null). Null when none is left: calls go to the
+  // destination itself. Weights are then normalised so that each fits 32 bits
+  // (scaled down together when a sum does not, none below 1): the draw's
   // proportions are those of the configured weights, whatever their size.
   static std::shared_ptr<const TrafficSplit> Build(
       const std::vector<WeightedBackend>& backends,
@@ -43,6 +44,9 @@ class TrafficSplit {
   size_t size() const { return backends_.size(); }
 
   static constexpr size_t kMaxBackends = 64;
+  static constexpr size_t kMaxClusterName = 1024;
+  // The cluster's name, else the authority: for messages.
+  static const std::string& NameOf(const WeightedBackend& b);
 
  private:
   std::vector<WeightedBackend> backends_;

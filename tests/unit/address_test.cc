@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -315,6 +316,68 @@ TEST(AddressTest, ValidatesDestinations) {
   EXPECT_THAT(std::string(ValidateDestination("b\xff:80").message()),
               ::testing::HasSubstr("not valid UTF-8"));
   EXPECT_TRUE(ValidateDestination("b\xc3\xbc.local:80").ok());
+}
+
+TEST(ParseTargetTest, ABareNameAndPortHasNoScheme) {
+  absl::StatusOr<Target> t = ParseTarget("books.default.svc:7001");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->scheme, "");
+  EXPECT_EQ(t->name, "books.default.svc:7001");
+}
+
+TEST(ParseTargetTest, AUriNamesItsSchemeAndName) {
+  absl::StatusOr<Target> t = ParseTarget("xds:///books.default:7001");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->scheme, "xds");
+  EXPECT_EQ(t->name, "books.default:7001");
+  t = ParseTarget("linkerd+v2.x-y:///a:1");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->scheme, "linkerd+v2.x-y");
+  EXPECT_EQ(t->name, "a:1");
+}
+
+TEST(ParseTargetTest, TheSchemeIsLowerCasedAndTheNameKept) {
+  absl::StatusOr<Target> t = ParseTarget("XdS:///Books.Default:7001");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->scheme, "xds");
+  EXPECT_EQ(t->name, "Books.Default:7001");
+}
+
+TEST(ParseTargetTest, AnAuthorityIsRefused) {
+  absl::StatusOr<Target> t = ParseTarget("xds://authority/x:1");
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("authority"));
+  EXPECT_THAT(std::string(t.status().message()),
+              HasSubstr("'xds://authority/x:1'"));
+}
+
+TEST(ParseTargetTest, AMalformedSchemeIsRefused) {
+  for (const char* bad :
+       {"1x:///a:1", ":///a:1", "x_y:///a:1", "x y:///a:1", "-x:///a:1"}) {
+    absl::StatusOr<Target> t = ParseTarget(bad);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(t.status().message()),
+                HasSubstr("malformed scheme"))
+        << bad;
+  }
+}
+
+TEST(ParseTargetTest, ANameThatIsNotNameAndPortIsRefused) {
+  for (const char* bad :
+       {"xds:///nope", "xds:///", "xds:///a:0", "xds:///:80", "xds:///a b:1"}) {
+    absl::StatusOr<Target> t = ParseTarget(bad);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(t.status().message()),
+                HasSubstr(absl::StrCat("target '", bad, "'")))
+        << bad;
+  }
+  EXPECT_THAT(std::string(ParseTarget("xds:///nope").status().message()),
+              HasSubstr("name:port"));
+  for (const char* bad : {"", "nope", "nope:", "nope:http"}) {
+    EXPECT_EQ(ParseTarget(bad).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
 }
 
 }  // namespace

@@ -56,6 +56,12 @@ inline std::string Describe(const RequestMatch& m) {
       return absl::StrCat("method(", m.method, ")");
     case RequestMatch::Kind::kHeader:
       return absl::StrCat("header(", m.header.name, ")");
+    case RequestMatch::Kind::kPathPrefix:
+      return absl::StrCat("path_prefix(", m.path, ")");
+    case RequestMatch::Kind::kPathExact:
+      return absl::StrCat("path_exact(", m.path, ")");
+    case RequestMatch::Kind::kFraction:
+      return absl::StrCat("fraction(", m.per_million, ")");
   }
   return "?";
 }

@@ -461,8 +461,9 @@ std::unique_ptr<Transport> NullTransport(
 TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   auto registry = std::make_shared<MetricsRegistry>();
   auto wire = std::make_shared<FakeWire>();
-  Destination d("books:8080", NullTransport(wire), std::make_shared<TapHub>(),
-                registry, std::make_shared<TimerThread>());
+  Destination d("books:8080", "books:8080", NullTransport(wire),
+                std::make_shared<TapHub>(), registry,
+                std::make_shared<TimerThread>());
   EXPECT_EQ(d.EndpointMetricsFor("10.0.0.1:8080"), nullptr);
 
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
@@ -512,8 +513,9 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
 // Returns how many endpoints lost their first call's count in one race.
 int LostFirstCallCounts() {
   auto registry = std::make_shared<MetricsRegistry>();
-  Destination d("books:8080", NullTransport(), std::make_shared<TapHub>(),
-                registry, std::make_shared<TimerThread>());
+  Destination d("books:8080", "books:8080", NullTransport(),
+                std::make_shared<TapHub>(), registry,
+                std::make_shared<TimerThread>());
   constexpr int kEndpoints = 2000;
   std::vector<Endpoint> endpoints;
   for (int i = 0; i < kEndpoints; ++i) {
@@ -560,8 +562,9 @@ TEST(DestinationMetricsTest, FirstCallsRacingAttributeChangesKeepTheirCounts) {
 
 TEST(DestinationMetricsTest, ConcurrentCallsShareOneObjectAcrossUpdates) {
   auto registry = std::make_shared<MetricsRegistry>();
-  Destination d("books:8080", NullTransport(), std::make_shared<TapHub>(),
-                registry, std::make_shared<TimerThread>());
+  Destination d("books:8080", "books:8080", NullTransport(),
+                std::make_shared<TapHub>(), registry,
+                std::make_shared<TimerThread>());
   Endpoint a("10.0.0.1:8080"), b("10.0.0.2:8080");
   d.OnEndpointUpdate(EndpointUpdate::Reset({a, b}));
   std::shared_ptr<EndpointMetrics> first_a = d.EndpointMetricsFor(a.address);

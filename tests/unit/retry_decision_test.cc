@@ -3,6 +3,8 @@
 // which is spent only when the others pass).
 #include "src/route/retry_decision.h"
 
+#include <vector>
+
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
@@ -85,6 +87,92 @@ TEST(DecideRetryTest, ZeroMaxAttemptsMeansNoLimit) {
   EXPECT_EQ(
       DecideRetry(1000000, 0, now, now + absl::Seconds(1), [] { return true; }),
       RetryVerdict::kRetry);
+}
+
+// --- RetryPolicy::retry_on ---------------------------------------------------
+
+AttemptEnd EndedWith(absl::StatusCode code,
+                     const std::vector<absl::StatusCode>* retry_on) {
+  AttemptEnd end;
+  end.code = code;
+  end.route_retryable = true;
+  end.replayable = true;
+  end.retry_on = retry_on;
+  return end;
+}
+
+TEST(RetryOnTest, ExactlyTheListedCodesAreRetried) {
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kUnavailable, absl::StatusCode::kResourceExhausted};
+  for (int c = 0; c <= 16; ++c) {
+    const auto code = static_cast<absl::StatusCode>(c);
+    const bool listed = code == absl::StatusCode::kUnavailable ||
+                        code == absl::StatusCode::kResourceExhausted;
+    // Whatever the response classes say.
+    for (bool classified : {false, true}) {
+      AttemptEnd end = EndedWith(code, &retry_on);
+      end.classified_failure = classified;
+      EXPECT_EQ(RetryWanted(end), listed)
+          << "code " << c << " classified " << classified;
+    }
+  }
+}
+
+TEST(RetryOnTest, ListedDeadlineExceededAndCancelledAreRetried) {
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kCancelled};
+  EXPECT_TRUE(
+      RetryWanted(EndedWith(absl::StatusCode::kDeadlineExceeded, &retry_on)));
+  EXPECT_TRUE(RetryWanted(EndedWith(absl::StatusCode::kCancelled, &retry_on)));
+  AttemptEnd end = EndedWith(absl::StatusCode::kCancelled, &retry_on);
+  end.classified_failure = true;
+  EXPECT_TRUE(RetryWanted(end));
+  // Not listed, they are not retried, as without a list.
+  const std::vector<absl::StatusCode> unavailable = {
+      absl::StatusCode::kUnavailable};
+  end = EndedWith(absl::StatusCode::kDeadlineExceeded, &unavailable);
+  end.classified_failure = true;
+  EXPECT_FALSE(RetryWanted(end));
+}
+
+TEST(RetryOnTest, AnEmptyListMeansTheClassifiedFailures) {
+  const std::vector<absl::StatusCode> empty;
+  AttemptEnd end = EndedWith(absl::StatusCode::kInternal, &empty);
+  EXPECT_FALSE(RetryWanted(end));
+  end.classified_failure = true;
+  EXPECT_TRUE(RetryWanted(end));
+  end.code = absl::StatusCode::kDeadlineExceeded;
+  EXPECT_FALSE(RetryWanted(end));
+}
+
+TEST(RetryOnTest, ARequestNeverSentIsStillRetriedWhenTheChannelAllows) {
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kResourceExhausted};
+  AttemptEnd end = EndedWith(absl::StatusCode::kUnavailable, &retry_on);
+  end.never_sent = true;
+  EXPECT_FALSE(RetryWanted(end));
+  end.retry_connect_failures = true;
+  EXPECT_TRUE(RetryWanted(end));
+}
+
+TEST(RetryOnTest, NeverWhenTheBodyWasNotKept) {
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kUnavailable};
+  AttemptEnd end = EndedWith(absl::StatusCode::kUnavailable, &retry_on);
+  end.replayable = false;
+  EXPECT_FALSE(RetryWanted(end));
+  end.never_sent = true;
+  end.retry_connect_failures = true;
+  EXPECT_FALSE(RetryWanted(end));
+}
+
+TEST(RetryOnTest, NotOnARouteWithoutRetries) {
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kUnavailable};
+  AttemptEnd end = EndedWith(absl::StatusCode::kUnavailable, &retry_on);
+  end.route_retryable = false;
+  end.classified_failure = true;
+  EXPECT_FALSE(RetryWanted(end));
 }
 
 }  // namespace

@@ -273,5 +273,236 @@ TEST(RouteTableTest, MetricsNamesAndTapLabels) {
   EXPECT_EQ(&t->At(t->size()), &t->Match({"HEAD", "/a.B/C"}));
 }
 
+// --- a route's own traffic split ---------------------------------------------
+
+Route WithBackends(std::string name, std::vector<WeightedBackend> backends) {
+  Route r;
+  r.name = std::move(name);
+  r.condition = RequestMatch::Method("POST");
+  r.backends = std::move(backends);
+  return r;
+}
+
+TEST(RouteSplitTest, ARoutesBackendsAreCompiledIntoItsOwnSplit) {
+  ServiceConfig c;
+  c.routes = {WithBackends("Split", {{"v1.books:80", 9}, {"v2.books:80", 1}})};
+  c.routes.push_back(RouteBuilder("Plain").HttpMethod("GET").Build());
+  c.backends = {{"other.books:80", 1}};  // the config's, not the route's
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty());
+  ASSERT_EQ(t->size(), 2u);
+  const CompiledRoute& split = t->Match({"POST", "/a.B/C"});
+  ASSERT_NE(split.split, nullptr);
+  ASSERT_EQ(split.split->size(), 2u);
+  EXPECT_EQ(split.split->backends()[0].authority, "v1.books:80");
+  EXPECT_EQ(split.split->backends()[0].weight, 9u);
+  EXPECT_TRUE(split.split->backends()[0].cluster.empty());
+  EXPECT_EQ(split.split->backends()[1].authority, "v2.books:80");
+  EXPECT_EQ(split.split->backends()[1].weight, 1u);
+  // Without backends of its own a route has no split: the config's applies.
+  EXPECT_EQ(t->Match({"GET", "/a.B/C"}).split, nullptr);
+  EXPECT_EQ(t->Match({"PUT", "/a.B/C"}).split, nullptr);  // the default route
+}
+
+TEST(RouteSplitTest, ClusterBackendsAreAccepted) {
+  ServiceConfig c;
+  c.routes = {
+      WithBackends("Clusters", {WeightedBackend::Cluster("books-v1", 3),
+                                WeightedBackend::Cluster("books-v2", 1)})};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty());
+  const CompiledRoute& r = t->Match({"POST", "/a.B/C"});
+  ASSERT_NE(r.split, nullptr);
+  ASSERT_EQ(r.split->size(), 2u);
+  EXPECT_EQ(r.split->backends()[0].cluster, "books-v1");
+  EXPECT_TRUE(r.split->backends()[0].authority.empty());
+  EXPECT_EQ(r.split->backends()[0].weight, 3u);
+  EXPECT_EQ(r.split->backends()[1].cluster, "books-v2");
+  EXPECT_EQ(r.split->backends()[1].weight, 1u);
+  EXPECT_EQ(TrafficSplit::NameOf(r.split->backends()[0]), "books-v1");
+  // A cluster name need not be name:port.
+  EXPECT_NE(TrafficSplit::Build({WeightedBackend::Cluster("outbound|80||x", 1)},
+                                nullptr),
+            nullptr);
+}
+
+TEST(RouteSplitTest, InvalidBackendsAreDroppedWithALineNamingTheRoute) {
+  WeightedBackend both = WeightedBackend::Cluster("books-v1", 5);
+  both.authority = "books.default:80";
+  const std::string longest(TrafficSplit::kMaxClusterName, 'c');
+  const std::string too_long(TrafficSplit::kMaxClusterName + 1, 'd');
+  ServiceConfig c;
+  c.routes = {WithBackends("R", {both,
+                                 WeightedBackend::Cluster(too_long, 1),
+                                 WeightedBackend::Cluster("zero", 0),
+                                 WeightedBackend::Cluster(longest, 2),
+                                 {"v2.books:80", 1}})};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), 1u);  // the route is kept
+  const CompiledRoute& r = t->At(0);
+  ASSERT_NE(r.split, nullptr);
+  ASSERT_EQ(r.split->size(), 2u);
+  EXPECT_EQ(r.split->backends()[0].cluster, longest);  // at the limit: kept
+  EXPECT_EQ(r.split->backends()[1].authority, "v2.books:80");
+  ASSERT_EQ(dropped.size(), 3u);
+  EXPECT_THAT(dropped[0],
+              HasSubstr("route 0 'R': backend 'books.default:80' dropped: it "
+                        "names cluster 'books-v1' too"));
+  EXPECT_THAT(dropped[1], HasSubstr("route 0 'R': backend cluster '"));
+  EXPECT_THAT(dropped[1], HasSubstr("dropped: its name is longer than 1024 "
+                                    "bytes"));
+  EXPECT_THAT(dropped[1], HasSubstr(std::string(64, 'd')));
+  EXPECT_THAT(dropped[1], ::testing::Not(HasSubstr(std::string(65, 'd'))));
+  EXPECT_THAT(dropped[2],
+              HasSubstr("route 0 'R': backend 'zero' dropped: weight 0"));
+}
+
+TEST(RouteSplitTest, AllBackendsDroppedLeavesNoSplit) {
+  ServiceConfig c;
+  c.routes = {WithBackends("R", {{"no-port", 1}, {"a.b:1", 0}})};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), 1u);
+  EXPECT_EQ(t->At(0).split, nullptr);
+  ASSERT_EQ(dropped.size(), 2u);
+  EXPECT_THAT(dropped[0], HasSubstr("route 0 'R': backend 'no-port' dropped"));
+  EXPECT_THAT(dropped[1], HasSubstr("route 0 'R': backend 'a.b:1' dropped: "
+                                    "weight 0"));
+}
+
+TEST(RouteSplitTest, RepeatedClustersMergeButAClusterIsNotAnAuthority) {
+  auto split = TrafficSplit::Build({WeightedBackend::Cluster("a.b:1", 1),
+                                    {"a.b:1", 4},
+                                    WeightedBackend::Cluster("a.b:1", 2),
+                                    {"a.b:1", 8}},
+                                   nullptr);
+  ASSERT_NE(split, nullptr);
+  ASSERT_EQ(split->size(), 2u);
+  EXPECT_EQ(split->backends()[0].cluster, "a.b:1");
+  EXPECT_TRUE(split->backends()[0].authority.empty());
+  EXPECT_EQ(split->backends()[0].weight, 3u);
+  EXPECT_EQ(split->backends()[1].authority, "a.b:1");
+  EXPECT_TRUE(split->backends()[1].cluster.empty());
+  EXPECT_EQ(split->backends()[1].weight, 12u);
+}
+
+// --- a route's fault injection ----------------------------------------------
+
+TEST(RouteFaultTest, TheDefaultFaultInjectionIsNone) {
+  ServiceConfig c;
+  c.routes = {RouteBuilder("R").Build()};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty());
+  ASSERT_EQ(t->size(), 1u);
+  EXPECT_FALSE(t->At(0).has_fault);
+  EXPECT_FALSE(t->At(t->size()).has_fault);  // the default route
+}
+
+TEST(RouteFaultTest, AValidFaultIsCompiledIntoTheRoute) {
+  Route r = RouteBuilder("R").Build();
+  r.fault.delay_per_million = 1'000'000;
+  r.fault.delay = absl::Milliseconds(20);
+  r.fault.abort_per_million = 250'000;
+  r.fault.abort_code = absl::StatusCode::kUnavailable;
+  r.fault.abort_message = "chaos";
+  r.fault.max_active_faults = 3;
+  Route headers_only = RouteBuilder("H").HttpMethod("GET").Build();
+  headers_only.fault.delay_from_header = true;
+  ServiceConfig c;
+  c.routes = {r, headers_only};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty());
+  ASSERT_EQ(t->size(), 2u);
+  const CompiledRoute& route = t->At(0);
+  ASSERT_TRUE(route.has_fault);
+  EXPECT_EQ(route.fault.delay_per_million, 1'000'000u);
+  EXPECT_EQ(route.fault.delay, absl::Milliseconds(20));
+  EXPECT_EQ(route.fault.abort_per_million, 250'000u);
+  EXPECT_EQ(route.fault.abort_code, absl::StatusCode::kUnavailable);
+  EXPECT_EQ(route.fault.abort_message, "chaos");
+  EXPECT_EQ(route.fault.max_active_faults, 3u);
+  // A header delay alone, with no share configured, is a fault too.
+  EXPECT_TRUE(t->At(1).has_fault);
+  EXPECT_TRUE(t->At(1).fault.delay_from_header);
+}
+
+TEST(RouteFaultTest, AnInvalidFaultIsDroppedWithALineAndTheRouteKept) {
+  std::vector<FaultInjection> bad(7);
+  bad[0].delay_per_million = 1'000'001;
+  bad[0].delay = absl::Milliseconds(1);
+  bad[1].abort_per_million = 1'000'001;
+  bad[1].abort_code = absl::StatusCode::kUnavailable;
+  bad[2].delay_per_million = 1;
+  bad[2].delay = absl::Milliseconds(-1);
+  bad[3].delay_per_million = 1;
+  bad[3].delay = absl::InfiniteDuration();
+  bad[4].abort_per_million = 1;  // an abort with OK
+  bad[5].abort_per_million = 1;
+  bad[5].abort_code = static_cast<absl::StatusCode>(17);
+  bad[6].abort_code = static_cast<absl::StatusCode>(-1);
+  ServiceConfig c;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    Route r = RouteBuilder(absl::StrCat("F", i)).Build();
+    r.timeout = absl::Milliseconds(100 + i);
+    r.fault = bad[i];
+    c.routes.push_back(r);
+  }
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), bad.size());
+  for (size_t i = 0; i < bad.size(); ++i) {
+    EXPECT_EQ(t->At(i).name, absl::StrCat("F", i));
+    EXPECT_EQ(t->At(i).timeout, absl::Milliseconds(100 + i));  // kept as is
+    EXPECT_FALSE(t->At(i).has_fault) << i;
+  }
+  ASSERT_EQ(dropped.size(), bad.size());
+  for (size_t i = 0; i < bad.size(); ++i) {
+    EXPECT_THAT(dropped[i], HasSubstr(absl::StrCat("route ", i, " 'F", i,
+                                                   "': fault dropped: ")));
+  }
+  EXPECT_THAT(dropped[0], HasSubstr("above 1,000,000 per million"));
+  EXPECT_THAT(dropped[1], HasSubstr("above 1,000,000 per million"));
+  EXPECT_THAT(dropped[2], HasSubstr("delay -1ms is not a finite duration"));
+  EXPECT_THAT(dropped[3], HasSubstr("delay inf is not a finite duration"));
+  EXPECT_THAT(dropped[4], HasSubstr("an abort with the code OK"));
+  EXPECT_THAT(dropped[5], HasSubstr("abort code 17 is not a gRPC status"));
+  EXPECT_THAT(dropped[6], HasSubstr("abort code -1 is not a gRPC status"));
+}
+
+TEST(RouteFaultTest, SharesOfExactlyAMillionAndCode16AreValid) {
+  Route r = RouteBuilder("R").Build();
+  r.fault.delay_per_million = 1'000'000;
+  r.fault.abort_per_million = 1'000'000;
+  r.fault.abort_code = absl::StatusCode::kUnauthenticated;  // 16
+  ServiceConfig c;
+  c.routes = {r};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty());
+  EXPECT_TRUE(t->At(0).has_fault);
+}
+
+// xDS's header_abort (src/discovery/xds/xds_convert.cc) sets
+// abort_from_header and the abort share, and no code: the code comes from
+// the request's x-envoy-fault-abort-grpc-request header.
+TEST(RouteFaultTest, AHeaderAbortNeedsNoConfiguredCode) {
+  Route r = RouteBuilder("R").Build();
+  r.fault.abort_from_header = true;
+  r.fault.abort_per_million = 1'000'000;
+  ServiceConfig c;
+  c.routes = {r};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty()) << (dropped.empty() ? "" : dropped.front());
+  EXPECT_TRUE(t->At(0).has_fault);
+  EXPECT_TRUE(t->At(0).fault.abort_from_header);
+  EXPECT_EQ(t->At(0).fault.abort_per_million, 1'000'000u);
+}
+
 }  // namespace
 }  // namespace mesh::internal

@@ -2,6 +2,8 @@
 // what is dropped.
 #include "src/route/route_table.h"
 
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -227,6 +229,234 @@ TEST(RouteLimitsTest, RoutesPastMaxRoutesAreDropped) {
   t = RouteTable::Build(c, limits, &dropped);
   EXPECT_EQ(t->size(), 0u);
   EXPECT_EQ(dropped.size(), 4u);
+}
+
+// --- xDS path and header match kinds, and the per-call fraction -------------
+
+HeaderMatch Header(std::string name, HeaderMatch::Kind kind, std::string value,
+                   bool ignore_case = false) {
+  HeaderMatch h;
+  h.name = std::move(name);
+  h.kind = kind;
+  h.value = std::move(value);
+  h.ignore_case = ignore_case;
+  return h;
+}
+
+HeaderMatch Range(std::string name, int64_t start, int64_t end) {
+  HeaderMatch h;
+  h.name = std::move(name);
+  h.kind = HeaderMatch::Kind::kRange;
+  h.range_start = start;
+  h.range_end = end;
+  return h;
+}
+
+// Whether a table of the one route `condition` matches `path` with `headers`.
+bool OneRouteMatches(const RequestMatch& condition, absl::string_view path,
+                     const Headers* headers = nullptr) {
+  ServiceConfig c;
+  c.routes = {Named("R", condition)};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  EXPECT_TRUE(dropped.empty()) << dropped.front();
+  return RouteFor(*t, path, "POST", headers) == "R";
+}
+
+bool HeaderMatches(const HeaderMatch& h, absl::string_view value) {
+  Headers headers = {{h.name, std::string(value)}};
+  return OneRouteMatches(RequestMatch::Header(h), "/p", &headers);
+}
+
+TEST(RouteTableTest, PathPrefixIsCaseSensitiveByDefaultAndIgnoresTheQuery) {
+  RequestMatch m = RequestMatch::PathPrefix("/api/");
+  EXPECT_TRUE(OneRouteMatches(m, "/api/"));
+  EXPECT_TRUE(OneRouteMatches(m, "/api/v1/books"));
+  EXPECT_TRUE(OneRouteMatches(m, "/api/?x=1"));
+  EXPECT_FALSE(OneRouteMatches(m, "/API/v1"));
+  EXPECT_FALSE(OneRouteMatches(m, "/api"));
+  EXPECT_FALSE(OneRouteMatches(m, "/v1/api/"));
+  // The query is not part of the path: "/ap" does not start with "/api/".
+  EXPECT_FALSE(OneRouteMatches(m, "/ap?/api/"));
+}
+
+TEST(RouteTableTest, PathPrefixWithoutCaseSensitivityIgnoresAsciiCase) {
+  RequestMatch m = RequestMatch::PathPrefix("/Api/", false);
+  EXPECT_TRUE(OneRouteMatches(m, "/api/v1"));
+  EXPECT_TRUE(OneRouteMatches(m, "/API/v1"));
+  EXPECT_TRUE(OneRouteMatches(m, "/aPi/?q=1"));
+  EXPECT_FALSE(OneRouteMatches(m, "/apx/v1"));
+  EXPECT_FALSE(OneRouteMatches(m, "/ap?i/"));
+}
+
+TEST(RouteTableTest, PathExactIsCaseSensitiveByDefaultAndIgnoresTheQuery) {
+  RequestMatch m = RequestMatch::PathExact("/books.Library/GetBook");
+  EXPECT_TRUE(OneRouteMatches(m, "/books.Library/GetBook"));
+  EXPECT_TRUE(OneRouteMatches(m, "/books.Library/GetBook?id=7"));
+  EXPECT_FALSE(OneRouteMatches(m, "/books.library/getbook"));
+  EXPECT_FALSE(OneRouteMatches(m, "/books.Library/GetBook/"));
+  EXPECT_FALSE(OneRouteMatches(m, "/books.Library/GetBoo"));
+  // Not a regex: the dot is a dot.
+  EXPECT_FALSE(OneRouteMatches(m, "/booksXLibrary/GetBook"));
+}
+
+TEST(RouteTableTest, PathExactWithoutCaseSensitivityIgnoresAsciiCase) {
+  RequestMatch m = RequestMatch::PathExact("/Books/Get", false);
+  EXPECT_TRUE(OneRouteMatches(m, "/books/get"));
+  EXPECT_TRUE(OneRouteMatches(m, "/BOOKS/GET?x=1"));
+  EXPECT_FALSE(OneRouteMatches(m, "/books/gets"));
+  EXPECT_FALSE(OneRouteMatches(m, "/books"));
+}
+
+TEST(RouteTableTest, HeaderSuffixMatchesTheEndOfTheValue) {
+  HeaderMatch h = Header("x-region", HeaderMatch::Kind::kSuffix, ".eu");
+  EXPECT_TRUE(HeaderMatches(h, "acme.eu"));
+  EXPECT_TRUE(HeaderMatches(h, ".eu"));
+  EXPECT_FALSE(HeaderMatches(h, "acme.EU"));
+  EXPECT_FALSE(HeaderMatches(h, "acme.eu.us"));
+  EXPECT_FALSE(HeaderMatches(h, "eu"));
+  EXPECT_FALSE(HeaderMatches(h, ""));
+}
+
+TEST(RouteTableTest, HeaderContainsMatchesAnywhereInTheValue) {
+  HeaderMatch h = Header("x-build", HeaderMatch::Kind::kContains, "beta");
+  EXPECT_TRUE(HeaderMatches(h, "beta"));
+  EXPECT_TRUE(HeaderMatches(h, "v2-beta-1"));
+  EXPECT_TRUE(HeaderMatches(h, "v2-beta"));
+  EXPECT_FALSE(HeaderMatches(h, "v2-BETA-1"));
+  EXPECT_FALSE(HeaderMatches(h, "v2-bet-a"));
+  EXPECT_FALSE(HeaderMatches(h, ""));
+}
+
+TEST(RouteTableTest, HeaderIgnoreCaseAppliesToExactPrefixSuffixAndContains) {
+  HeaderMatch exact = Header("x-a", HeaderMatch::Kind::kExact, "Yes", true);
+  EXPECT_TRUE(HeaderMatches(exact, "yes"));
+  EXPECT_TRUE(HeaderMatches(exact, "YES"));
+  EXPECT_FALSE(HeaderMatches(exact, "yess"));
+  HeaderMatch prefix = Header("x-a", HeaderMatch::Kind::kPrefix, "Acme-", true);
+  EXPECT_TRUE(HeaderMatches(prefix, "ACME-eu"));
+  EXPECT_TRUE(HeaderMatches(prefix, "acme-"));
+  EXPECT_FALSE(HeaderMatches(prefix, "xacme-eu"));
+  HeaderMatch suffix = Header("x-a", HeaderMatch::Kind::kSuffix, ".Eu", true);
+  EXPECT_TRUE(HeaderMatches(suffix, "ACME.EU"));
+  EXPECT_TRUE(HeaderMatches(suffix, "acme.eu"));
+  EXPECT_FALSE(HeaderMatches(suffix, "acme.eux"));
+  HeaderMatch contains =
+      Header("x-a", HeaderMatch::Kind::kContains, "BeTa", true);
+  EXPECT_TRUE(HeaderMatches(contains, "v2-beta-1"));
+  EXPECT_TRUE(HeaderMatches(contains, "V2-BETA-1"));
+  EXPECT_FALSE(HeaderMatches(contains, "v2-bet-a"));
+  // Without ignore_case the same patterns are case-sensitive.
+  EXPECT_FALSE(
+      HeaderMatches(Header("x-a", HeaderMatch::Kind::kExact, "Yes"), "yes"));
+  EXPECT_FALSE(HeaderMatches(Header("x-a", HeaderMatch::Kind::kPrefix, "Acme-"),
+                             "acme-eu"));
+}
+
+TEST(RouteTableTest, HeaderRangeIncludesItsStartAndExcludesItsEnd) {
+  HeaderMatch h = Range("x-n", 10, 20);
+  EXPECT_TRUE(HeaderMatches(h, "10"));
+  EXPECT_TRUE(HeaderMatches(h, "15"));
+  EXPECT_TRUE(HeaderMatches(h, "19"));
+  EXPECT_FALSE(HeaderMatches(h, "20"));
+  EXPECT_FALSE(HeaderMatches(h, "9"));
+  EXPECT_FALSE(HeaderMatches(h, "-15"));
+  HeaderMatch negative = Range("x-n", -10, 0);
+  EXPECT_TRUE(HeaderMatches(negative, "-10"));
+  EXPECT_TRUE(HeaderMatches(negative, "-1"));
+  EXPECT_FALSE(HeaderMatches(negative, "0"));
+  EXPECT_FALSE(HeaderMatches(negative, "-11"));
+  // The int64 extremes: the end stays exclusive.
+  HeaderMatch whole = Range("x-n", INT64_MIN, INT64_MAX);
+  EXPECT_TRUE(HeaderMatches(whole, "-9223372036854775808"));
+  EXPECT_TRUE(HeaderMatches(whole, "9223372036854775806"));
+  EXPECT_FALSE(HeaderMatches(whole, "9223372036854775807"));
+}
+
+TEST(RouteTableTest, HeaderRangeNeverMatchesANonNumericValue) {
+  HeaderMatch h = Range("x-n", INT64_MIN, INT64_MAX);
+  for (const char* bad : {"", "abc", "15abc", "1.5", "1e3", "0x10", "--1",
+                          "99999999999999999999", "-99999999999999999999"}) {
+    EXPECT_FALSE(HeaderMatches(h, bad)) << bad;
+  }
+  // Without the header at all.
+  EXPECT_FALSE(OneRouteMatches(RequestMatch::Header(h), "/p"));
+  Headers other = {{"x-m", "5"}};
+  EXPECT_FALSE(OneRouteMatches(RequestMatch::Header(h), "/p", &other));
+}
+
+TEST(RouteTableTest, ARepeatedHeaderMatchesIfOneOfItsValuesDoes) {
+  Headers repeated = {
+      {"x-n", "abc"}, {"x-other", "15"}, {"x-n", "15"}, {"x-n", "99"}};
+  EXPECT_TRUE(OneRouteMatches(RequestMatch::Header(Range("x-n", 10, 20)), "/p",
+                              &repeated));
+  EXPECT_TRUE(OneRouteMatches(
+      RequestMatch::Header(Header("x-n", HeaderMatch::Kind::kSuffix, "9")),
+      "/p", &repeated));
+  EXPECT_TRUE(OneRouteMatches(
+      RequestMatch::Header(Header("x-n", HeaderMatch::Kind::kContains, "B",
+                                  /*ignore_case=*/true)),
+      "/p", &repeated));
+  EXPECT_FALSE(OneRouteMatches(RequestMatch::Header(Range("x-n", 20, 30)), "/p",
+                               &repeated));
+  // Another header's value does not count.
+  EXPECT_FALSE(OneRouteMatches(
+      RequestMatch::Header(Header("x-n", HeaderMatch::Kind::kExact, "150")),
+      "/p", &repeated));
+}
+
+TEST(RouteTableTest, AnEmptyHeaderRangeDropsTheRouteNamingTheHeader) {
+  ServiceConfig c;
+  c.routes = {Named("Empty", RequestMatch::Header(Range("x-n", 5, 5))),
+              Named("Backwards", RequestMatch::All({RequestMatch::Header(
+                                     Range("x-version", 7, -3))})),
+              Named("One", RequestMatch::Header(Range("x-n", 5, 6)))};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), 1u);
+  EXPECT_EQ(t->At(0).name, "One");
+  ASSERT_EQ(dropped.size(), 2u);
+  EXPECT_THAT(dropped[0], HasSubstr("route 0 'Empty' dropped: header 'x-n' "
+                                    "range [5, 5) is empty"));
+  EXPECT_THAT(dropped[1],
+              HasSubstr("route 1 'Backwards' dropped: header 'x-version' "
+                        "range [7, -3) is empty"));
+  Headers five = {{"x-n", "5"}};
+  EXPECT_EQ(RouteFor(*t, "/p", "POST", &five), "One");
+}
+
+// How many of `n` requests a one-route table of Fraction(per_million) sends
+// to its route.
+int FractionMatches(uint32_t per_million, int n) {
+  ServiceConfig c;
+  c.routes = {Named("Sampled", RequestMatch::Fraction(per_million))};
+  auto t = RouteTable::Build(c, nullptr);
+  int matched = 0;
+  for (int i = 0; i < n; ++i) matched += RouteFor(*t, "/p") == "Sampled";
+  return matched;
+}
+
+TEST(RouteTableTest, FractionZeroNeverMatchesAndAMillionAlwaysDoes) {
+  EXPECT_EQ(FractionMatches(0, 20000), 0);
+  EXPECT_EQ(FractionMatches(1'000'000, 20000), 20000);
+  EXPECT_EQ(FractionMatches(2'000'000, 20000), 20000);  // more is always too
+  EXPECT_EQ(FractionMatches(UINT32_MAX, 1000), 1000);
+}
+
+TEST(RouteTableTest, FractionMatchesItsShareOfRequests) {
+  // 250,000 per million of 20,000 requests: binomial with mean 5,000 and
+  // σ = sqrt(20,000 × 0.25 × 0.75) ≈ 61.2; 6σ ≈ 367 (the test fails by
+  // chance about once in 500 million runs).
+  const int kRequests = 20000;
+  EXPECT_NEAR(FractionMatches(250'000, kRequests), 5000, 367);
+  // Drawn per call: a table's later routes see the rest.
+  ServiceConfig c;
+  c.routes = {Named("Sampled", RequestMatch::Fraction(250'000)),
+              Named("Rest", RequestMatch::All({}))};
+  auto t = RouteTable::Build(c, nullptr);
+  int rest = 0;
+  for (int i = 0; i < kRequests; ++i) rest += RouteFor(*t, "/p") == "Rest";
+  EXPECT_NEAR(rest, 15000, 367);
 }
 
 }  // namespace

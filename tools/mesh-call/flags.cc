@@ -155,10 +155,10 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
        [f](absl::string_view v) { return ParseStatic(v, f); },
        "endpoints given directly (weight 1 each)"},
       {"xds-bootstrap", "FILE",
-       [](absl::string_view) {
-         return Bad("xDS discovery is not yet available");
-       },
-       "xDS (not yet available)"},
+       TextFlag(&f->xds_bootstrap, "needs a bootstrap file"),
+       "xDS: gRPC's bootstrap file (server, node); the\n"
+       "target is a Listener name (name:port or\n"
+       "xds:///name:port)"},
 
       FlagHeading("Call:"),
       {"target", "NAME:PORT", TextFlag(&f->target),
@@ -232,8 +232,10 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
 }
 
 absl::Status CheckCombination(const CallFlags& f, bool count_set) {
-  if (f.linkerd.empty() == f.static_endpoints.empty()) {
-    return Bad("give exactly one of --linkerd and --static");
+  if (int{!f.linkerd.empty()} + int{!f.static_endpoints.empty()} +
+          int{!f.xds_bootstrap.empty()} !=
+      1) {
+    return Bad("give exactly one of --linkerd, --static and --xds-bootstrap");
   }
   if (!f.context_token.empty() && f.linkerd.empty()) {
     return Bad("--context-token: only goes with --linkerd");

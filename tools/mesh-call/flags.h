@@ -21,8 +21,10 @@
 namespace mesh::tools {
 
 struct CallFlags {
-  // Discovery: exactly one of `linkerd` and `static_endpoints` is set.
+  // Discovery: exactly one of `linkerd`, `static_endpoints` and
+  // `xds_bootstrap` is set.
   std::string linkerd;                        // --linkerd ADDR
+  std::string xds_bootstrap;                  // --xds-bootstrap FILE
   std::string context_token;                  // --context-token (Linkerd)
   std::vector<std::string> static_endpoints;  // --static a:p,b:p
 

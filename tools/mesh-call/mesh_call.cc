@@ -6,6 +6,7 @@
 //   mesh-call --static 127.0.0.1:7001,127.0.0.1:7002 --target echo.local:7000
 //       --method /demo.Echo/Say --count 1000 --concurrency 8
 //   mesh-call --linkerd 127.0.0.1:8086 --target echo.local:7000
+//   mesh-call --xds-bootstrap bootstrap.json --target xds:///echo.local:7000
 //       --method /demo.Echo/Say --rate 200 --duration 10 --deadline 100 --json
 //
 // See --help (flags.cc) for the flags and the exit status.
@@ -34,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "mesh/mesh.h"
+#include "mesh/xds.h"
 #include "tools/common/signals.h"
 #include "tools/mesh-call/flags.h"
 #include "tools/mesh-call/report.h"
@@ -333,6 +335,15 @@ int Main(int argc, char** argv) {
                          ExitCodeFor(linkerd.status()));
     }
     discovery = *std::move(linkerd);
+  } else if (!flags.xds_bootstrap.empty()) {
+    XdsOptions options;
+    options.bootstrap_path = flags.xds_bootstrap;
+    auto xds = NewXdsDiscovery(options);
+    if (!xds.ok()) {
+      return SetupFailed("--xds-bootstrap", xds.status(),
+                         ExitCodeFor(xds.status()));
+    }
+    discovery = *std::move(xds);
   } else {
     static_discovery = StaticDiscovery::Create();
     discovery = static_discovery;

@@ -1,0 +1,368 @@
+#include "src/discovery/xds/bootstrap.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace mesh::internal::xds {
+namespace {
+
+using google::protobuf::ListValue;
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+// A bootstrap is a few KiB. The bound keeps a wrong file (a log, a core dump)
+// from costing memory and parse time before it is refused anyway.
+constexpr size_t kMaxBootstrapBytes = 1 << 20;
+
+constexpr char kNoneGiven[] =
+    "no xDS bootstrap: set XdsOptions::bootstrap_json or bootstrap_path, or "
+    "GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG";
+
+absl::Status Invalid(absl::string_view path, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
+}
+
+const char* KindName(const Value& value) {
+  switch (value.kind_case()) {
+    case Value::kNullValue:
+      return "null";
+    case Value::kNumberValue:
+      return "a number";
+    case Value::kStringValue:
+      return "a string";
+    case Value::kBoolValue:
+      return "a bool";
+    case Value::kStructValue:
+      return "an object";
+    case Value::kListValue:
+      return "a list";
+    case Value::KIND_NOT_SET:
+      break;
+  }
+  return "nothing";
+}
+
+absl::Status WrongType(absl::string_view path, absl::string_view want,
+                       const Value& got) {
+  return Invalid(path,
+                 absl::StrCat("must be ", want, " (got ", KindName(got), ")"));
+}
+
+std::string Element(absl::string_view list_path, int index) {
+  return absl::StrCat(list_path, "[", index, "]");
+}
+
+// One JSON object and its path from the root, so that every error names its
+// field ("xds_servers[0].channel_creds"). Like gRPC, unknown keys are
+// ignored; a known key of the wrong type is an error, null included.
+class JsonObject {
+ public:
+  JsonObject(const Struct& fields, std::string path)
+      : fields_(&fields), path_(std::move(path)) {}
+
+  static absl::StatusOr<JsonObject> Of(const Value& value, std::string path) {
+    if (value.kind_case() != Value::kStructValue) {
+      return WrongType(path, "an object", value);
+    }
+    return JsonObject(value.struct_value(), std::move(path));
+  }
+
+  const Struct& fields() const { return *fields_; }
+
+  std::string PathOf(absl::string_view key) const {
+    return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
+  }
+
+  const Value* Find(absl::string_view key) const {
+    auto it = fields_->fields().find(std::string(key));
+    return it == fields_->fields().end() ? nullptr : &it->second;
+  }
+
+  // Absent leaves *out unchanged.
+  absl::Status OptionalString(absl::string_view key, std::string* out) const {
+    const Value* value = Find(key);
+    if (value == nullptr) return absl::OkStatus();
+    if (value->kind_case() != Value::kStringValue) {
+      return WrongType(PathOf(key), "a string", *value);
+    }
+    *out = value->string_value();
+    return absl::OkStatus();
+  }
+
+  absl::Status RequiredString(absl::string_view key, std::string* out) const {
+    if (Find(key) == nullptr) return Invalid(PathOf(key), "missing");
+    return OptionalString(key, out);
+  }
+
+  // Absent reads as {}: for every optional object here, absent and empty
+  // mean the same.
+  absl::StatusOr<JsonObject> ObjectOrEmpty(absl::string_view key) const {
+    const Value* value = Find(key);
+    if (value == nullptr) {
+      return JsonObject(Struct::default_instance(), PathOf(key));
+    }
+    return Of(*value, PathOf(key));
+  }
+
+  // Absent reads as [].
+  absl::StatusOr<const ListValue*> ListOrEmpty(absl::string_view key) const {
+    const Value* value = Find(key);
+    if (value == nullptr) return &ListValue::default_instance();
+    if (value->kind_case() != Value::kListValue) {
+      return WrongType(PathOf(key), "a list", *value);
+    }
+    return &value->list_value();
+  }
+
+  absl::StatusOr<const ListValue*> NonEmptyList(absl::string_view key) const {
+    const Value* value = Find(key);
+    if (value == nullptr) return Invalid(PathOf(key), "missing");
+    if (value->kind_case() != Value::kListValue) {
+      return WrongType(PathOf(key), "a non-empty list", *value);
+    }
+    if (value->list_value().values().empty()) {
+      return Invalid(PathOf(key), "must be a non-empty list");
+    }
+    return &value->list_value();
+  }
+
+ private:
+  const Struct* fields_;
+  std::string path_;
+};
+
+// The optional "config" object as JSON text, kept for whoever interprets it.
+absl::StatusOr<std::string> ConfigJson(const JsonObject& parent) {
+  absl::StatusOr<JsonObject> config = parent.ObjectOrEmpty("config");
+  if (!config.ok()) return config.status();
+  std::string json;
+  google::protobuf::util::Status printed =
+      google::protobuf::util::MessageToJsonString(config->fields(), &json);
+  if (!printed.ok()) {
+    return Invalid(parent.PathOf("config"),
+                   absl::StrCat("cannot be printed as JSON: ",
+                                printed.message().ToString()));
+  }
+  return json;
+}
+
+// gRPC lists credentials in order of preference and uses the first it
+// supports; so does mesh. Every entry is still checked, as gRPC does.
+absl::Status ParseChannelCreds(const JsonObject& server, XdsServer* out) {
+  absl::StatusOr<const ListValue*> creds = server.NonEmptyList("channel_creds");
+  if (!creds.ok()) return creds.status();
+  const std::string path = server.PathOf("channel_creds");
+  std::vector<std::string> types;
+  bool chosen = false;
+  for (int i = 0; i < (*creds)->values_size(); ++i) {
+    absl::StatusOr<JsonObject> entry =
+        JsonObject::Of((*creds)->values(i), Element(path, i));
+    if (!entry.ok()) return entry.status();
+    std::string type;
+    if (absl::Status s = entry->RequiredString("type", &type); !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::string> config = ConfigJson(*entry);
+    if (!config.ok()) return config.status();
+    if (!chosen && type == "insecure") {
+      out->channel_creds_type = type;
+      out->channel_creds_config_json = *std::move(config);
+      chosen = true;
+    }
+    types.push_back(std::move(type));
+  }
+  if (!chosen) {
+    return Invalid(path, absl::StrCat("no supported type (got: ",
+                                      absl::StrJoin(types, ", "),
+                                      "); mesh supports insecure (TLS comes "
+                                      "with certificate support)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<XdsServer> ParseServer(const Value& value, std::string path) {
+  absl::StatusOr<JsonObject> server = JsonObject::Of(value, std::move(path));
+  if (!server.ok()) return server.status();
+  XdsServer out;
+  if (absl::Status s = server->RequiredString("server_uri", &out.server_uri);
+      !s.ok()) {
+    return s;
+  }
+  if (out.server_uri.empty()) {
+    return Invalid(server->PathOf("server_uri"), "must not be empty");
+  }
+  if (absl::Status s = ParseChannelCreds(*server, &out); !s.ok()) return s;
+  absl::StatusOr<const ListValue*> features =
+      server->ListOrEmpty("server_features");
+  if (!features.ok()) return features.status();
+  for (int i = 0; i < (*features)->values_size(); ++i) {
+    const Value& feature = (*features)->values(i);
+    if (feature.kind_case() != Value::kStringValue) {
+      return WrongType(Element(server->PathOf("server_features"), i),
+                       "a string", feature);
+    }
+    // Features gRPC knows and mesh does not (e.g. "trusted_xds_server") only
+    // relax or tighten checks mesh does not make.
+    if (feature.string_value() == "xds_v3") out.xds_v3 = true;
+    if (feature.string_value() == "ignore_resource_deletion") {
+      out.ignore_resource_deletion = true;
+    }
+  }
+  return out;
+}
+
+absl::Status ParseNode(const JsonObject& root, XdsNode* out) {
+  absl::StatusOr<JsonObject> node = root.ObjectOrEmpty("node");
+  if (!node.ok()) return node.status();
+  absl::StatusOr<JsonObject> locality = node->ObjectOrEmpty("locality");
+  if (!locality.ok()) return locality.status();
+  absl::StatusOr<JsonObject> metadata = node->ObjectOrEmpty("metadata");
+  if (!metadata.ok()) return metadata.status();
+  for (absl::Status s :
+       {node->OptionalString("id", &out->id),
+        node->OptionalString("cluster", &out->cluster),
+        locality->OptionalString("region", &out->region),
+        locality->OptionalString("zone", &out->zone),
+        locality->OptionalString("sub_zone", &out->sub_zone)}) {
+    if (!s.ok()) return s;
+  }
+  out->metadata = metadata->fields();
+  return absl::OkStatus();
+}
+
+absl::Status ParseCertificateProviders(
+    const JsonObject& root, std::map<std::string, CertificateProvider>* out) {
+  absl::StatusOr<JsonObject> providers =
+      root.ObjectOrEmpty("certificate_providers");
+  if (!providers.ok()) return providers.status();
+  // Sorted, so that of several bad entries the same one is always reported.
+  std::map<std::string, const Value*> sorted;
+  for (const auto& [name, value] : providers->fields().fields()) {
+    sorted.emplace(name, &value);
+  }
+  for (const auto& [name, value] : sorted) {
+    absl::StatusOr<JsonObject> entry =
+        JsonObject::Of(*value, providers->PathOf(name));
+    if (!entry.ok()) return entry.status();
+    CertificateProvider provider;
+    if (absl::Status s =
+            entry->RequiredString("plugin_name", &provider.plugin_name);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::string> config = ConfigJson(*entry);
+    if (!config.ok()) return config.status();
+    provider.config_json = *std::move(config);
+    out->emplace(name, std::move(provider));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WithSource(absl::string_view source, const absl::Status& status) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": ", status.message()));
+}
+
+absl::StatusOr<XdsBootstrap> ParseFrom(absl::string_view source,
+                                       absl::string_view json) {
+  absl::StatusOr<XdsBootstrap> bootstrap = ParseXdsBootstrap(json);
+  if (!bootstrap.ok()) return WithSource(source, bootstrap.status());
+  return bootstrap;
+}
+
+// Reads at most one byte past the limit, so that an oversized file is
+// refused by ParseXdsBootstrap without being read whole.
+absl::StatusOr<std::string> ReadBounded(absl::string_view source,
+                                        const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                             &std::fclose);
+  if (file == nullptr) {
+    return Invalid(source, absl::StrCat("cannot read: ", std::strerror(errno)));
+  }
+  std::string text(kMaxBootstrapBytes + 1, '\0');
+  size_t n = std::fread(text.data(), 1, text.size(), file.get());
+  if (std::ferror(file.get())) {
+    return Invalid(source, absl::StrCat("cannot read: ", std::strerror(errno)));
+  }
+  text.resize(n);
+  return text;
+}
+
+absl::StatusOr<XdsBootstrap> LoadFile(absl::string_view source,
+                                      const std::string& path) {
+  absl::StatusOr<std::string> text = ReadBounded(source, path);
+  if (!text.ok()) return text.status();
+  return ParseFrom(source, *text);
+}
+
+}  // namespace
+
+absl::StatusOr<XdsBootstrap> ParseXdsBootstrap(absl::string_view json) {
+  if (json.size() > kMaxBootstrapBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bootstrap is over the limit of 1 MiB (",
+                     kMaxBootstrapBytes, " bytes)"));
+  }
+  // Parsed as a Value, not a Struct, so that a top level that is valid JSON
+  // but not an object gets its own error.
+  Value root;
+  google::protobuf::util::Status parsed =
+      google::protobuf::util::JsonStringToMessage(
+          google::protobuf::StringPiece(json.data(), json.size()), &root);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bootstrap is not valid JSON: ", parsed.message().ToString()));
+  }
+  if (root.kind_case() != Value::kStructValue) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bootstrap must be a JSON object (got ", KindName(root), ")"));
+  }
+  JsonObject top(root.struct_value(), "");
+  XdsBootstrap out;
+  absl::StatusOr<const ListValue*> servers = top.NonEmptyList("xds_servers");
+  if (!servers.ok()) return servers.status();
+  for (int i = 0; i < (*servers)->values_size(); ++i) {
+    absl::StatusOr<XdsServer> server =
+        ParseServer((*servers)->values(i), Element("xds_servers", i));
+    if (!server.ok()) return server.status();
+    out.servers.push_back(*std::move(server));
+  }
+  if (absl::Status s = ParseNode(top, &out.node); !s.ok()) return s;
+  if (absl::Status s =
+          ParseCertificateProviders(top, &out.certificate_providers);
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+absl::StatusOr<XdsBootstrap> LoadXdsBootstrap(const std::string& json,
+                                              const std::string& path) {
+  if (!json.empty()) return ParseFrom("XdsOptions::bootstrap_json", json);
+  if (!path.empty()) {
+    return LoadFile(absl::StrCat("bootstrap file ", path), path);
+  }
+  // gRPC's own order (gRFC A27): the file first, then the inline JSON. An
+  // empty variable counts as unset.
+  const char* env_path = std::getenv("GRPC_XDS_BOOTSTRAP");
+  if (env_path != nullptr && *env_path != '\0') {
+    return LoadFile(absl::StrCat("GRPC_XDS_BOOTSTRAP=", env_path), env_path);
+  }
+  const char* env_json = std::getenv("GRPC_XDS_BOOTSTRAP_CONFIG");
+  if (env_json != nullptr && *env_json != '\0') {
+    return ParseFrom("GRPC_XDS_BOOTSTRAP_CONFIG", env_json);
+  }
+  return absl::InvalidArgumentError(kNoneGiven);
+}
+
+}  // namespace mesh::internal::xds

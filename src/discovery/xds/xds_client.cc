@@ -1,0 +1,892 @@
+#include "src/discovery/xds/xds_client.h"
+
+#include <grpc/support/log.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "envoy/config/cluster/v3/cluster.pb.h"
+#include "envoy/config/endpoint/v3/endpoint.pb.h"
+#include "envoy/config/listener/v3/listener.pb.h"
+#include "envoy/config/route/v3/route.pb.h"
+#include "envoy/service/discovery/v3/discovery.pb.h"
+#include "src/discovery/stream_watch.h"
+#include "src/discovery/xds/xds_convert.h"
+#include "src/discovery/xds/xds_service_config.h"
+
+namespace mesh::internal::xds {
+namespace {
+
+using envoy::service::discovery::v3::DiscoveryRequest;
+using envoy::service::discovery::v3::DiscoveryResponse;
+
+constexpr char kMethod[] =
+    "/envoy.service.discovery.v3.AggregatedDiscoveryService/"
+    "StreamAggregatedResources";
+constexpr char kResourceWrapper[] =
+    "type.googleapis.com/envoy.service.discovery.v3.Resource";
+constexpr ResourceType kTypes[] = {
+    ResourceType::kListener, ResourceType::kRouteConfig, ResourceType::kCluster,
+    ResourceType::kEndpoints};
+// The most resource errors one NACK lists (its message stays bounded).
+constexpr int kMaxNackErrors = 10;
+
+int Index(ResourceType type) { return static_cast<int>(type); }
+
+std::shared_ptr<grpc::Channel> MakeChannel(const XdsBootstrap& bootstrap,
+                                           const XdsOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(std::max(1024, options.max_message_bytes));
+  return grpc::CreateCustomChannel(bootstrap.servers[0].server_uri,
+                                   grpc::InsecureChannelCredentials(), args);
+}
+
+// A config whose one route fails every call UNAVAILABLE with `why`: what a
+// target serves once its listener or routes are gone.
+ServiceConfig FailingConfig(std::string why) {
+  Route route;
+  route.name = "xds-unavailable";
+  route.fault.abort_per_million = 1'000'000;
+  route.fault.abort_code = absl::StatusCode::kUnavailable;
+  route.fault.abort_message = std::move(why);
+  ServiceConfig config;
+  config.routes.push_back(std::move(route));
+  return config;
+}
+
+// The name a resource goes by and its converted form, or the problem.
+struct Decoded {
+  std::string name;
+  absl::StatusOr<AnyResource> resource = absl::UnknownError("");
+  std::string bytes;  // the serialized resource, to see it unchanged
+};
+
+template <typename Wire, typename Convert>
+Decoded DecodeAs(const google::protobuf::Any& any, Convert convert) {
+  Decoded d;
+  Wire wire;
+  if (!any.UnpackTo(&wire)) {
+    d.resource = absl::InvalidArgumentError(
+        absl::StrCat("cannot parse a ", Wire::descriptor()->full_name()));
+    return d;
+  }
+  if constexpr (std::is_same_v<
+                    Wire, envoy::config::endpoint::v3::ClusterLoadAssignment>) {
+    d.name = wire.cluster_name();
+  } else {
+    d.name = wire.name();
+  }
+  d.bytes = any.value();
+  absl::StatusOr<typename decltype(convert(wire))::value_type> converted =
+      convert(wire);
+  if (converted.ok()) {
+    d.resource = AnyResource(*std::move(converted));
+  } else {
+    d.resource = converted.status();
+  }
+  return d;
+}
+
+Decoded Decode(ResourceType type, const google::protobuf::Any& any) {
+  switch (type) {
+    case ResourceType::kListener:
+      return DecodeAs<envoy::config::listener::v3::Listener>(
+          any, [](const auto& w) { return ConvertListener(w); });
+    case ResourceType::kRouteConfig:
+      return DecodeAs<envoy::config::route::v3::RouteConfiguration>(
+          any, [](const auto& w) { return ConvertRouteConfiguration(w); });
+    case ResourceType::kCluster:
+      return DecodeAs<envoy::config::cluster::v3::Cluster>(
+          any, [](const auto& w) { return ConvertCluster(w); });
+    case ResourceType::kEndpoints:
+      return DecodeAs<envoy::config::endpoint::v3::ClusterLoadAssignment>(
+          any, [](const auto& w) { return ConvertClusterLoadAssignment(w); });
+  }
+  return Decoded{};
+}
+
+}  // namespace
+
+const char* TypeUrl(ResourceType type) {
+  switch (type) {
+    case ResourceType::kListener:
+      return "type.googleapis.com/envoy.config.listener.v3.Listener";
+    case ResourceType::kRouteConfig:
+      return "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+    case ResourceType::kCluster:
+      return "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+    case ResourceType::kEndpoints:
+      return "type.googleapis.com/"
+             "envoy.config.endpoint.v3.ClusterLoadAssignment";
+  }
+  return "";
+}
+
+const char* TypeName(ResourceType type) {
+  switch (type) {
+    case ResourceType::kListener:
+      return "Listener";
+    case ResourceType::kRouteConfig:
+      return "RouteConfiguration";
+    case ResourceType::kCluster:
+      return "Cluster";
+    case ResourceType::kEndpoints:
+      return "ClusterLoadAssignment";
+  }
+  return "";
+}
+
+const char* StateName(ResourceStatus::State state) {
+  switch (state) {
+    case ResourceStatus::State::kRequested:
+      return "REQUESTED";
+    case ResourceStatus::State::kDoesNotExist:
+      return "DOES_NOT_EXIST";
+    case ResourceStatus::State::kAcked:
+      return "ACKED";
+    case ResourceStatus::State::kNacked:
+      return "NACKED";
+  }
+  return "";
+}
+
+std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource) {
+  // Localities are sorted by priority: the first priority with endpoints.
+  size_t begin = 0;
+  while (begin < resource.localities.size()) {
+    size_t end = begin;
+    bool any = false;
+    while (end < resource.localities.size() &&
+           resource.localities[end].priority ==
+               resource.localities[begin].priority) {
+      any = any || !resource.localities[end].endpoints.empty();
+      ++end;
+    }
+    if (!any) {
+      begin = end;
+      continue;
+    }
+    std::vector<Endpoint> out;
+    const bool one_locality = end - begin == 1;
+    for (size_t i = begin; i < end; ++i) {
+      const LocalityEndpoints& l = resource.localities[i];
+      uint64_t sum = 0;
+      for (const Endpoint& e : l.endpoints) sum += e.weight;
+      for (const Endpoint& e : l.endpoints) {
+        out.push_back(e);
+        if (one_locality) continue;
+        // The locality's share split among its endpoints by their weights.
+        uint64_t w =
+            uint64_t{l.weight} * e.weight * 1000 / std::max<uint64_t>(sum, 1);
+        out.back().weight = static_cast<uint32_t>(
+            std::clamp<uint64_t>(w, 1, uint64_t{1} << 31));
+      }
+    }
+    return out;
+  }
+  return {};
+}
+
+struct XdsClient::Entry {
+  ResourceStatus status;
+  std::shared_ptr<const AnyResource> resource;  // the last good one
+  std::string bytes;                            // its serialized form
+  TimerThread::Id timer = 0;                    // does-not-exist
+};
+
+struct XdsClient::TypeState {
+  std::string version;  // last accepted
+  std::string nonce;    // of the last response
+  std::set<std::string> names;
+  std::map<std::string, Entry> entries;
+};
+
+struct XdsClient::TargetWatch {
+  std::string target;
+  ServiceConfigObserver* config;
+  EndpointObserver* endpoints;
+  // What was delivered last: built from these two, held so that their
+  // addresses stay theirs (null: a failure, then `failure` is its message).
+  std::shared_ptr<const AnyResource> listener;
+  std::shared_ptr<const AnyResource> routes;
+  std::string failure;
+  bool delivered = false;
+  bool exists_sent = false;
+  std::vector<std::string> clusters;  // asked for ahead of the first call
+};
+
+struct XdsClient::ClusterWatch {
+  std::string cluster;
+  EndpointObserver* endpoints;
+  std::shared_ptr<const AnyResource> cluster_resource;
+  std::shared_ptr<const AnyResource> endpoints_resource;
+  std::string failure;
+  bool delivered = false;
+};
+
+// One ADS stream. Deletes itself when gRPC is done with it.
+class XdsClient::Call final
+    : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  explicit Call(XdsClient* client) : client_(client) {}
+
+  // Binds the reactor to a new call; requests may be queued from here on.
+  void Prepare() {
+    client_->stub_.PrepareBidiStreamingCall(&context, kMethod,
+                                            grpc::StubOptions(), this);
+  }
+  void Begin() {
+    StartRead(&message_);
+    StartCall();
+  }
+
+  // Queues one request; they go out one at a time, in order.
+  void Send(std::string bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(client_->mu_) {
+    queue_.push_back(std::move(bytes));
+    if (!writing_) WriteNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    MutexLock lock(&client_->mu_);
+    writing_ = false;
+    if (ok) WriteNext();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ends: OnDone follows
+    got_responses_ = true;
+    client_->OnResponse(this, message_);
+    message_.Clear();
+    StartRead(&message_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    client_->OnCallDone(this, status, got_responses_);
+    delete this;
+  }
+
+  grpc::ClientContext context;
+
+ private:
+  void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(client_->mu_) {
+    if (queue_.empty()) return;
+    grpc::Slice slice(queue_.front());
+    queue_.erase(queue_.begin());
+    writing_buffer_ = grpc::ByteBuffer(&slice, 1);
+    writing_ = true;
+    StartWrite(&writing_buffer_);
+  }
+
+  XdsClient* const client_;
+  grpc::ByteBuffer message_;
+  std::vector<std::string> queue_;
+  grpc::ByteBuffer writing_buffer_;
+  bool writing_ = false;
+  bool got_responses_ = false;
+};
+
+class XdsClient::Subscription final : public DiscoverySubscription {
+ public:
+  Subscription(std::shared_ptr<XdsClient> client, const void* watch)
+      : client_(std::move(client)), watch_(watch) {}
+  ~Subscription() override { client_->Unwatch(watch_); }
+  State GetState() const override { return client_->WatchState(watch_); }
+
+ private:
+  const std::shared_ptr<XdsClient> client_;
+  const void* const watch_;
+};
+
+XdsClient::XdsClient(XdsBootstrap bootstrap, const XdsOptions& options)
+    : bootstrap_(std::move(bootstrap)),
+      options_(options),
+      stub_(MakeChannel(bootstrap_, options_)),
+      backoff_(options.backoff_min, options.backoff_max) {
+  for (auto& t : types_) t = std::make_unique<TypeState>();
+}
+
+XdsClient::~XdsClient() { Shutdown(); }
+
+void XdsClient::Shutdown() {
+  TimerThread::Id reconnect;
+  {
+    MutexLock lock(&mu_);
+    shut_down_ = true;
+    if (call_ != nullptr) call_->context.TryCancel();
+    reconnect = std::exchange(reconnect_timer_, 0);
+  }
+  if (reconnect != 0) timers_->Cancel(reconnect);
+  timers_->Close();
+  MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](XdsClient* c)
+           ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->call_ == nullptr; },
+      this));
+}
+
+std::unique_ptr<DiscoverySubscription> XdsClient::WatchTarget(
+    const std::string& target, ServiceConfigObserver* config,
+    EndpointObserver* endpoints) {
+  auto watch = std::make_unique<TargetWatch>();
+  watch->target = target;
+  watch->config = config;
+  watch->endpoints = endpoints;
+  const void* key = watch.get();
+  {
+    MutexLock lock(&mu_);
+    targets_.push_back(std::move(watch));
+    UpdateSubscriptionsLocked();
+    NotifyLocked();
+  }
+  return std::make_unique<Subscription>(shared_from_this(), key);
+}
+
+std::unique_ptr<DiscoverySubscription> XdsClient::WatchCluster(
+    const std::string& cluster, EndpointObserver* endpoints) {
+  auto watch = std::make_unique<ClusterWatch>();
+  watch->cluster = cluster;
+  watch->endpoints = endpoints;
+  const void* key = watch.get();
+  {
+    MutexLock lock(&mu_);
+    clusters_.push_back(std::move(watch));
+    UpdateSubscriptionsLocked();
+    NotifyLocked();
+  }
+  return std::make_unique<Subscription>(shared_from_this(), key);
+}
+
+void XdsClient::Unwatch(const void* watch) {
+  MutexLock lock(&mu_);
+  auto is_it = [watch](const auto& w) { return w.get() == watch; };
+  targets_.erase(std::remove_if(targets_.begin(), targets_.end(), is_it),
+                 targets_.end());
+  clusters_.erase(std::remove_if(clusters_.begin(), clusters_.end(), is_it),
+                  clusters_.end());
+  UpdateSubscriptionsLocked();
+}
+
+XdsClient::Entry* XdsClient::Find(ResourceType type, const std::string& name) {
+  auto& entries = types_[Index(type)]->entries;
+  auto found = entries.find(name);
+  return found == entries.end() ? nullptr : &found->second;
+}
+
+void XdsClient::UpdateSubscriptionsLocked() {
+  std::array<std::set<std::string>, kResourceTypes> want;
+  for (const auto& t : targets_) {
+    want[Index(ResourceType::kListener)].insert(t->target);
+    Entry* l = Find(ResourceType::kListener, t->target);
+    if (l != nullptr && l->resource != nullptr) {
+      const auto& listener = std::get<ListenerResource>(*l->resource);
+      if (!listener.route_config_name.empty()) {
+        want[Index(ResourceType::kRouteConfig)].insert(
+            listener.route_config_name);
+      }
+    }
+    for (const std::string& c : t->clusters) {
+      want[Index(ResourceType::kCluster)].insert(c);
+    }
+  }
+  for (const auto& c : clusters_) {
+    want[Index(ResourceType::kCluster)].insert(c->cluster);
+  }
+  for (const std::string& c : want[Index(ResourceType::kCluster)]) {
+    Entry* e = Find(ResourceType::kCluster, c);
+    if (e != nullptr && e->resource != nullptr) {
+      want[Index(ResourceType::kEndpoints)].insert(
+          std::get<ClusterResource>(*e->resource).eds_service_name);
+    }
+  }
+  for (ResourceType type : kTypes) {
+    TypeState& state = *types_[Index(type)];
+    std::set<std::string>& names = want[Index(type)];
+    if (names == state.names) continue;
+    // Names no longer wanted leave the cache; new ones are asked for.
+    for (auto it = state.entries.begin(); it != state.entries.end();) {
+      if (names.count(it->first) == 0) {
+        if (it->second.timer != 0) timers_->Cancel(it->second.timer);
+        it = state.entries.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const std::string& name : names) state.entries.try_emplace(name);
+    state.names = std::move(names);
+    SendRequestLocked(type, state.nonce, "");
+  }
+  const bool wanted = !targets_.empty() || !clusters_.empty();
+  if (call_ == nullptr && reconnect_timer_ == 0 && !shut_down_ && wanted) {
+    StartCallLocked();
+  } else if (call_ != nullptr && !wanted) {
+    // Nothing is watched: the stream ends (an empty name list could read
+    // as "all" to an older server), and the next watch opens a new one.
+    call_->context.TryCancel();
+  }
+}
+
+void XdsClient::SendRequestLocked(ResourceType type, const std::string& nonce,
+                                  const std::string& error) {
+  if (call_ == nullptr) return;  // the next stream asks for everything
+  TypeState& state = *types_[Index(type)];
+  DiscoveryRequest request;
+  if (!sent_node_) {
+    sent_node_ = true;
+    auto* node = request.mutable_node();
+    node->set_id(bootstrap_.node.id);
+    node->set_cluster(bootstrap_.node.cluster);
+    node->mutable_locality()->set_region(bootstrap_.node.region);
+    node->mutable_locality()->set_zone(bootstrap_.node.zone);
+    node->mutable_locality()->set_sub_zone(bootstrap_.node.sub_zone);
+    *node->mutable_metadata() = bootstrap_.node.metadata;
+    node->set_user_agent_name("mesh");
+    node->set_user_agent_version("0.1");
+    node->add_client_features("envoy.lb.does_not_support_overprovisioning");
+    node->add_client_features("xds.config.resource-in-sotw");
+  }
+  request.set_version_info(state.version);
+  for (const std::string& name : state.names) request.add_resource_names(name);
+  request.set_type_url(TypeUrl(type));
+  request.set_response_nonce(nonce);
+  if (!error.empty()) {
+    request.mutable_error_detail()->set_code(3);  // INVALID_ARGUMENT
+    request.mutable_error_detail()->set_message(error);
+  }
+  // Names asked for and not yet had start their does-not-exist clock now.
+  for (auto& [name, entry] : state.entries) {
+    if (entry.resource != nullptr || entry.timer != 0 ||
+        entry.status.state != ResourceStatus::State::kRequested) {
+      continue;
+    }
+    std::weak_ptr<XdsClient> weak = weak_from_this();
+    entry.timer =
+        timers_->RunAfter(options_.resource_timeout, [weak, type, name = name] {
+          if (auto self = weak.lock()) self->OnResourceTimeout(type, name);
+        });
+  }
+  call_->Send(request.SerializeAsString());
+}
+
+void XdsClient::StartCallLocked() {
+  call_ = new Call(this);
+  call_->Prepare();
+  sent_node_ = false;
+  // Nonces belong to the stream that sent them.
+  for (auto& t : types_) t->nonce.clear();
+  ++stream_state_.streams_started;
+  // Every type with names is asked for again, with the versions accepted
+  // before: the cache keeps serving meanwhile.
+  for (ResourceType type : kTypes) {
+    if (!types_[Index(type)]->names.empty()) SendRequestLocked(type, "", "");
+  }
+  // Writes queued before StartCall go out once the call starts.
+  call_->Begin();
+}
+
+void XdsClient::OnResourceTimeout(ResourceType type, const std::string& name) {
+  MutexLock lock(&mu_);
+  Entry* e = Find(type, name);
+  if (e == nullptr || e->timer == 0) return;
+  e->timer = 0;
+  if (e->resource != nullptr ||
+      e->status.state != ResourceStatus::State::kRequested) {
+    return;
+  }
+  e->status.state = ResourceStatus::State::kDoesNotExist;
+  gpr_log(GPR_INFO, "mesh: xds: %s '%s' does not exist (not sent within %s)",
+          TypeName(type), name.c_str(),
+          absl::FormatDuration(options_.resource_timeout).c_str());
+  NotifyLocked();
+}
+
+void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
+  MutexLock lock(&mu_);
+  if (call != call_ || shut_down_) return;
+  stream_state_.connected = true;
+  ++stream_state_.messages;
+  DiscoveryResponse response;
+  if (absl::Status s = ParseReceived(bytes, &response); !s.ok()) {
+    gpr_log(GPR_ERROR, "mesh: xds: %s; ending the stream",
+            std::string(s.message()).c_str());
+    stream_state_.last_error = std::string(s.message());
+    call->context.TryCancel();
+    return;
+  }
+  std::optional<ResourceType> type;
+  for (ResourceType t : kTypes) {
+    if (response.type_url() == TypeUrl(t)) type = t;
+  }
+  if (!type) {
+    gpr_log(GPR_ERROR,
+            "mesh: xds: ignoring a response of type '%s' (never "
+            "asked for)",
+            response.type_url().c_str());
+    return;
+  }
+  TypeState& state = *types_[Index(*type)];
+  state.nonce = response.nonce();
+  std::vector<std::string> errors;
+  std::set<std::string> seen;
+  const absl::Time now = absl::Now();
+  for (int i = 0; i < response.resources_size(); ++i) {
+    const google::protobuf::Any* any = &response.resources(i);
+    envoy::service::discovery::v3::Resource wrapper;
+    if (any->type_url() == kResourceWrapper) {
+      if (!any->UnpackTo(&wrapper)) {
+        errors.push_back(absl::StrCat("resource index ", i,
+                                      ": cannot parse a Resource wrapper"));
+        continue;
+      }
+      any = &wrapper.resource();
+    }
+    if (any->type_url() != response.type_url()) {
+      errors.push_back(absl::StrCat("resource index ", i, ": type '",
+                                    any->type_url(), "' in a response of '",
+                                    response.type_url(), "'"));
+      continue;
+    }
+    Decoded d = Decode(*type, *any);
+    if (d.name.empty() && !d.resource.ok()) {
+      errors.push_back(absl::StrCat("resource index ", i, ": ",
+                                    d.resource.status().message()));
+      continue;
+    }
+    if (!seen.insert(d.name).second) {
+      errors.push_back(
+          absl::StrCat(TypeName(*type), " '", d.name, "': sent twice"));
+      continue;
+    }
+    Entry* e = Find(*type, d.name);
+    if (e == nullptr) continue;  // not asked for: ignored
+    if (!d.resource.ok()) {
+      errors.push_back(absl::StrCat(TypeName(*type), " '", d.name,
+                                    "': ", d.resource.status().message()));
+      e->status.state = ResourceStatus::State::kNacked;
+      e->status.error = std::string(d.resource.status().message());
+      continue;
+    }
+    if (e->timer != 0) timers_->Cancel(std::exchange(e->timer, 0));
+    if (e->resource == nullptr || e->bytes != d.bytes) {
+      e->resource = std::make_shared<const AnyResource>(*std::move(d.resource));
+      e->bytes = std::move(d.bytes);
+    }
+    e->status.state = ResourceStatus::State::kAcked;
+    e->status.version = response.version_info();
+    e->status.updated = now;
+    e->status.error.clear();
+    e->status.has_resource = true;
+  }
+  // LDS and CDS responses hold the whole set: a name left out is gone.
+  if (*type == ResourceType::kListener || *type == ResourceType::kCluster) {
+    for (auto& [name, e] : state.entries) {
+      if (seen.count(name) != 0) continue;
+      if (e.resource != nullptr &&
+          bootstrap_.servers[0].ignore_resource_deletion) {
+        gpr_log(GPR_INFO,
+                "mesh: xds: %s '%s' left out of a response; kept "
+                "(ignore_resource_deletion)",
+                TypeName(*type), name.c_str());
+        continue;
+      }
+      if (e.resource != nullptr) {
+        gpr_log(GPR_INFO, "mesh: xds: %s '%s' deleted by the server",
+                TypeName(*type), name.c_str());
+      }
+      if (e.timer != 0) timers_->Cancel(std::exchange(e.timer, 0));
+      e.resource = nullptr;
+      e.bytes.clear();
+      e.status.state = ResourceStatus::State::kDoesNotExist;
+      e.status.has_resource = false;
+    }
+  }
+  if (errors.empty()) {
+    state.version = response.version_info();
+    SendRequestLocked(*type, response.nonce(), "");
+  } else {
+    std::string detail = absl::StrCat(
+        "mesh rejected ", errors.size(), " of ", response.resources_size(),
+        " resources (version ", response.version_info(), "): ");
+    if (errors.size() > kMaxNackErrors) {
+      size_t more = errors.size() - kMaxNackErrors;
+      errors.resize(kMaxNackErrors);
+      errors.push_back(absl::StrCat("and ", more, " more"));
+    }
+    absl::StrAppend(&detail, absl::StrJoin(errors, "; "));
+    gpr_log(GPR_ERROR, "mesh: xds: NACK %s: %s", TypeName(*type),
+            detail.c_str());
+    stream_state_.last_error = detail;
+    // Valid resources of the response are applied; the version stays the
+    // last accepted one.
+    SendRequestLocked(*type, response.nonce(), detail);
+  }
+  UpdateSubscriptionsLocked();
+  NotifyLocked();
+}
+
+void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
+                           bool got_responses) {
+  MutexLock lock(&mu_);
+  if (call != call_) return;
+  call_ = nullptr;
+  stream_state_.connected = false;
+  // Pending does-not-exist clocks stop with the stream; the next one
+  // starts them again. Nothing cached is dropped.
+  for (auto& t : types_) {
+    for (auto& [name, e] : t->entries) {
+      if (e.timer != 0) timers_->Cancel(std::exchange(e.timer, 0));
+    }
+  }
+  if (shut_down_) return;
+  if (got_responses) backoff_.Reset();
+  if (targets_.empty() && clusters_.empty()) return;  // ended on purpose
+  absl::Duration wait = backoff_.Next(gen_);
+  stream_state_.last_error =
+      status.ok()
+          ? std::string("stream ended by the server")
+          : absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(
+                             status.error_code())),
+                         ": ", status.error_message());
+  gpr_log(
+      GPR_ERROR, "mesh: xds: stream to %s ended (%s); reconnecting in %s",
+      bootstrap_.servers[0].server_uri.c_str(),
+      stream_state_.last_error.c_str(),
+      absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))).c_str());
+  std::weak_ptr<XdsClient> weak = weak_from_this();
+  reconnect_timer_ = timers_->RunAfter(wait, [weak] {
+    auto self = weak.lock();
+    if (self == nullptr) return;
+    MutexLock lock(&self->mu_);
+    self->reconnect_timer_ = 0;
+    if (!self->shut_down_ && self->call_ == nullptr) self->StartCallLocked();
+  });
+}
+
+void XdsClient::NotifyLocked() {
+  for (auto& t : targets_) NotifyTargetLocked(*t);
+  // The targets' routes may name new clusters to ask for.
+  UpdateSubscriptionsLocked();
+  for (auto& c : clusters_) NotifyClusterLocked(*c);
+}
+
+void XdsClient::NotifyTargetLocked(TargetWatch& w) {
+  auto fail = [&w](std::string why, bool exists) {
+    if (w.delivered && w.listener == nullptr && w.failure == why) return;
+    gpr_log(GPR_ERROR, "mesh: xds: target '%s': %s", w.target.c_str(),
+            why.c_str());
+    w.delivered = true;
+    w.listener = w.routes = nullptr;
+    w.failure = why;
+    w.clusters.clear();
+    if (w.config != nullptr) {
+      w.config->OnServiceConfig(FailingConfig(std::move(why)));
+    }
+    if (w.endpoints != nullptr) {
+      w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(exists));
+    }
+  };
+  // A rejected update: reported; a good config that serves is kept.
+  auto error = [&w](std::string why) {
+    if (w.config != nullptr) {
+      w.config->OnServiceConfigError(absl::UnavailableError(why));
+    }
+  };
+  Entry* l = Find(ResourceType::kListener, w.target);
+  if (l == nullptr) return;
+  if (l->resource == nullptr) {
+    switch (l->status.state) {
+      case ResourceStatus::State::kDoesNotExist:
+        return fail(
+            absl::StrCat("xDS Listener '", w.target, "' does not exist"),
+            false);
+      case ResourceStatus::State::kNacked:
+        return error(absl::StrCat("xDS Listener '", w.target,
+                                  "' was rejected: ", l->status.error));
+      default:
+        return;  // not answered yet
+    }
+  }
+  const auto& listener = std::get<ListenerResource>(*l->resource);
+  const RouteConfigResource* routes = nullptr;
+  std::shared_ptr<const AnyResource> routes_key;
+  if (listener.inline_route_config) {
+    routes = &*listener.inline_route_config;
+    routes_key = l->resource;
+  } else {
+    Entry* r = Find(ResourceType::kRouteConfig, listener.route_config_name);
+    if (r == nullptr) return;  // asked for by the next update
+    if (r->resource == nullptr) {
+      switch (r->status.state) {
+        case ResourceStatus::State::kDoesNotExist:
+          return fail(
+              absl::StrCat("xDS RouteConfiguration '",
+                           listener.route_config_name, "' of Listener '",
+                           w.target, "' does not exist"),
+              true);
+        case ResourceStatus::State::kNacked:
+          return error(absl::StrCat("xDS RouteConfiguration '",
+                                    listener.route_config_name,
+                                    "' was rejected: ", r->status.error));
+        default:
+          return;
+      }
+    }
+    routes = &std::get<RouteConfigResource>(*r->resource);
+    routes_key = r->resource;
+  }
+  if (w.delivered && w.listener == l->resource && w.routes == routes_key) {
+    return;  // unchanged
+  }
+  if (w.config == nullptr) {
+    // The target's own endpoint state: it exists.
+    w.delivered = true;
+    w.listener = l->resource;
+    w.routes = routes_key;
+    w.failure.clear();
+    if (!w.exists_sent && w.endpoints != nullptr) {
+      w.exists_sent = true;
+      w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
+    }
+    return;
+  }
+  absl::StatusOr<ServiceConfig> config =
+      BuildServiceConfig(listener, *routes, w.target);
+  if (!config.ok()) return fail(std::string(config.status().message()), true);
+  w.delivered = true;
+  w.listener = l->resource;
+  w.routes = routes_key;
+  w.failure.clear();
+  w.clusters = ClustersOf(*config);
+  w.config->OnServiceConfig(*config);
+  if (!w.exists_sent && w.endpoints != nullptr) {
+    w.exists_sent = true;
+    w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
+  }
+}
+
+void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
+  auto fail = [&w](std::string why) {
+    if (w.delivered && w.cluster_resource == nullptr && w.failure == why) {
+      return;
+    }
+    w.delivered = true;
+    w.cluster_resource = w.endpoints_resource = nullptr;
+    w.failure = why;
+    w.endpoints->OnDiscoveryError(absl::UnavailableError(why));
+    w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+  };
+  Entry* c = Find(ResourceType::kCluster, w.cluster);
+  if (c == nullptr) return;
+  if (c->resource == nullptr) {
+    if (c->status.state == ResourceStatus::State::kDoesNotExist) {
+      return fail(absl::StrCat("xDS Cluster '", w.cluster, "' does not exist"));
+    }
+    if (c->status.state == ResourceStatus::State::kNacked) {
+      w.endpoints->OnDiscoveryError(absl::UnavailableError(absl::StrCat(
+          "xDS Cluster '", w.cluster, "' was rejected: ", c->status.error)));
+    }
+    return;
+  }
+  const auto& cluster = std::get<ClusterResource>(*c->resource);
+  Entry* e = Find(ResourceType::kEndpoints, cluster.eds_service_name);
+  if (e == nullptr) return;
+  if (e->resource == nullptr) {
+    if (e->status.state == ResourceStatus::State::kDoesNotExist) {
+      return fail(absl::StrCat("xDS ClusterLoadAssignment '",
+                               cluster.eds_service_name, "' of Cluster '",
+                               w.cluster, "' does not exist"));
+    }
+    if (e->status.state == ResourceStatus::State::kNacked) {
+      w.endpoints->OnDiscoveryError(absl::UnavailableError(
+          absl::StrCat("xDS ClusterLoadAssignment '", cluster.eds_service_name,
+                       "' was rejected: ", e->status.error)));
+    }
+    return;
+  }
+  if (w.delivered && w.cluster_resource == c->resource &&
+      w.endpoints_resource == e->resource) {
+    return;
+  }
+  w.delivered = true;
+  w.cluster_resource = c->resource;
+  w.endpoints_resource = e->resource;
+  w.failure.clear();
+  const auto& assignment = std::get<EndpointsResource>(*e->resource);
+  BackendPolicy policy;
+  policy.max_requests = cluster.max_requests;
+  for (const EndpointsResource::Drop& d : assignment.drop_overloads) {
+    policy.drops.push_back({d.category, d.per_million});
+  }
+  w.endpoints->OnBackendPolicy(policy);
+  std::vector<Endpoint> endpoints = EndpointsToServe(assignment);
+  if (endpoints.empty()) {
+    w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
+  } else {
+    w.endpoints->OnEndpointUpdate(EndpointUpdate::Reset(std::move(endpoints)));
+  }
+}
+
+std::map<std::pair<ResourceType, std::string>, ResourceStatus>
+XdsClient::Resources() const {
+  MutexLock lock(&mu_);
+  std::map<std::pair<ResourceType, std::string>, ResourceStatus> out;
+  for (ResourceType type : kTypes) {
+    for (const auto& [name, e] : types_[Index(type)]->entries) {
+      out[{type, name}] = e.status;
+    }
+  }
+  return out;
+}
+
+DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {
+  MutexLock lock(&mu_);
+  DiscoverySubscription::State state = stream_state_;
+  auto add = [this, &state](ResourceType type, const std::string& name) {
+    const auto& entries = types_[Index(type)]->entries;
+    auto found = entries.find(name);
+    if (found == entries.end()) return;
+    const ResourceStatus& s = found->second.status;
+    DiscoverySubscription::Resource r;
+    r.type = TypeName(type);
+    r.name = name;
+    r.state = StateName(s.state);
+    r.version = s.version;
+    r.updated = s.has_resource ? s.updated : absl::InfinitePast();
+    r.error = s.error;
+    state.resources.push_back(std::move(r));
+  };
+  auto resource_of =
+      [this](ResourceType type, const std::string& name)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> const AnyResource* {
+    const auto& entries = types_[Index(type)]->entries;
+    auto found = entries.find(name);
+    return found == entries.end() ? nullptr : found->second.resource.get();
+  };
+  for (const auto& t : targets_) {
+    if (t.get() != watch) continue;
+    add(ResourceType::kListener, t->target);
+    if (const AnyResource* l =
+            resource_of(ResourceType::kListener, t->target)) {
+      const auto& name = std::get<ListenerResource>(*l).route_config_name;
+      if (!name.empty()) add(ResourceType::kRouteConfig, name);
+    }
+  }
+  for (const auto& c : clusters_) {
+    if (c.get() != watch) continue;
+    add(ResourceType::kCluster, c->cluster);
+    if (const AnyResource* r =
+            resource_of(ResourceType::kCluster, c->cluster)) {
+      add(ResourceType::kEndpoints,
+          std::get<ClusterResource>(*r).eds_service_name);
+    }
+  }
+  return state;
+}
+
+DiscoverySubscription::State XdsClient::StreamState() const {
+  MutexLock lock(&mu_);
+  return stream_state_;
+}
+
+}  // namespace mesh::internal::xds

@@ -1,0 +1,154 @@
+// XdsClient: one ADS stream (state of the world) to the bootstrap's server,
+// shared by every target and cluster of a Mesh, and the cache of what it has
+// accepted.
+//
+// Targets ("name:port", the Listener's name) get service configs: Listener →
+// RouteConfiguration (RDS or inline) → the virtual host for the target →
+// routes whose backends are clusters. Clusters get endpoints: Cluster → its
+// ClusterLoadAssignment (EDS) → the endpoints of the first priority that has
+// any. The clusters a target's routes name are asked for as soon as the
+// routes arrive, so the first call to one finds them cached.
+//
+// Protocol: per type a version and a nonce; each response ACKed (its version
+// echoed) or NACKed (the last accepted version, the new nonce, and an
+// error_detail naming each bad resource and its problem); the valid
+// resources of a partly bad response are applied. A name asked for and not
+// sent within resource_timeout does not exist. A Listener or Cluster missing
+// from a full LDS/CDS response is deleted unless the server has
+// ignore_resource_deletion. A lost stream keeps the cache, reconnects with
+// jittered backoff and asks for every name again.
+//
+//   auto client = std::make_shared<XdsClient>(bootstrap, options);
+//   auto sub = client->WatchTarget("echo:7000", &config_observer,
+//                                  &endpoint_observer);
+//
+// Thread-safe. Observers are called one at a time, under the client's lock:
+// they must not call back into the client.
+#ifndef MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
+#define MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "mesh/discovery.h"
+#include "mesh/xds.h"
+#include "src/base/mutex.h"
+#include "src/base/timer_thread.h"
+#include "src/discovery/linkerd/backoff.h"
+#include "src/discovery/xds/bootstrap.h"
+#include "src/discovery/xds/xds_resources.h"
+
+namespace mesh::internal::xds {
+
+enum class ResourceType { kListener, kRouteConfig, kCluster, kEndpoints };
+constexpr int kResourceTypes = 4;
+const char* TypeUrl(ResourceType type);
+const char* TypeName(ResourceType type);  // "Listener", …
+
+using AnyResource = std::variant<ListenerResource, RouteConfigResource,
+                                 ClusterResource, EndpointsResource>;
+
+// What the client believes about one resource, as CSDS shows it.
+struct ResourceStatus {
+  enum class State { kRequested, kDoesNotExist, kAcked, kNacked };
+  State state = State::kRequested;
+  std::string version;        // of the accepted resource
+  absl::Time updated;         // when it was accepted
+  std::string error;          // the last NACK's reason (kNacked)
+  bool has_resource = false;  // a good version is kept
+};
+const char* StateName(ResourceStatus::State state);
+
+class XdsClient : public std::enable_shared_from_this<XdsClient> {
+ public:
+  XdsClient(XdsBootstrap bootstrap, const XdsOptions& options);
+  ~XdsClient();
+  XdsClient(const XdsClient&) = delete;
+  XdsClient& operator=(const XdsClient&) = delete;
+
+  // A target's configs and its own endpoint state (none of its own: it
+  // exists or not), until the returned handle is destroyed.
+  std::unique_ptr<DiscoverySubscription> WatchTarget(
+      const std::string& target, ServiceConfigObserver* config,
+      EndpointObserver* endpoints);
+  // A cluster's endpoints, until the returned handle is destroyed.
+  std::unique_ptr<DiscoverySubscription> WatchCluster(
+      const std::string& cluster, EndpointObserver* endpoints);
+
+  // Every resource asked for or cached, per type and name.
+  std::map<std::pair<ResourceType, std::string>, ResourceStatus> Resources()
+      const;
+  DiscoverySubscription::State StreamState() const;
+  // The stream's state with the resources behind one watch.
+  DiscoverySubscription::State WatchState(const void* watch) const;
+
+  // Cancels the stream and waits until no callback runs. Idempotent.
+  void Shutdown();
+
+ private:
+  class Call;
+  class Subscription;
+  struct Entry;
+  struct TargetWatch;
+  struct ClusterWatch;
+  struct TypeState;
+
+  void Unwatch(const void* watch);
+  // Recomputes the names each type needs; sends a request for each type
+  // whose names changed, and arms does-not-exist timers for new names.
+  void UpdateSubscriptionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SendRequestLocked(ResourceType type, const std::string& nonce,
+                         const std::string& error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A response of the stream `call`: applied, ACKed or NACKed.
+  void OnResponse(Call* call, const grpc::ByteBuffer& bytes);
+  void OnCallDone(Call* call, const grpc::Status& status, bool got_responses);
+  void StartCallLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnResourceTimeout(ResourceType type, const std::string& name);
+  // Delivers what changed to the watches.
+  void NotifyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyTargetLocked(TargetWatch& watch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyClusterLocked(ClusterWatch& watch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Entry* Find(ResourceType type, const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const XdsBootstrap bootstrap_;
+  const XdsOptions options_;
+  std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
+  grpc::GenericStub stub_;
+
+  mutable Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  Call* call_ ABSL_GUARDED_BY(mu_) = nullptr;  // the open stream, if any
+  bool sent_node_ ABSL_GUARDED_BY(mu_) = false;
+  TimerThread::Id reconnect_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
+  absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
+  DiscoverySubscription::State stream_state_ ABSL_GUARDED_BY(mu_);
+  std::array<std::unique_ptr<TypeState>, kResourceTypes> types_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<TargetWatch>> targets_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<ClusterWatch>> clusters_ ABSL_GUARDED_BY(mu_);
+};
+
+// The endpoints a cluster's calls go to: the first priority with any, each
+// endpoint's weight scaled by its locality's share.
+std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource);
+
+}  // namespace mesh::internal::xds
+
+#endif  // MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_

@@ -1,0 +1,75 @@
+// Converting xDS resources from the wire into what the client keeps
+// (xds_resources.h): each function validates its resource as gRPC's
+// proxyless client does (gRFCs A27, A28, A31, A32, A33, A39, A42, A44, A50)
+// and refuses what mesh cannot carry out.
+//
+//   absl::StatusOr<ListenerResource> l = ConvertListener(wire);
+//   if (!l.ok()) nack_detail += l.status().message();
+//
+// Pure functions: thread-safe.
+#ifndef MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_
+#define MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "envoy/config/cluster/v3/cluster.pb.h"
+#include "envoy/config/endpoint/v3/endpoint.pb.h"
+#include "envoy/config/listener/v3/listener.pb.h"
+#include "envoy/config/route/v3/route.pb.h"
+#include "envoy/extensions/filters/http/fault/v3/fault.pb.h"
+#include "envoy/type/v3/percent.pb.h"
+#include "google/protobuf/any.pb.h"
+#include "google/protobuf/duration.pb.h"
+#include "mesh/service_config.h"
+#include "src/discovery/xds/xds_resources.h"
+
+namespace mesh::internal::xds {
+
+// Each returns the resource, or INVALID_ARGUMENT whose message names the
+// field (as a path from the resource, e.g. "virtual_hosts[0].routes[2].match
+// .safe_regex: …") and the problem; that message goes into the NACK.
+absl::StatusOr<ListenerResource> ConvertListener(
+    const envoy::config::listener::v3::Listener& listener);
+absl::StatusOr<RouteConfigResource> ConvertRouteConfiguration(
+    const envoy::config::route::v3::RouteConfiguration& config);
+absl::StatusOr<ClusterResource> ConvertCluster(
+    const envoy::config::cluster::v3::Cluster& cluster);
+absl::StatusOr<EndpointsResource> ConvertClusterLoadAssignment(
+    const envoy::config::endpoint::v3::ClusterLoadAssignment& assignment);
+
+// The pieces the conversions share (xds_convert*.cc). Their errors name
+// fields relative to the message they are given; Within() puts the path of
+// that message in front.
+
+// INVALID_ARGUMENT "<path>: <problem>".
+absl::Status FieldError(absl::string_view path, absl::string_view problem);
+// `status` with `field` in front of the path its message starts with
+// ("routes[2]" + "match.path: …" gives "routes[2].match.path: …"). OK stays
+// OK.
+absl::Status Within(absl::string_view field, const absl::Status& status);
+// The message type an Any holds: its type URL after the last '/'.
+absl::string_view TypeNameOf(const google::protobuf::Any& any);
+// A Duration in google.protobuf.Duration's range, not negative; else
+// INVALID_ARGUMENT naming "seconds" or "nanos".
+absl::StatusOr<absl::Duration> ConvertDuration(
+    const google::protobuf::Duration& duration);
+// A FractionalPercent in millionths, at most 1,000,000; INVALID_ARGUMENT
+// naming "denominator" when it is not one of the three.
+absl::StatusOr<uint32_t> ConvertFraction(
+    const envoy::type::v3::FractionalPercent& fraction);
+// The fault an HTTPFault injects (gRFC A33): abort code from grpc_status
+// (1..16) or http_status (200..599, mapped as gRPC maps HTTP statuses) or
+// the request's headers, delay fixed or from the headers, each with its
+// percentage (unset: never); max_active_faults (0: no fault at all).
+// INVALID_ARGUMENT for what mesh cannot carry out: faults restricted to
+// some requests (headers, upstream_cluster, downstream_nodes).
+absl::StatusOr<FaultInjection> ConvertHttpFault(
+    const envoy::extensions::filters::http::fault::v3::HTTPFault& fault);
+
+}  // namespace mesh::internal::xds
+
+#endif  // MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_

@@ -1,0 +1,65 @@
+// NewXdsDiscovery: the DiscoverySource over one XdsClient.
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "mesh/xds.h"
+#include "src/discovery/xds/bootstrap.h"
+#include "src/discovery/xds/xds_client.h"
+
+namespace mesh {
+namespace {
+
+class XdsDiscovery final : public DiscoverySource {
+ public:
+  explicit XdsDiscovery(std::shared_ptr<internal::xds::XdsClient> client)
+      : client_(std::move(client)) {}
+  ~XdsDiscovery() override { client_->Shutdown(); }
+
+  std::unique_ptr<DiscoverySubscription> Subscribe(
+      const std::string& target, EndpointObserver* observer) override {
+    return client_->WatchTarget(target, nullptr, observer);
+  }
+  std::unique_ptr<DiscoverySubscription> SubscribeConfig(
+      const std::string& target, ServiceConfigObserver* observer) override {
+    return client_->WatchTarget(target, observer, nullptr);
+  }
+  std::unique_ptr<DiscoverySubscription> SubscribeCluster(
+      const std::string& cluster, EndpointObserver* observer) override {
+    return client_->WatchCluster(cluster, observer);
+  }
+  bool RoutesRequired() const override { return true; }
+  std::string Scheme() const override { return "xds"; }
+
+ private:
+  const std::shared_ptr<internal::xds::XdsClient> client_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
+    const XdsOptions& options) {
+  if (options.resource_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "XdsOptions.resource_timeout must be > 0");
+  }
+  if (options.backoff_min <= absl::ZeroDuration() ||
+      options.backoff_max < options.backoff_min) {
+    return absl::InvalidArgumentError(
+        "XdsOptions.backoff_min must be > 0 and backoff_max >= backoff_min");
+  }
+  if (options.max_message_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        "XdsOptions.max_message_bytes must be at least 1024");
+  }
+  absl::StatusOr<internal::xds::XdsBootstrap> bootstrap =
+      internal::xds::LoadXdsBootstrap(options.bootstrap_json,
+                                      options.bootstrap_path);
+  if (!bootstrap.ok()) return bootstrap.status();
+  auto client = std::make_shared<internal::xds::XdsClient>(
+      *std::move(bootstrap), options);
+  return std::shared_ptr<DiscoverySource>(
+      std::make_shared<XdsDiscovery>(std::move(client)));
+}
+
+}  // namespace mesh

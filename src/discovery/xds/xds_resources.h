@@ -1,0 +1,160 @@
+// The four xDS resource types as the client keeps them: what a Listener,
+// RouteConfiguration, Cluster and ClusterLoadAssignment say, converted from
+// the wire (xds_convert.h) into plain values, validated, nothing left that
+// mesh would have to look up in a protobuf again.
+//
+//   absl::StatusOr<ListenerResource> l = ConvertListener(wire_listener);
+//
+// Plain value types: thread-compatible.
+#ifndef MESH_SRC_DISCOVERY_XDS_XDS_RESOURCES_H_
+#define MESH_SRC_DISCOVERY_XDS_XDS_RESOURCES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "mesh/endpoint.h"
+#include "mesh/service_config.h"
+
+namespace mesh::internal::xds {
+
+// A fault filter of the listener (envoy.extensions.filters.http.fault.v3.
+// HTTPFault), by its filter name; routes, virtual hosts and weighted
+// clusters may override its config by that name (typed_per_filter_config).
+struct FaultFilter {
+  std::string name;
+  FaultInjection config;
+};
+
+// The route's hash policy for RING_HASH clusters (RouteAction.hash_policy).
+struct HashPolicy {
+  enum class Kind { kHeader, kChannelId };
+  Kind kind = Kind::kHeader;
+  std::string header_name;  // kHeader, lower case
+  // kHeader: the value is rewritten before it is hashed, every match of
+  // `regex` (RE2) replaced by `regex_substitution`; empty: hashed as sent.
+  std::string regex;
+  std::string regex_substitution;
+  bool terminal = false;
+};
+
+struct RouteResource {
+  // The route's match (path, case_sensitive, headers, runtime_fraction;
+  // a match with query_parameters is left out of the config altogether),
+  // its retry policy (retry_on codes, num_retries + 1 attempts, backoff;
+  // the route's, else the virtual host's), and its name.
+  Route route;
+  // Where calls go: cluster names with weights (`cluster` is weight 1).
+  // Empty when the action is one mesh cannot carry out; then
+  // `unsupported_action` says which (calls fail UNAVAILABLE with it).
+  std::vector<WeightedBackend> clusters;
+  std::string unsupported_action;
+  // RouteAction.max_stream_duration: grpc_timeout_header_max if set, else
+  // max_stream_duration; unset: the listener's. Zero means none (infinite).
+  std::optional<absl::Duration> max_stream_duration;
+  // Fault filter configs by filter name (typed_per_filter_config).
+  std::map<std::string, FaultInjection> fault_overrides;
+  std::vector<HashPolicy> hash_policies;
+};
+
+struct VirtualHostResource {
+  std::string name;
+  std::vector<std::string> domains;
+  std::vector<RouteResource> routes;
+  std::map<std::string, FaultInjection> fault_overrides;
+};
+
+struct RouteConfigResource {
+  std::string name;
+  std::vector<VirtualHostResource> virtual_hosts;
+};
+
+struct ListenerResource {
+  std::string name;
+  // RDS over ADS: the RouteConfiguration's name. Empty with an inline one.
+  std::string route_config_name;
+  std::optional<RouteConfigResource> inline_route_config;
+  // The fault filters, in order (the router is last and not listed; other
+  // filters are optional ones mesh ignores).
+  std::vector<FaultFilter> fault_filters;
+  // HttpConnectionManager common_http_protocol_options.max_stream_duration;
+  // infinite when unset or zero.
+  absl::Duration max_stream_duration = absl::InfiniteDuration();
+};
+
+// Cluster.outlier_detection (gRFC A50). Unset fields hold Envoy's defaults.
+struct OutlierDetection {
+  absl::Duration interval = absl::Seconds(10);
+  absl::Duration base_ejection_time = absl::Seconds(30);
+  absl::Duration max_ejection_time = absl::Seconds(300);
+  uint32_t max_ejection_percent = 10;
+  // Success-rate ejection; unset (no enforcing_success_rate ... ) when
+  // absent from the resource.
+  struct SuccessRate {
+    uint32_t stdev_factor = 1900;  // thousandths
+    uint32_t enforcement_percentage = 100;
+    uint32_t minimum_hosts = 5;
+    uint32_t request_volume = 100;
+  };
+  std::optional<SuccessRate> success_rate;
+  struct FailurePercentage {
+    uint32_t threshold = 85;
+    uint32_t enforcement_percentage = 0;
+    uint32_t minimum_hosts = 5;
+    uint32_t request_volume = 50;
+  };
+  std::optional<FailurePercentage> failure_percentage;
+};
+
+struct ClusterResource {
+  std::string name;
+  // The ClusterLoadAssignment to ask EDS for: eds_cluster_config.service_name,
+  // else the cluster's name.
+  std::string eds_service_name;
+  enum class LbPolicy { kRoundRobin, kLeastRequest, kRingHash };
+  LbPolicy lb_policy = LbPolicy::kRoundRobin;
+  // RING_HASH: ring_hash_lb_config min/max ring size (defaults 1024 and
+  // 8M, each at most 8M).
+  uint64_t min_ring_size = 1024;
+  uint64_t max_ring_size = 8 * 1024 * 1024;
+  // circuit_breakers thresholds[DEFAULT].max_requests; unset: 1024 (gRPC's
+  // default, gRFC A32).
+  uint32_t max_requests = 1024;
+  std::optional<OutlierDetection> outlier_detection;
+};
+
+// One locality of a ClusterLoadAssignment.
+struct LocalityEndpoints {
+  // region/zone/sub_zone, also the endpoints' labels "region", "zone",
+  // "sub_zone" where set.
+  std::string region;
+  std::string zone;
+  std::string sub_zone;
+  // load_balancing_weight; a locality without one is dropped.
+  uint32_t weight = 1;
+  uint32_t priority = 0;
+  // The endpoints that may serve (health UNKNOWN or HEALTHY), with their
+  // weights (load_balancing_weight, default 1) and locality labels.
+  std::vector<Endpoint> endpoints;
+  // How many were left out for their health status.
+  uint32_t unhealthy = 0;
+};
+
+struct EndpointsResource {
+  std::string cluster_name;
+  // Sorted by priority (0 first), priorities dense from 0.
+  std::vector<LocalityEndpoints> localities;
+  // policy.drop_overloads: a category and its share, in millionths.
+  struct Drop {
+    std::string category;
+    uint32_t per_million = 0;
+  };
+  std::vector<Drop> drop_overloads;
+};
+
+}  // namespace mesh::internal::xds
+
+#endif  // MESH_SRC_DISCOVERY_XDS_XDS_RESOURCES_H_
