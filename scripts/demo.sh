@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo, in two parts:
+# The demo, in four parts:
 #   1. the quickstart: 5 echo backends on loopback, one slow, called through
 #      a P2C channel and a round-robin channel (static discovery);
 #   2. Linkerd discovery: mesh-control-plane serving a config file, three
@@ -11,7 +11,10 @@
 #   3. the same file over xDS: gRPC's own xDS client (an "xds:///" channel,
 #      no mesh library) configured by the same control plane, with the
 #      control plane's log of that ADS stream — Listener, routes, Cluster,
-#      endpoints, each ACKed.
+#      endpoints, each ACKed;
+#   4. mesh's own xDS client: mesh-call --xds-bootstrap, P2C over the
+#      endpoints the control plane sends, following an edit of the file,
+#      then splitting traffic by weight and routing a header to a canary.
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -124,6 +127,39 @@ grep -E 'ads stream [0-9]+ (opened|node=)' "$work/control-plane.err" | head -n 1
   sed -e 's/^mesh-control-plane: /  /' -e 's/ node="[^"]*"//'
 if grep -q 'NACK from' "$work/control-plane.err"; then
   echo "demo: the client NACKed a response:" >&2
+  grep 'NACK from' "$work/control-plane.err" >&2
+  exit 1
+fi
+
+echo
+echo "demo: part 4 — mesh's own xDS client: mesh-call --xds-bootstrap (xds:///echo.local:7000)"
+bootstrap="$work/bootstrap.json"
+printf '{"xds_servers": [{"server_uri": "127.0.0.1:%s", "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],\n "node": {"id": "demo-mesh-call", "metadata": {"GENERATOR": "grpc"}}}\n' \
+  "$port" >"$bootstrap"
+echo "demo: the config lists B and C; after 2 s the script adds A back"
+"$bin/mesh-call" --xds-bootstrap "$bootstrap" --target xds:///echo.local:7000 \
+  --method /demo.Echo/Say --duration 4 --interval 1 --concurrency 8 \
+  --deadline 1000 2>"$work/xds-call.err" | sed 's/^/  /' &
+call=$!
+sleep 2
+write_config "${backends[0]}" "${backends[1]}" "${backends[2]}"
+wait "$call"
+
+# A canary: echo.local:7000 splits 3:1 between its own endpoints (A, B) and
+# echo-canary.local:7000 (C); calls with "x-canary: 1" all go to the canary.
+printf '{\n  "targets": {\n    "echo-canary.local:7000": {"endpoints": [{"address": "%s"}]},\n    "echo.local:7000": {"endpoints": [{"address": "%s"}, {"address": "%s"}],\n      "profile": {"routes": [{"name": "canary", "path_regex": "^/demo[.]Echo/.*$", "headers": [{"name": "x-canary", "exact": "1"}], "dst_overrides": [{"authority": "echo-canary.local:7000", "weight": 1}]}],\n        "dst_overrides": [{"authority": "echo.local:7000", "weight": 3}, {"authority": "echo-canary.local:7000", "weight": 1}]}}\n  }\n}\n' \
+  "${backends[2]}" "${backends[0]}" "${backends[1]}" >"$config.tmp"
+mv "$config.tmp" "$config"
+echo "demo: the config now splits echo.local:7000 3:1 with echo-canary.local:7000 (C); 400 calls:"
+"$bin/mesh-call" --xds-bootstrap "$bootstrap" --target xds:///echo.local:7000 \
+  --method /demo.Echo/Say --count 400 --concurrency 8 --deadline 1000 \
+  2>>"$work/xds-call.err" | sed 's/^/  /'
+echo "demo: with the header x-canary: 1, 100 calls all go to the canary (C):"
+"$bin/mesh-call" --xds-bootstrap "$bootstrap" --target xds:///echo.local:7000 \
+  --method /demo.Echo/Say --count 100 --concurrency 8 --deadline 1000 \
+  --header 'x-canary: 1' 2>>"$work/xds-call.err" | sed 's/^/  /'
+if grep -q 'NACK from' "$work/control-plane.err"; then
+  echo "demo: mesh's xDS client NACKed a response:" >&2
   grep 'NACK from' "$work/control-plane.err" >&2
   exit 1
 fi

@@ -6,6 +6,9 @@
 #   control_plane_config_fuzz  mesh-control-plane's config reader (seeded
 #                              with tools/mesh-control-plane/sample.json)
 #   route_table_fuzz           the route table builder and matcher
+#   xds_convert_fuzz           xDS resources -> the client's values, on to
+#                              a route match and the endpoints to serve
+#                              (seeded with valid resources, xds_convert_seeds)
 #
 #   scripts/fuzz.sh                         # 60 s each
 #   FUZZ_SECONDS=600 scripts/fuzz.sh        # longer
@@ -22,7 +25,7 @@ build="${root}/build/fuzz"
 seconds="${FUZZ_SECONDS:-60}"
 runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
-read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz}"
+read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz}"
 
 "${root}/scripts/install-deps.sh"
 
@@ -34,7 +37,7 @@ cmake -S "${root}" -B "${build}" \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
   -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "${build}" -j"${jobs}" --target "${targets[@]}" \
-  linkerd_convert_seeds
+  linkerd_convert_seeds xds_convert_seeds
 
 artifacts="${build}/artifacts"
 mkdir -p "${artifacts}"
@@ -48,6 +51,8 @@ for target in "${targets[@]}"; do
       "${build}/tests/fuzz/linkerd_convert_seeds" "${seeds}" ;;
     control_plane_config_fuzz)
       cp "${root}/tools/mesh-control-plane/sample.json" "${seeds}/" ;;
+    xds_convert_fuzz)
+      "${build}/tests/fuzz/xds_convert_seeds" "${seeds}" ;;
   esac
   if [[ -n "${runs}" ]]; then limit=(-runs="${runs}"); else limit=(-max_total_time="${seconds}"); fi
   echo "== ${target}: ${runs:-${seconds} s}${runs:+ inputs}"

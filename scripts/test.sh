@@ -10,8 +10,8 @@
 #      -Werror) and a probe proving the analysis is on;
 #   3. an ASan+UBSan build running the unit, integration and CLI tests (the
 #      tools built with the sanitizers too);
-#   4. the three libFuzzer targets (Linkerd conversion, the control plane's
-#      config reader, the route table), each for a bounded time
+#   4. the four libFuzzer targets (Linkerd conversion, the control plane's
+#      config reader, the route table, xDS conversion), each for a bounded time
 #      (MESH_FUZZ_SECONDS each, default 20; scripts/fuzz.sh runs them longer);
 #   5. a TSan build running the concurrency and integration tests;
 #   and, after step 2, the Bazel build (library, tools, tests) and its unit
@@ -41,7 +41,7 @@ step "rules: clang's thread-safety analysis of the library (-Wthread-safety -Wer
 CXX=clang++ cmake -S . -B build/thread-safety -DCMAKE_BUILD_TYPE=Debug \
   -DMESH_WERROR=ON -DMESH_THREAD_SAFETY=ON -DMESH_BUILD_TESTS=OFF \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build build/thread-safety -j"$jobs" --target mesh
+cmake --build build/thread-safety -j"$jobs" --target mesh mesh_xds
 # The analysis is really on: a probe that touches a guarded field without
 # its lock must be refused.
 probe_errors=$(clang++ -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. \
@@ -66,7 +66,7 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     ctest --test-dir build/asan -j"$jobs" -LE install
 
-  step "fuzz: Linkerd conversion, config reader, route table (${MESH_FUZZ_SECONDS:-20} s each)"
+  step "fuzz: Linkerd conversion, config reader, route table, xDS conversion (${MESH_FUZZ_SECONDS:-20} s each)"
   FUZZ_SECONDS="${MESH_FUZZ_SECONDS:-20}" FUZZ_BUILD_JOBS="$jobs" scripts/fuzz.sh
 
   # Last, so that the suite's closing line is ctest's.

@@ -24,6 +24,15 @@ namespace mesh {
 enum class BalancerKind {
   kP2cPeakEwma,  // the default: routes around slow and failing endpoints
   kRoundRobin,   // each endpoint in turn; ignores weights and latency
+  // Consistent hashing (xDS RING_HASH, gRFC A42): a call's hash (its
+  // route's hash policy, e.g. a header) picks the same endpoint while the
+  // set stays, and a change of the set moves mostly the calls of the
+  // endpoints that changed. (A42 rescales the ring to the set, which moves
+  // some calls between the others too: a fifth equal endpoint takes about
+  // 20% of the calls and about 10% more move among the four.) An ejected
+  // endpoint's calls go to the next endpoint on the ring. A call without a
+  // hash gets a random one.
+  kRingHash,
 };
 
 struct BalancerOptions {
@@ -57,6 +66,15 @@ struct BalancerOptions {
   // its next failure tries again). Lower keeps more capacity in a broad
   // outage, where failures are not the endpoints' fault. Must be in [0, 1].
   double ejection_max_share = 0.5;
+  // kRingHash: the ring has between ring_min_size and ring_max_size entries
+  // (each endpoint in proportion to its weight); 1 <= min <= max <= 8M.
+  // Larger rings spread calls closer to the weights. Equal weights give
+  // about ring_min_size entries (ceil(min / n) × n); skewed weights grow the
+  // ring up to ring_max_size, at 12 bytes per entry (8M: 96 MiB per
+  // balancer, and about 2 s to build). gRPC caps both at 4096 by
+  // default.
+  uint64_t ring_min_size = 1024;
+  uint64_t ring_max_size = 8 * 1024 * 1024;
 };
 
 // A point-in-time view of one endpoint's load, for debugging and tests.

@@ -79,6 +79,15 @@ struct EndpointUpdate {
 // the endpoints themselves (xDS: the Cluster's circuit breaker, the
 // ClusterLoadAssignment's drop_overloads).
 struct BackendPolicy {
+  // How the backend's endpoints are balanced. kChannelDefault: as the
+  // channel's BalancerOptions say (P2C Peak-EWMA by default); kRoundRobin:
+  // round robin whatever the channel says; kRingHash: consistent hashing by
+  // the route's RequestHashPolicy, on a ring of ring_min_size to
+  // ring_max_size entries.
+  enum class Balancing { kChannelDefault, kRoundRobin, kRingHash };
+  Balancing balancing = Balancing::kChannelDefault;
+  uint64_t ring_min_size = 1024;
+  uint64_t ring_max_size = 8 * 1024 * 1024;
   // Requests in flight to the backend at once, over every channel of the
   // Mesh; one more fails UNAVAILABLE at once, naming the limit. 0: none.
   uint32_t max_requests = 0;

@@ -159,6 +159,25 @@ struct FaultInjection {
   uint32_t max_active_faults = 0;
 };
 
+// Beyond Linkerd (xDS hash_policy): what a call is hashed by when its
+// backend balances by ring hash (BackendPolicy::Balancing::kRingHash).
+// A route's policies apply in order: each that yields a value is mixed into
+// the hash, and a terminal one that yields stops there. A call none yields
+// for gets a random hash.
+struct RequestHashPolicy {
+  enum class Kind {
+    kHeader,   // the header's value (values joined by ","), if sent
+    kChannel,  // the channel: every call of one channel hashes alike
+  };
+  Kind kind = Kind::kHeader;
+  std::string header;  // kHeader; lower case
+  // kHeader: if set, the value is rewritten first, each match of this RE2
+  // pattern replaced by `substitution` (\1 … for groups).
+  std::string regex;
+  std::string substitution;
+  bool terminal = false;
+};
+
 // One backend of a traffic split: its own destination ("name:port"), or a
 // cluster of the destination's discovery source (xDS clusters).
 struct WeightedBackend {
@@ -197,6 +216,8 @@ struct Route {
   std::vector<WeightedBackend> backends;
   // Delays and aborts on purpose. Default: none.
   FaultInjection fault;
+  // What a call is hashed by for ring-hash backends. Empty: a random hash.
+  std::vector<RequestHashPolicy> hash_policies;
 };
 
 // Builds a Route in one expression. Conditions given one after another must

@@ -36,6 +36,11 @@ struct XdsOptions {
   absl::Duration backoff_max = absl::Seconds(120);
   // Largest response accepted from the server (at least 1024).
   int max_message_bytes = 16 << 20;
+  // A Cluster's lb_policy ROUND_ROBIN (and LEAST_REQUEST) is served by the
+  // channel's balancer, P2C Peak-EWMA by default, which routes around slow
+  // endpoints; true honours ROUND_ROBIN literally. RING_HASH is always
+  // consistent hashing.
+  bool honour_round_robin = false;
 };
 
 // One ADS stream to the bootstrap's first server, shared by every target and

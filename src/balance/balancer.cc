@@ -1,6 +1,7 @@
 #include "src/balance/balancer.h"
 
 #include "src/balance/p2c_balancer.h"
+#include "src/balance/ring_hash_balancer.h"
 #include "src/balance/round_robin_balancer.h"
 
 namespace mesh::internal {
@@ -27,12 +28,27 @@ absl::StatusOr<std::unique_ptr<Balancer>> Balancer::Create(
     return absl::InvalidArgumentError(
         "BalancerOptions.ejection_max_share must be in [0, 1]");
   }
+  // A42's bounds. Checked for every kind: options are validated once,
+  // whatever the policy.
+  constexpr uint64_t kMaxRingSize = 8 * 1024 * 1024;
+  if (options.ring_min_size < 1 || options.ring_min_size > kMaxRingSize) {
+    return absl::InvalidArgumentError(
+        "BalancerOptions.ring_min_size must be in [1, 8388608]");
+  }
+  if (options.ring_max_size < options.ring_min_size ||
+      options.ring_max_size > kMaxRingSize) {
+    return absl::InvalidArgumentError(
+        "BalancerOptions.ring_max_size must be in [ring_min_size, 8388608]");
+  }
   switch (options.kind) {
     case BalancerKind::kP2cPeakEwma:
       return std::unique_ptr<Balancer>(new P2cBalancer(options, clock, rng));
     case BalancerKind::kRoundRobin:
       return std::unique_ptr<Balancer>(
           new RoundRobinBalancer(options, clock, rng));
+    case BalancerKind::kRingHash:
+      return std::unique_ptr<Balancer>(
+          new RingHashBalancer(options, clock, rng));
   }
   return absl::InvalidArgumentError("BalancerOptions.kind is unknown");
 }

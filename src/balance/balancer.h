@@ -51,6 +51,12 @@ class Balancer {
 
   // One endpoint, or UNAVAILABLE if the set is empty.
   virtual absl::StatusOr<CallHandle> Pick() = 0;
+  // One endpoint for a call whose hash is `hash`: the ring-hash balancer
+  // maps equal hashes to the same endpoint; the others ignore it.
+  virtual absl::StatusOr<CallHandle> PickHashed(uint64_t hash) {
+    (void)hash;
+    return Pick();
+  }
 
   // Statistics of the current endpoints, sorted by address.
   virtual std::vector<EndpointStats> Stats() const = 0;

@@ -21,8 +21,9 @@ std::vector<uint32_t> WeightsOf(
 
 }  // namespace
 
-BalancerBase::Snapshot::Snapshot(std::vector<std::shared_ptr<EndpointLoad>> l)
-    : loads(std::move(l)), sampler(WeightsOf(loads)) {}
+BalancerBase::Snapshot::Snapshot(std::vector<std::shared_ptr<EndpointLoad>> l,
+                                 std::shared_ptr<const HashRing> r)
+    : loads(std::move(l)), sampler(WeightsOf(loads)), ring(std::move(r)) {}
 
 BalancerBase::BalancerBase(const BalancerOptions& options, const Clock* clock,
                            absl::BitGenRef* rng)
@@ -47,6 +48,7 @@ void BalancerBase::SetSharedEndpoints(
   int64_t now = clock_->NowNanos();
   std::vector<std::shared_ptr<EndpointLoad>> loads;
   loads.reserve(n);
+  std::shared_ptr<const HashRing> ring;
   {
     // The current records, from the current snapshot: only this function
     // publishes, under mu_, so it cannot change meanwhile. (The section ends
@@ -85,15 +87,24 @@ void BalancerBase::SetSharedEndpoints(
       }
       loads.push_back(std::move(load));
     }
+    ring = MakeRing(loads, *current);
   }
   ejection_->SetMembers(loads);
-  auto snapshot = std::make_unique<Snapshot>(std::move(loads));
+  auto snapshot = std::make_unique<Snapshot>(std::move(loads), std::move(ring));
   // Round robin starts each snapshot at a random place, so that channels (and
   // processes) do not all begin on the same endpoint after every update.
   // (Its own generator: an injected one belongs to the picking thread.)
   absl::InsecureBitGen gen;
   snapshot->next.store(absl::Uniform<uint64_t>(gen), std::memory_order_relaxed);
   snapshot_.Publish(std::move(snapshot));
+}
+
+std::shared_ptr<const HashRing> BalancerBase::MakeRing(
+    const std::vector<std::shared_ptr<EndpointLoad>>& loads,
+    const Snapshot& previous) const {
+  (void)loads;
+  (void)previous;
+  return nullptr;
 }
 
 std::vector<EndpointStats> BalancerBase::Stats() const {

@@ -1,6 +1,7 @@
 // BalancerBase keeps what every balancer shares: the per-address load records
 // that survive updates, and the immutable snapshot that picks read. Each
-// policy (P2C, round robin) only implements Pick() over a Snapshot.
+// policy (P2C, round robin, ring hash) only implements Pick() over a
+// Snapshot; ring hash also builds its ring into each Snapshot (MakeRing).
 //
 // Memory: the snapshot's vector is the only resident index of the records
 // (an update builds its address lookup for the time of the update), and a
@@ -23,6 +24,7 @@
 #include "src/balance/balancer.h"
 #include "src/balance/ejection_group.h"
 #include "src/balance/endpoint_load.h"
+#include "src/balance/hash_ring.h"
 #include "src/balance/weighted_sampler.h"
 #include "src/base/mutex.h"
 #include "src/base/snapshot_cell.h"
@@ -48,11 +50,25 @@ class BalancerBase : public Balancer {
 
  protected:
   struct Snapshot {
-    explicit Snapshot(std::vector<std::shared_ptr<EndpointLoad>> l);
+    explicit Snapshot(std::vector<std::shared_ptr<EndpointLoad>> l,
+                      std::shared_ptr<const HashRing> r = nullptr);
     const std::vector<std::shared_ptr<EndpointLoad>> loads;
     const WeightedSampler sampler;
     mutable std::atomic<uint64_t> next{0};  // round-robin cursor
+    // Ring hash: the ring over `loads` (null for the other policies; shared
+    // by successive snapshots of the same addresses and weights), and a time
+    // before which every endpoint on it is known to be ejected (0: not
+    // known), so that picks then skip the walk around the ring.
+    const std::shared_ptr<const HashRing> ring;
+    mutable std::atomic<int64_t> ring_all_ejected_until_ns{0};
   };
+
+  // The ring of a new snapshot over `loads`, called by SetSharedEndpoints
+  // (serialized) before it publishes; `previous` is the snapshot it
+  // replaces. Only the ring-hash policy has one: the default returns null.
+  virtual std::shared_ptr<const HashRing> MakeRing(
+      const std::vector<std::shared_ptr<EndpointLoad>>& loads,
+      const Snapshot& previous) const;
 
   // The caller's random source: the injected one, or a per-thread generator.
   absl::BitGenRef Gen() const;

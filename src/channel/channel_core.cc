@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "src/model/http_syntax.h"
 #include "src/route/classify.h"
 #include "src/route/fault.h"
+#include "src/route/request_hash.h"
 #include "src/route/retry_decision.h"
 #include "src/route/retry_policy.h"
 
@@ -47,6 +49,7 @@ ChannelCore::ChannelCore(std::string target, std::string authority,
                          std::unique_ptr<Balancer> balancer)
     : target_(std::move(target)),
       authority_(std::move(authority)),
+      channel_id_(absl::Uniform<uint64_t>(absl::BitGen())),
       options_(options),
       mesh_(std::move(mesh)),
       legs_(
@@ -61,7 +64,9 @@ struct ChannelCore::Call {
   absl::Time start;
   absl::Time deadline = absl::InfiniteFuture();
   absl::Duration caller_timeout = absl::InfiniteDuration();
-  FaultDraw fault;             // drawn when routed
+  FaultDraw fault;  // drawn when routed
+  // For ring-hash backends: the route's hash of the call (none: random).
+  std::optional<uint64_t> hash;
   Destination::Routes routes;  // keeps `route` and `metrics` alive
   const CompiledRoute* route = nullptr;
   RouteMetrics* metrics = nullptr;
@@ -138,6 +143,9 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
       call->route->retry_policy.max_attempts != 1 &&
       call->body.size() <= kMaxReplayBytes;
   call->routes.budget->Deposit();
+  if (!call->route->hash_policies.empty()) {
+    call->hash = RequestHash(*call->route, &call->metadata, channel_id_);
+  }
   if (call->route->has_fault) {
     thread_local absl::InsecureBitGen gen;
     call->fault = DrawFault(call->route->fault, &call->metadata, gen);
@@ -282,6 +290,11 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on) {
   auto pick_in =
       [&call](const std::shared_ptr<Leg>& leg) -> absl::StatusOr<CallHandle> {
+    if (call.hash) {
+      // Consistent hashing decides (a ring walks past ejected endpoints
+      // itself); other balancers ignore the hash.
+      return leg->balancer->PickHashed(*call.hash);
+    }
     absl::StatusOr<CallHandle> picked = leg->balancer->Pick();
     // A retry prefers an endpoint other than the one that just failed.
     for (int i = 0; i < 2 && picked.ok() && !call.last_endpoint.empty() &&

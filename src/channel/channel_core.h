@@ -88,6 +88,8 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
 
   const std::string target_;
   const std::string authority_;
+  // What RequestHashPolicy::kChannel hashes by: one value per channel.
+  const uint64_t channel_id_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
   SplitLegs legs_;

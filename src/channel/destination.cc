@@ -106,8 +106,31 @@ void Destination::OnBackendPolicy(const BackendPolicy& policy) {
   drops_.Publish(
       std::make_unique<std::vector<BackendPolicy::Drop>>(policy.drops));
   has_drops_.store(!policy.drops.empty(), std::memory_order_release);
+  {
+    MutexLock lock(&mu_);
+    policy_ = policy;
+  }
+  policy_generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+BalancerOptions Destination::BalancerOptionsFor(
+    const BalancerOptions& channel) const {
+  BalancerOptions options = channel;
   MutexLock lock(&mu_);
-  policy_ = policy;
+  if (!policy_) return options;
+  switch (policy_->balancing) {
+    case BackendPolicy::Balancing::kChannelDefault:
+      break;
+    case BackendPolicy::Balancing::kRoundRobin:
+      options.kind = BalancerKind::kRoundRobin;
+      break;
+    case BackendPolicy::Balancing::kRingHash:
+      options.kind = BalancerKind::kRingHash;
+      options.ring_min_size = policy_->ring_min_size;
+      options.ring_max_size = policy_->ring_max_size;
+      break;
+  }
+  return options;
 }
 
 bool Destination::TryStartFault(uint32_t limit) {

@@ -122,6 +122,14 @@ class Destination final : public EndpointObserver,
   void EndRequest() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
   // UNAVAILABLE naming the circuit breaker's limit, counting the refusal.
   absl::Status CircuitBreakerStatus();
+  // The balancer options for this destination's endpoints, from a
+  // channel's: its BackendPolicy's balancing applied. And the count of
+  // backend policies received, so a leg sees when to ask again. Lock-free
+  // (the generation).
+  BalancerOptions BalancerOptionsFor(const BalancerOptions& channel) const;
+  uint64_t policy_generation() const {
+    return policy_generation_.load(std::memory_order_acquire);
+  }
   // The category of drop_overloads that drops this call, if one does; the
   // drop is counted. Lock-free when the policy has no drops.
   std::optional<std::string> DrawDrop();
@@ -249,6 +257,7 @@ class Destination final : public EndpointObserver,
       std::make_unique<std::vector<BackendPolicy::Drop>>()};
   std::atomic<int64_t> dropped_{0};
   std::atomic<int64_t> circuit_breaker_refusals_{0};
+  std::atomic<uint64_t> policy_generation_{0};
   const std::shared_ptr<TimerThread> timers_;
   const RouteLimits route_limits_;
   const TapSwitch transports_;

@@ -48,6 +48,23 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
       generation_ = routes.generation;
     }
     auto found = legs_.find(key);
+    if (found != legs_.end() &&
+        found->second->policy_generation !=
+            found->second->destination->policy_generation()) {
+      // The backend's policy changed: a leg whose balancer it no longer
+      // fits is made anew (in-flight attempts keep the old one alive).
+      const Leg& old = *found->second;
+      BalancerOptions wanted = old.destination->BalancerOptionsFor(options_);
+      if (wanted.kind != old.kind ||
+          wanted.ring_min_size != old.ring_min_size ||
+          wanted.ring_max_size != old.ring_max_size) {
+        dropped.push_back(std::move(found->second));
+        legs_.erase(found);
+        found = legs_.end();
+      } else {
+        found->second->policy_generation = old.destination->policy_generation();
+      }
+    }
     if (found != legs_.end()) {
       leg = found->second;
     } else {
@@ -55,11 +72,23 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
           backend.cluster.empty()
               ? mesh_->GetDestination(backend.authority)
               : mesh_->GetClusterDestination(target_, backend.cluster);
-      // The options were validated when the channel was made.
+      // The channel's options were validated when it was made; a backend
+      // policy's ring sizes are the source's to validate.
+      uint64_t generation = dest.ok() ? (*dest)->policy_generation() : 0;
+      BalancerOptions options =
+          dest.ok() ? (*dest)->BalancerOptionsFor(options_) : options_;
       absl::StatusOr<std::unique_ptr<Balancer>> balancer =
-          Balancer::Create(options_);
+          Balancer::Create(options);
+      if (!balancer.ok()) {
+        options = options_;
+        balancer = Balancer::Create(options);
+      }
       if (dest.ok() && balancer.ok()) {
         leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
+        leg->policy_generation = generation;
+        leg->kind = options.kind;
+        leg->ring_min_size = options.ring_min_size;
+        leg->ring_max_size = options.ring_max_size;
         // A backend of an older split (a retry's) is used once, not kept.
         if (routes.generation == generation_) {
           legs_[key] = leg;

@@ -34,6 +34,12 @@ struct Leg {
   const std::shared_ptr<Destination> destination;
   const std::unique_ptr<Balancer> balancer;
   const bool attached;
+  // The destination's backend policy the balancer was made for (its
+  // policy_generation) and the kind it made.
+  uint64_t policy_generation = 0;
+  BalancerKind kind = BalancerKind::kP2cPeakEwma;
+  uint64_t ring_min_size = 0;
+  uint64_t ring_max_size = 0;
 };
 
 class SplitLegs {

@@ -34,6 +34,9 @@ struct RouteTable::Entry {
 
 namespace {
 
+// Hash policies kept per route (xDS sends one or two).
+constexpr size_t kMaxHashPolicies = 16;
+
 // RE2 programs are bounded so that a hostile pattern costs at most this much
 // memory; a pattern that needs more is rejected like a syntax error.
 constexpr int64_t kRegexMaxMem = 1 << 20;
@@ -302,6 +305,29 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
           dropped->push_back(absl::StrCat(label, ": ", line));
         }
       }
+    }
+    for (const RequestHashPolicy& h : r.hash_policies) {
+      if (entry.route.hash_policies.size() == kMaxHashPolicies) {
+        if (dropped != nullptr) {
+          dropped->push_back(absl::StrCat(label, ": hash policies past ",
+                                          kMaxHashPolicies, " dropped"));
+        }
+        break;
+      }
+      CompiledRoute::HashPolicy compiled{h, nullptr};
+      if (h.kind == RequestHashPolicy::Kind::kHeader && !h.regex.empty()) {
+        std::string error;
+        compiled.regex = CompileRegex(h.regex, &error);
+        if (compiled.regex == nullptr) {
+          if (dropped != nullptr) {
+            dropped->push_back(absl::StrCat(label, ": hash policy on '",
+                                            PrintableText(h.header),
+                                            "' dropped: ", error));
+          }
+          continue;
+        }
+      }
+      entry.route.hash_policies.push_back(std::move(compiled));
     }
     if (absl::Status s = ValidateFault(r.fault); !s.ok()) {
       if (dropped != nullptr) {

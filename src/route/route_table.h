@@ -57,6 +57,12 @@ struct CompiledRoute {
   std::map<std::string, std::string> labels;
   // The route's own backends (Route::backends); null: the config's split.
   std::shared_ptr<const TrafficSplit> split;
+  // The route's hash policies, their regexes compiled (null: no rewrite).
+  struct HashPolicy {
+    RequestHashPolicy policy;
+    std::shared_ptr<const re2::RE2> regex;
+  };
+  std::vector<HashPolicy> hash_policies;
   // Delays and aborts on purpose; `has_fault` false: none (the common case
   // costs one branch).
   bool has_fault = false;

@@ -63,7 +63,8 @@ for variant in 'raw `grpc::Channel`' '`mesh::Channel`, 1 endpoint' \
       fail "overhead.md has no row for '$variant' at concurrency $c"
   done
 done
-expect memory.md "| 1,000 |"
+expect memory.md "| static | 1,000 |"
+expect memory.md "| xDS | 1,000 |"
 expect churn.md "| quiet (no updates) |"
 expect churn.md "| churn: Linkerd Destination stream"
 expect tap_load.md "| 5 | **"
@@ -76,10 +77,11 @@ expect tap_load.md "| 5 | **"
 echo "- smoke test" >"$out/machine.md"
 cp "$src/docs/benchmarks.md" "$tmp/doc.md"
 "$src/scripts/bench/report.sh" "$out" "$tmp/doc.md" "$tmp/img" >/dev/null
-# Goal rows: 7 micro, 2 tail latency, 3 per overhead concurrency, 1 memory,
-# 4 per churn mode (churn, reset), 1 tap load; each with a verdict.
+# Goal rows: 10 micro, 2 tail latency, 3 per overhead concurrency, 2 memory
+# (static, xDS), 4 per churn mode (churn, reset), 1 tap load; each with a
+# verdict.
 rows=$(tail -n +3 "$out/goals.md" | wc -l)
-[[ $rows -eq 25 ]] || fail "goals.md has $rows rows, not 25"
+[[ $rows -eq 29 ]] || fail "goals.md has $rows rows, not 29"
 bad=$(tail -n +3 "$out/goals.md" |
   grep -cvE '\| (met|\*\*missed\*\* by -?[0-9.]+(×| points)|\*\*missed\*\*: [^|]+) \|$' || true)
 [[ $bad -eq 0 ]] || fail "goals.md has $bad rows without a verdict"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the mesh built in BUILD_DIR into a fresh prefix, then builds
-# tests/consumer/main.cc against it twice, as an outside project would: with
-# CMake (find_package(mesh), tests/consumer/CMakeLists.txt) and with a plain
-# compiler command line from `pkg-config --cflags --libs mesh`; runs both.
+# tests/consumer/main.cc (and xds_main.cc, against mesh_xds) against it
+# twice, as an outside project would: with CMake (find_package(mesh),
+# tests/consumer/CMakeLists.txt) and with a plain compiler command line from
+# `pkg-config --cflags --libs mesh` (mesh_xds); runs them.
 #
 # Usage: run.sh BUILD_DIR [SONAME]
 # With SONAME the build is a shared library: the installed libmesh.so must
@@ -65,6 +66,7 @@ check_program() {
 cmake -S "$here" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake" -j2 >/dev/null
 check_program "$work/cmake/consumer"
+check_program "$work/cmake/xds_consumer"
 
 # 2. pkg-config: one compiler command line. A shared libmesh is found at run
 # time through a run path to pkg-config's libdir.
@@ -81,3 +83,10 @@ fi
 # shellcheck disable=SC2086
 "${CXX:-c++}" -std=c++17 "$here/main.cc" -o "$work/consumer-pc" $flags "${rpath[@]}"
 check_program "$work/consumer-pc"
+# The xDS source: mesh_xds.pc on top of mesh.pc.
+pkg-config --exists --print-errors mesh_xds
+xds_flags=$(pkg-config --cflags --libs mesh_xds)
+# shellcheck disable=SC2086
+"${CXX:-c++}" -std=c++17 "$here/xds_main.cc" -o "$work/xds-consumer-pc" \
+  $xds_flags "${rpath[@]}"
+check_program "$work/xds-consumer-pc"

@@ -16,6 +16,6 @@ cmake -S "$source_dir" -B "$work" -DBUILD_SHARED_LIBS=ON \
   -DMESH_BUILD_TESTS=OFF -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
   -DMESH_BUILD_BENCHMARKS=OFF "$@" >/dev/null
 start=$SECONDS
-cmake --build "$work" -j2 --target mesh >/dev/null
-echo "shared libmesh built in $((SECONDS - start)) s"
+cmake --build "$work" -j2 --target mesh mesh_xds >/dev/null
+echo "shared libmesh and libmesh_xds built in $((SECONDS - start)) s"
 "$here/run.sh" "$work" "$soname"

@@ -3,6 +3,7 @@
 #include <grpc/support/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -169,20 +170,32 @@ std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource) {
       continue;
     }
     std::vector<Endpoint> out;
-    const bool one_locality = end - begin == 1;
+    if (end - begin == 1) {
+      out = resource.localities[begin].endpoints;  // its own weights
+      return out;
+    }
+    // Each endpoint's share: its locality's weight split among the
+    // locality's endpoints by theirs. In long double (weight × weight does
+    // not fit 64 bits), then scaled together so that the largest is 2^31 at
+    // most and the ratios stay.
+    std::vector<long double> shares;
+    long double largest = 0;
     for (size_t i = begin; i < end; ++i) {
       const LocalityEndpoints& l = resource.localities[i];
-      uint64_t sum = 0;
+      long double sum = 0;
       for (const Endpoint& e : l.endpoints) sum += e.weight;
       for (const Endpoint& e : l.endpoints) {
         out.push_back(e);
-        if (one_locality) continue;
-        // The locality's share split among its endpoints by their weights.
-        uint64_t w =
-            uint64_t{l.weight} * e.weight * 1000 / std::max<uint64_t>(sum, 1);
-        out.back().weight = static_cast<uint32_t>(
-            std::clamp<uint64_t>(w, 1, uint64_t{1} << 31));
+        shares.push_back(static_cast<long double>(l.weight) * e.weight /
+                         std::max<long double>(sum, 1));
+        largest = std::max(largest, shares.back());
       }
+    }
+    const long double scale = std::min<long double>(
+        1000, 2147483648.0L / std::max<long double>(largest, 1));
+    for (size_t k = 0; k < out.size(); ++k) {
+      out[k].weight = static_cast<uint32_t>(std::clamp<long double>(
+          std::round(shares[k] * scale), 1, 2147483648.0L));
     }
     return out;
   }
@@ -814,6 +827,20 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
   w.failure.clear();
   const auto& assignment = std::get<EndpointsResource>(*e->resource);
   BackendPolicy policy;
+  switch (cluster.lb_policy) {
+    case ClusterResource::LbPolicy::kRoundRobin:
+      if (options_.honour_round_robin) {
+        policy.balancing = BackendPolicy::Balancing::kRoundRobin;
+      }
+      break;
+    case ClusterResource::LbPolicy::kLeastRequest:
+      break;  // P2C is least-request's better cousin
+    case ClusterResource::LbPolicy::kRingHash:
+      policy.balancing = BackendPolicy::Balancing::kRingHash;
+      policy.ring_min_size = cluster.min_ring_size;
+      policy.ring_max_size = cluster.max_ring_size;
+      break;
+  }
   policy.max_requests = cluster.max_requests;
   for (const EndpointsResource::Drop& d : assignment.drop_overloads) {
     policy.drops.push_back({d.category, d.per_million});

@@ -302,7 +302,7 @@ absl::Status CheckPriorities(
       ++next;
       weights = 0;
       names.clear();
-    } else if (l.priority != next - 1) {
+    } else if (next == 0 || l.priority != next - 1) {
       return FieldError(
           path + ".priority",
           absl::StrCat(l.priority, " leaves a gap: priority ", next,
@@ -355,10 +355,13 @@ absl::StatusOr<ClusterResource> ConvertCluster(const Cluster& cluster) {
     if (!socket.name().empty() || socket.has_typed_config()) {
       return FieldError(
           "transport_socket",
-          absl::StrCat("TLS (transport_socket '", socket.name(), "', ",
-                       TypeNameOf(socket.typed_config()),
-                       ") is not supported yet: it comes with the identity "
-                       "support"));
+          absl::StrCat(
+              "TLS (transport_socket '", socket.name(), "'",
+              socket.has_typed_config()
+                  ? absl::StrCat(", ", TypeNameOf(socket.typed_config()))
+                  : std::string(),
+              ") is not supported yet: it comes with the identity "
+              "support"));
     }
   }
   // gRFC A32: the first threshold of priority DEFAULT.

@@ -184,6 +184,17 @@ absl::StatusOr<ServiceConfig> BuildServiceConfig(
       for (WeightedBackend& backend : route.backends) backend.authority.clear();
       route.fault = FaultFor(listener, *vhost, resource);
     }
+    for (const HashPolicy& h : resource.hash_policies) {
+      RequestHashPolicy policy;
+      policy.kind = h.kind == HashPolicy::Kind::kChannelId
+                        ? RequestHashPolicy::Kind::kChannel
+                        : RequestHashPolicy::Kind::kHeader;
+      policy.header = h.header_name;
+      policy.regex = h.regex;
+      policy.substitution = h.regex_substitution;
+      policy.terminal = h.terminal;
+      route.hash_policies.push_back(std::move(policy));
+    }
     config.routes.push_back(std::move(route));
   }
   return config;
