@@ -163,7 +163,7 @@ void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
     call->fault.delay = absl::ZeroDuration();
     // A delay past the deadline ends the call at its deadline, as a slow
     // server would.
-    bool past_deadline = call->start + delay >= call->deadline;
+    bool past_deadline = absl::Now() + delay >= call->deadline;
     if (past_deadline) delay = call->deadline - absl::Now();
     absl::AnyInvocable<void()> resume = [self = shared_from_this(),
                                          call = std::move(call),
@@ -372,6 +372,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
       call->routes.split = std::move(now.split);
       call->routes.direct = std::move(now.direct);
       call->routes.generation = now.generation;
+      call->routes.backend_keys = std::move(now.backend_keys);
     }
     std::vector<std::shared_ptr<Destination>> wait_on;
     picked = Pick(*call, &wait_on);

@@ -67,6 +67,21 @@ std::string Destination::LegKey(const WeightedBackend& backend) {
                                  : absl::StrCat(" cluster ", backend.cluster);
 }
 
+bool Destination::SamePolicy(const BackendPolicy& a, const BackendPolicy& b) {
+  if (a.balancing != b.balancing || a.ring_min_size != b.ring_min_size ||
+      a.ring_max_size != b.ring_max_size || a.max_requests != b.max_requests ||
+      a.drops.size() != b.drops.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.drops.size(); ++i) {
+    if (a.drops[i].category != b.drops[i].category ||
+        a.drops[i].per_million != b.drops[i].per_million) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Destination::TryStartRequest(bool* counted) {
   *counted = false;
   const uint32_t limit = max_requests_.load(std::memory_order_relaxed);
@@ -102,6 +117,10 @@ std::optional<std::string> Destination::DrawDrop() {
 }
 
 void Destination::OnBackendPolicy(const BackendPolicy& policy) {
+  {
+    MutexLock lock(&mu_);
+    if (policy_ && SamePolicy(*policy_, policy)) return;  // nothing new
+  }
   max_requests_.store(policy.max_requests, std::memory_order_relaxed);
   drops_.Publish(
       std::make_unique<std::vector<BackendPolicy::Drop>>(policy.drops));

@@ -190,6 +190,7 @@ class Destination final : public EndpointObserver,
   void OnEndpointUpdate(const EndpointUpdate& update) override;
   void OnDiscoveryError(const absl::Status& status) override;
   void OnBackendPolicy(const BackendPolicy& policy) override;
+  static bool SamePolicy(const BackendPolicy& a, const BackendPolicy& b);
   void OnServiceConfig(const ServiceConfig& config) override;
   void OnServiceConfigError(const absl::Status& status) override;
 

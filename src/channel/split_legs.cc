@@ -90,7 +90,8 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
         leg->ring_min_size = options.ring_min_size;
         leg->ring_max_size = options.ring_max_size;
         // A backend of an older split (a retry's) is used once, not kept.
-        if (routes.generation == generation_) {
+        if (routes.generation == generation_ &&
+            routes.backend_keys->contains(key)) {
           legs_[key] = leg;
         } else {
           *kept = false;

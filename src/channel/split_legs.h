@@ -51,8 +51,9 @@ class SplitLegs {
   const std::shared_ptr<Leg>& apex() const { return apex_; }
 
   // The leg for a split backend, made on first use; null if the mesh is
-  // shut down. Under a split older than the legs', a backend without a leg
-  // gets a one-off leg (`*kept` false) and nothing is pruned.
+  // shut down. Under a split older than the legs', or for a backend the
+  // current routes no longer name, a backend without a leg gets a one-off
+  // leg (`*kept` false); only a newer split prunes.
   std::shared_ptr<Leg> For(const WeightedBackend& backend,
                            const Destination::Routes& routes, bool* kept);
   // The balancer statistics of the apex and of every backend's leg.

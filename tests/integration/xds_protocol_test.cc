@@ -5,7 +5,6 @@
 // resources, partly bad responses, resources never sent or left out,
 // unhealthy endpoints, priorities), as the wire facts of xDS say (the
 // design notes' wire-xds.md).
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,16 +21,14 @@
 #include "envoy/config/endpoint/v3/endpoint.pb.h"
 #include "envoy/config/listener/v3/listener.pb.h"
 #include "envoy/config/route/v3/route.pb.h"
-#include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
-#include "mesh/xds.h"
 #include "src/discovery/xds/xds_client.h"
 #include "tests/support/scripted_ads_server.h"
 #include "tests/support/test_support.h"
+#include "tests/support/xds_fixtures.h"
 
 namespace mesh {
 namespace {
@@ -41,21 +38,22 @@ using envoy::config::core::v3::HealthStatus;
 using envoy::config::endpoint::v3::ClusterLoadAssignment;
 using envoy::config::listener::v3::Listener;
 using envoy::config::route::v3::RouteConfiguration;
-using envoy::extensions::filters::http::router::v3::Router;
-using envoy::extensions::filters::network::http_connection_manager::v3::
-    HttpConnectionManager;
 using envoy::extensions::filters::network::http_connection_manager::v3::
     HttpFilter;
 using envoy::service::discovery::v3::DiscoveryRequest;
 using internal::xds::ResourceType;
 using internal::xds::TypeUrl;
+using testing::Backends;
+using testing::ClaOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::Locality;
+using testing::MakeCla;
+using testing::MakeEdsCluster;
 using ::testing::Not;
+using testing::RouteTo;
 using testing::ScriptedAdsServer;
-using tools::EchoBackend;
 
-using Backends = std::vector<std::unique_ptr<EchoBackend>>;
 using Resources = std::vector<const google::protobuf::Message*>;
 
 const std::string kLds = TypeUrl(ResourceType::kListener);
@@ -68,28 +66,10 @@ constexpr char kRoutes[] = "svc-routes";
 constexpr char kCluster[] = "svc-cluster";
 constexpr char kCla[] = "svc-cla";  // the cluster's EDS service_name
 
-template <typename T>
-T Parse(const std::string& text) {
-  T message;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &message))
-      << text;
-  return message;
-}
-
 // The Listener for kTarget over RDS kRoutes, with `filters` before the
 // router.
 Listener MakeListener(const std::vector<HttpFilter>& filters = {}) {
-  HttpConnectionManager hcm;
-  hcm.mutable_rds()->mutable_config_source()->mutable_ads();
-  hcm.mutable_rds()->set_route_config_name(kRoutes);
-  for (const HttpFilter& f : filters) *hcm.add_http_filters() = f;
-  HttpFilter* router = hcm.add_http_filters();
-  router->set_name("router");
-  router->mutable_typed_config()->PackFrom(Router());
-  Listener listener;
-  listener.set_name(kTarget);
-  listener.mutable_api_listener()->mutable_api_listener()->PackFrom(hcm);
-  return listener;
+  return testing::MakeListener(kTarget, kRoutes, filters);
 }
 
 // An HTTP filter whose config is of a type no client knows.
@@ -104,70 +84,11 @@ HttpFilter UnknownFilter(bool optional) {
 
 // kRoutes: one virtual host for every domain holding `routes` (text).
 RouteConfiguration MakeRoutes(const std::string& routes) {
-  return Parse<RouteConfiguration>(absl::StrCat(
-      "name: \"", kRoutes, "\" virtual_hosts { name: \"svc\" domains: \"*\" ",
-      routes, " }"));
+  return testing::OneHostRoutes(kRoutes, routes);
 }
 
 // kRoutes sending everything to kCluster.
-RouteConfiguration DefaultRoutes() {
-  return MakeRoutes(
-      absl::StrCat(R"(routes { match { prefix: "" } route { cluster: ")",
-                   kCluster, R"(" } })"));
-}
-
-// An EDS cluster `name` reading ClusterLoadAssignment `service` over ADS,
-// with `extra` (text) fields.
-Cluster MakeCluster(const std::string& name, const std::string& service,
-                    const std::string& extra = "type: EDS") {
-  return Parse<Cluster>(absl::StrCat(
-      "name: \"", name, "\" ", extra,
-      " eds_cluster_config { eds_config { ads {} } service_name: \"", service,
-      "\" }"));
-}
-
-struct Locality {
-  std::string zone;
-  uint32_t priority = 0;
-  // Endpoints ("127.0.0.1:port") and their health.
-  std::vector<std::pair<std::string, HealthStatus>> endpoints;
-};
-
-std::pair<std::string, int> SplitAddress(const std::string& address) {
-  size_t colon = address.rfind(':');
-  return {address.substr(0, colon), std::stoi(address.substr(colon + 1))};
-}
-
-ClusterLoadAssignment MakeCla(const std::string& name,
-                              const std::vector<Locality>& localities) {
-  ClusterLoadAssignment cla;
-  cla.set_cluster_name(name);
-  for (const Locality& l : localities) {
-    auto* out = cla.add_endpoints();
-    out->mutable_locality()->set_zone(l.zone);
-    out->mutable_load_balancing_weight()->set_value(1);
-    out->set_priority(l.priority);
-    for (const auto& [address, health] : l.endpoints) {
-      auto* e = out->add_lb_endpoints();
-      auto [host, port] = SplitAddress(address);
-      auto* socket =
-          e->mutable_endpoint()->mutable_address()->mutable_socket_address();
-      socket->set_address(host);
-      socket->set_port_value(static_cast<uint32_t>(port));
-      e->set_health_status(health);
-    }
-  }
-  return cla;
-}
-
-// kCla with `backends`, all healthy, in one locality.
-ClusterLoadAssignment ClaOf(const Backends& backends) {
-  Locality l{"z1", 0, {}};
-  for (const auto& b : backends) {
-    l.endpoints.emplace_back(b->address(), envoy::config::core::v3::HEALTHY);
-  }
-  return MakeCla(kCla, {l});
-}
+RouteConfiguration DefaultRoutes() { return MakeRoutes(RouteTo(kCluster)); }
 
 std::vector<std::string> Names(const DiscoveryRequest& r) {
   return {r.resource_names().begin(), r.resource_names().end()};
@@ -186,21 +107,13 @@ class XdsProtocolTest : public ::testing::Test {
   // to xds:///kTarget.
   void MakeMesh(absl::Duration resource_timeout = absl::Seconds(15),
                 const std::string& server_features = R"(["xds_v3"])") {
-    XdsOptions xds;
-    xds.bootstrap_json = absl::StrCat(
-        R"({"xds_servers": [{"server_uri": ")", server_->address(),
-        R"(", "channel_creds": [{"type": "insecure"}], "server_features": )",
-        server_features, R"(}], "node": {"id": "mesh-test-node",)",
-        R"( "cluster": "mesh-test-cluster", "locality": {"zone": "z9"},)",
-        R"( "metadata": {"GENERATOR": "grpc", "team": "mesh"}}})");
-    xds.resource_timeout = resource_timeout;
-    xds.backoff_min = absl::Milliseconds(50);
-    xds.backoff_max = absl::Milliseconds(200);
-    auto source = NewXdsDiscovery(xds);
-    ASSERT_TRUE(source.ok()) << source.status();
-    MeshOptions options;
-    options.discovery = *source;
-    auto mesh = Mesh::Create(options);
+    testing::XdsMeshOptions options;
+    options.node = R"({"id": "mesh-test-node", "cluster": "mesh-test-cluster",)"
+                   R"( "locality": {"zone": "z9"},)"
+                   R"( "metadata": {"GENERATOR": "grpc", "team": "mesh"}})";
+    options.server_features = server_features;
+    options.resource_timeout = resource_timeout;
+    auto mesh = testing::MakeXdsMesh(server_->address(), options);
     ASSERT_TRUE(mesh.ok()) << mesh.status();
     mesh_ = *std::move(mesh);
     auto channel = mesh_->NewChannel(absl::StrCat("xds:///", kTarget));
@@ -286,7 +199,7 @@ class XdsProtocolTest : public ::testing::Test {
   void ServeChain(const ClusterLoadAssignment& cla,
                   const Listener& listener = MakeListener()) {
     const RouteConfiguration routes = DefaultRoutes();
-    const Cluster cluster = MakeCluster(kCluster, kCla);
+    const Cluster cluster = MakeEdsCluster(kCluster, kCla);
     ASSERT_NO_FATAL_FAILURE(
         ExpectAck(Serve(kLds, {kTarget}, "l1", {&listener}), "l1"));
     ASSERT_NO_FATAL_FAILURE(
@@ -318,7 +231,7 @@ class XdsProtocolTest : public ::testing::Test {
 TEST_F(XdsProtocolTest, FirstRequestCarriesTheNodeAndLaterOnesDoNot) {
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
-  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(backends)));
+  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(kCla, backends)));
   ASSERT_GE(seen_.size(), 8u);
   const DiscoveryRequest& first = seen_[0].request;
   EXPECT_EQ(first.type_url(), kLds);
@@ -349,8 +262,8 @@ TEST_F(XdsProtocolTest,
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
   const Listener listener = MakeListener();
   const RouteConfiguration routes = DefaultRoutes();
-  const Cluster cluster = MakeCluster(kCluster, kCla);
-  const ClusterLoadAssignment cla = ClaOf(backends);
+  const Cluster cluster = MakeEdsCluster(kCluster, kCla);
+  const ClusterLoadAssignment cla = ClaOf(kCla, backends);
   struct Step {
     const std::string& type_url;
     std::string name;
@@ -394,7 +307,7 @@ TEST_F(XdsProtocolTest,
        ABadRegexIsNackedWithTheLastVersionTheNonceAndAnErrorNamingIt) {
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
-  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(backends)));
+  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(kCla, backends)));
   ASSERT_TRUE(Call().status.ok());
   const RouteConfiguration bad = MakeRoutes(absl::StrCat(
       R"(routes { match { safe_regex { regex: "/test.Echo/(" } } )",
@@ -430,7 +343,7 @@ TEST_F(XdsProtocolTest, AnUnknownOptionalFilterIsSkippedAndAcked) {
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
   ASSERT_NO_FATAL_FAILURE(
-      ServeChain(ClaOf(backends), MakeListener({UnknownFilter(true)})));
+      ServeChain(ClaOf(kCla, backends), MakeListener({UnknownFilter(true)})));
   CallResult r = Call();
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.endpoint, backends[0]->address());
@@ -445,17 +358,17 @@ TEST_F(XdsProtocolTest, AnUnsupportedLbPolicyOrClusterTypeIsNacked) {
   ASSERT_NO_FATAL_FAILURE(
       ExpectAck(Serve(kRds, {kRoutes}, "r1", {&routes}), "r1"));
   const Cluster maglev =
-      MakeCluster(kCluster, kCla, "type: EDS lb_policy: MAGLEV");
+      MakeEdsCluster(kCluster, kCla, "type: EDS lb_policy: MAGLEV");
   std::string error = ExpectNack(Serve(kCds, {kCluster}, "c1", {&maglev}), "");
   EXPECT_THAT(error, HasSubstr(kCluster));
   EXPECT_THAT(error, HasSubstr("lb_policy"));
   EXPECT_THAT(error, HasSubstr("MAGLEV"));
-  const Cluster dns = MakeCluster(kCluster, kCla, "type: LOGICAL_DNS");
+  const Cluster dns = MakeEdsCluster(kCluster, kCla, "type: LOGICAL_DNS");
   error = ExpectNack(Respond(kCds, "c2", {&dns}), "");
   EXPECT_THAT(error, HasSubstr(kCluster));
   EXPECT_THAT(error, HasSubstr("LOGICAL_DNS"));
   // A good one is then accepted, and its endpoints asked for.
-  const Cluster good = MakeCluster(kCluster, kCla);
+  const Cluster good = MakeEdsCluster(kCluster, kCla);
   ASSERT_NO_FATAL_FAILURE(ExpectAck(Respond(kCds, "c3", {&good}), "c3"));
   EXPECT_TRUE(Await(kEds, [](const DiscoveryRequest& r) {
     return Names(r) == std::vector<std::string>{kCla};
@@ -467,7 +380,7 @@ TEST_F(XdsProtocolTest, AnEndpointWithPort0IsNacked) {
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
   const Listener listener = MakeListener();
   const RouteConfiguration routes = DefaultRoutes();
-  const Cluster cluster = MakeCluster(kCluster, kCla);
+  const Cluster cluster = MakeEdsCluster(kCluster, kCla);
   ASSERT_NO_FATAL_FAILURE(
       ExpectAck(Serve(kLds, {kTarget}, "l1", {&listener}), "l1"));
   ASSERT_NO_FATAL_FAILURE(
@@ -480,7 +393,7 @@ TEST_F(XdsProtocolTest, AnEndpointWithPort0IsNacked) {
   EXPECT_THAT(error, HasSubstr(kCla));
   EXPECT_THAT(error, HasSubstr("port_value"));
   // The good one that follows serves.
-  const ClusterLoadAssignment good = ClaOf(backends);
+  const ClusterLoadAssignment good = ClaOf(kCla, backends);
   ASSERT_NO_FATAL_FAILURE(ExpectAck(Respond(kEds, "e2", {&good}), "e2"));
   CallResult r = Call();
   ASSERT_TRUE(r.status.ok()) << r.status;
@@ -501,9 +414,9 @@ TEST_F(XdsProtocolTest, PartOfAResponseIsAppliedWhenAnotherResourceIsBad) {
       ExpectAck(Serve(kLds, {kTarget}, "l1", {&listener}), "l1"));
   ASSERT_NO_FATAL_FAILURE(
       ExpectAck(Serve(kRds, {kRoutes}, "r1", {&routes}), "r1"));
-  const Cluster good = MakeCluster("good", "good-cla");
+  const Cluster good = MakeEdsCluster("good", "good-cla");
   const Cluster bad =
-      MakeCluster("bad", "bad-cla", "type: EDS lb_policy: MAGLEV");
+      MakeEdsCluster("bad", "bad-cla", "type: EDS lb_policy: MAGLEV");
   std::string error =
       ExpectNack(Serve(kCds, {"bad", "good"}, "c1", {&good, &bad}), "");
   EXPECT_THAT(error, HasSubstr("Cluster 'bad'"));
@@ -550,7 +463,7 @@ TEST_F(XdsProtocolTest, AResourceNeverSentDoesNotExistAfterTheResourceTimeout) {
 TEST_F(XdsProtocolTest, AListenerLeftOutOfAFullLdsResponseIsDeleted) {
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
-  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(backends)));
+  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(kCla, backends)));
   ASSERT_TRUE(Call().status.ok());
   // The whole set, without it.
   ASSERT_NO_FATAL_FAILURE(ExpectAck(Respond(kLds, "l2", {}), "l2"));
@@ -567,7 +480,7 @@ TEST_F(XdsProtocolTest,
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(
       MakeMesh(absl::Seconds(15), R"(["xds_v3", "ignore_resource_deletion"])"));
-  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(backends)));
+  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(kCla, backends)));
   ASSERT_TRUE(Call().status.ok());
   ASSERT_NO_FATAL_FAILURE(ExpectAck(Respond(kLds, "l2", {}), "l2"));
   ASSERT_NO_FATAL_FAILURE(Sync());
@@ -583,7 +496,7 @@ TEST_F(XdsProtocolTest,
   constexpr absl::Duration kTimeout = absl::Milliseconds(500);
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(MakeMesh(kTimeout));
-  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(backends)));
+  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(kCla, backends)));
   ASSERT_TRUE(Call().status.ok());
   server_->EndStream(
       grpc::Status(grpc::StatusCode::UNAVAILABLE, "scripted: stream lost"));
@@ -652,7 +565,7 @@ TEST_F(XdsProtocolTest,
 TEST_F(XdsProtocolTest, ANewStreamNeverEchoesANonceOfTheStreamBefore) {
   Backends backends = testing::StartBackends(1);
   ASSERT_NO_FATAL_FAILURE(MakeMesh());
-  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(backends)));
+  ASSERT_NO_FATAL_FAILURE(ServeChain(ClaOf(kCla, backends)));
   server_->EndStream(
       grpc::Status(grpc::StatusCode::UNAVAILABLE, "scripted: stream lost"));
   ASSERT_TRUE(Await(

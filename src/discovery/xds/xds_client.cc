@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "envoy/config/cluster/v3/cluster.pb.h"
@@ -13,6 +14,7 @@
 #include "envoy/config/listener/v3/listener.pb.h"
 #include "envoy/config/route/v3/route.pb.h"
 #include "envoy/service/discovery/v3/discovery.pb.h"
+#include "src/base/destroy_later.h"
 #include "src/discovery/stream_watch.h"
 #include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_service_config.h"
@@ -31,6 +33,8 @@ constexpr char kResourceWrapper[] =
 constexpr ResourceType kTypes[] = {
     ResourceType::kListener, ResourceType::kRouteConfig, ResourceType::kCluster,
     ResourceType::kEndpoints};
+// Ring-hash rings get at most this many entries, as gRPC's do.
+constexpr uint64_t kMaxRingSize = 4096;
 // The most resource errors one NACK lists (its message stays bounded).
 constexpr int kMaxNackErrors = 10;
 
@@ -61,11 +65,16 @@ ServiceConfig FailingConfig(std::string why) {
 struct Decoded {
   std::string name;
   absl::StatusOr<AnyResource> resource = absl::UnknownError("");
-  std::string bytes;  // the serialized resource, to see it unchanged
+  std::string bytes;       // the serialized resource, to see it unchanged
+  bool not_asked = false;  // its name was not asked for: not converted
 };
 
+// A name the client asks for (only those are converted: converting costs).
+using Wanted = absl::FunctionRef<bool(const std::string& name)>;
+
 template <typename Wire, typename Convert>
-Decoded DecodeAs(const google::protobuf::Any& any, Convert convert) {
+Decoded DecodeAs(const google::protobuf::Any& any, Convert convert,
+                 Wanted wanted) {
   Decoded d;
   Wire wire;
   if (!any.UnpackTo(&wire)) {
@@ -79,6 +88,10 @@ Decoded DecodeAs(const google::protobuf::Any& any, Convert convert) {
   } else {
     d.name = wire.name();
   }
+  if (!wanted(d.name)) {
+    d.not_asked = true;
+    return d;
+  }
   d.bytes = any.value();
   absl::StatusOr<typename decltype(convert(wire))::value_type> converted =
       convert(wire);
@@ -90,20 +103,23 @@ Decoded DecodeAs(const google::protobuf::Any& any, Convert convert) {
   return d;
 }
 
-Decoded Decode(ResourceType type, const google::protobuf::Any& any) {
+Decoded Decode(ResourceType type, const google::protobuf::Any& any,
+               Wanted wanted) {
   switch (type) {
     case ResourceType::kListener:
       return DecodeAs<envoy::config::listener::v3::Listener>(
-          any, [](const auto& w) { return ConvertListener(w); });
+          any, [](const auto& w) { return ConvertListener(w); }, wanted);
     case ResourceType::kRouteConfig:
       return DecodeAs<envoy::config::route::v3::RouteConfiguration>(
-          any, [](const auto& w) { return ConvertRouteConfiguration(w); });
+          any, [](const auto& w) { return ConvertRouteConfiguration(w); },
+          wanted);
     case ResourceType::kCluster:
       return DecodeAs<envoy::config::cluster::v3::Cluster>(
-          any, [](const auto& w) { return ConvertCluster(w); });
+          any, [](const auto& w) { return ConvertCluster(w); }, wanted);
     case ResourceType::kEndpoints:
       return DecodeAs<envoy::config::endpoint::v3::ClusterLoadAssignment>(
-          any, [](const auto& w) { return ConvertClusterLoadAssignment(w); });
+          any, [](const auto& w) { return ConvertClusterLoadAssignment(w); },
+          wanted);
   }
   return Decoded{};
 }
@@ -191,8 +207,8 @@ std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource) {
         largest = std::max(largest, shares.back());
       }
     }
-    const long double scale = std::min<long double>(
-        1000, 2147483648.0L / std::max<long double>(largest, 1));
+    const long double scale =
+        2147483648.0L / std::max<long double>(largest, 1e-300L);
     for (size_t k = 0; k < out.size(); ++k) {
       out[k].weight = static_cast<uint32_t>(std::clamp<long double>(
           std::round(shares[k] * scale), 1, 2147483648.0L));
@@ -206,7 +222,11 @@ struct XdsClient::Entry {
   ResourceStatus status;
   std::shared_ptr<const AnyResource> resource;  // the last good one
   std::string bytes;                            // its serialized form
-  TimerThread::Id timer = 0;                    // does-not-exist
+  // The does-not-exist clock's number (0: none). A clock is never
+  // cancelled under mu_ (TimerThread::Cancel waits for a running task, which
+  // may be waiting for mu_): it is forgotten, and a task whose number is no
+  // longer its entry's does nothing.
+  uint64_t timer = 0;
 };
 
 struct XdsClient::TypeState {
@@ -251,12 +271,16 @@ class XdsClient::Call final
                                             grpc::StubOptions(), this);
   }
   void Begin() {
+    // Held until the read side has ended: writes come from other threads
+    // (new watches, timers), and gRPC must not finish the call under them.
+    AddHold();
     StartRead(&message_);
     StartCall();
   }
 
   // Queues one request; they go out one at a time, in order.
   void Send(std::string bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(client_->mu_) {
+    if (closed_) return;  // the stream is ending: the next one asks again
     queue_.push_back(std::move(bytes));
     if (!writing_) WriteNext();
   }
@@ -268,7 +292,16 @@ class XdsClient::Call final
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) return;  // the stream ends: OnDone follows
+    if (!ok) {
+      // The stream ends: no write starts any more, then the hold goes and
+      // OnDone follows.
+      {
+        MutexLock lock(&client_->mu_);
+        closed_ = true;
+      }
+      RemoveHold();
+      return;
+    }
     got_responses_ = true;
     client_->OnResponse(this, message_);
     message_.Clear();
@@ -284,7 +317,7 @@ class XdsClient::Call final
 
  private:
   void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(client_->mu_) {
-    if (queue_.empty()) return;
+    if (queue_.empty() || closed_) return;
     grpc::Slice slice(queue_.front());
     queue_.erase(queue_.begin());
     writing_buffer_ = grpc::ByteBuffer(&slice, 1);
@@ -297,6 +330,7 @@ class XdsClient::Call final
   std::vector<std::string> queue_;
   grpc::ByteBuffer writing_buffer_;
   bool writing_ = false;
+  bool closed_ = false;  // under client_->mu_
   bool got_responses_ = false;
 };
 
@@ -420,7 +454,6 @@ void XdsClient::UpdateSubscriptionsLocked() {
     // Names no longer wanted leave the cache; new ones are asked for.
     for (auto it = state.entries.begin(); it != state.entries.end();) {
       if (names.count(it->first) == 0) {
-        if (it->second.timer != 0) timers_->Cancel(it->second.timer);
         it = state.entries.erase(it);
       } else {
         ++it;
@@ -428,14 +461,21 @@ void XdsClient::UpdateSubscriptionsLocked() {
     }
     for (const std::string& name : names) state.entries.try_emplace(name);
     state.names = std::move(names);
+    // An empty Listener or Cluster list could read as "all" to a server:
+    // not sent (what it still sends is ignored).
+    if (state.names.empty() &&
+        (type == ResourceType::kListener || type == ResourceType::kCluster)) {
+      continue;
+    }
     SendRequestLocked(type, state.nonce, "");
   }
   const bool wanted = !targets_.empty() || !clusters_.empty();
   if (call_ == nullptr && reconnect_timer_ == 0 && !shut_down_ && wanted) {
     StartCallLocked();
-  } else if (call_ != nullptr && !wanted) {
+  } else if (call_ != nullptr && !wanted && !ending_on_purpose_) {
     // Nothing is watched: the stream ends (an empty name list could read
     // as "all" to an older server), and the next watch opens a new one.
+    ending_on_purpose_ = true;
     call_->context.TryCancel();
   }
 }
@@ -467,19 +507,31 @@ void XdsClient::SendRequestLocked(ResourceType type, const std::string& nonce,
     request.mutable_error_detail()->set_code(3);  // INVALID_ARGUMENT
     request.mutable_error_detail()->set_message(error);
   }
-  // Names asked for and not yet had start their does-not-exist clock now.
-  for (auto& [name, entry] : state.entries) {
+  // Names asked for and not yet had start their does-not-exist clock now,
+  // once the stream has answered (gRFC A57: a server that cannot be reached
+  // does not make resources vanish).
+  if (stream_state_.connected) ArmTimersLocked(type);
+  call_->Send(request.SerializeAsString());
+}
+
+void XdsClient::ArmTimersLocked(ResourceType type) {
+  for (auto& [name, entry] : types_[Index(type)]->entries) {
     if (entry.resource != nullptr || entry.timer != 0 ||
         entry.status.state != ResourceStatus::State::kRequested) {
       continue;
     }
+    const uint64_t number = entry.timer = ++timer_numbers_;
     std::weak_ptr<XdsClient> weak = weak_from_this();
-    entry.timer =
-        timers_->RunAfter(options_.resource_timeout, [weak, type, name = name] {
-          if (auto self = weak.lock()) self->OnResourceTimeout(type, name);
-        });
+    timers_->RunAfter(options_.resource_timeout,
+                      [weak, type, name = name, number] {
+                        auto self = weak.lock();
+                        if (self == nullptr) return;
+                        self->OnResourceTimeout(type, name, number);
+                        // Possibly the last owner: not destroyed on its own
+                        // timer thread.
+                        DestroyLater([self = std::move(self)] {});
+                      });
   }
-  call_->Send(request.SerializeAsString());
 }
 
 void XdsClient::StartCallLocked() {
@@ -498,10 +550,11 @@ void XdsClient::StartCallLocked() {
   call_->Begin();
 }
 
-void XdsClient::OnResourceTimeout(ResourceType type, const std::string& name) {
+void XdsClient::OnResourceTimeout(ResourceType type, const std::string& name,
+                                  uint64_t number) {
   MutexLock lock(&mu_);
   Entry* e = Find(type, name);
-  if (e == nullptr || e->timer == 0) return;
+  if (e == nullptr || e->timer != number) return;
   e->timer = 0;
   if (e->resource != nullptr ||
       e->status.state != ResourceStatus::State::kRequested) {
@@ -517,7 +570,10 @@ void XdsClient::OnResourceTimeout(ResourceType type, const std::string& name) {
 void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
   MutexLock lock(&mu_);
   if (call != call_ || shut_down_) return;
-  stream_state_.connected = true;
+  if (!stream_state_.connected) {
+    stream_state_.connected = true;
+    for (ResourceType t : kTypes) ArmTimersLocked(t);
+  }
   ++stream_state_.messages;
   DiscoveryResponse response;
   if (absl::Status s = ParseReceived(bytes, &response); !s.ok()) {
@@ -560,7 +616,10 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
                                     response.type_url(), "'"));
       continue;
     }
-    Decoded d = Decode(*type, *any);
+    Decoded d = Decode(*type, *any, [&state](const std::string& name) {
+      return state.entries.count(name) != 0;
+    });
+    if (d.not_asked) continue;  // ignored
     if (d.name.empty() && !d.resource.ok()) {
       errors.push_back(absl::StrCat("resource index ", i, ": ",
                                     d.resource.status().message()));
@@ -580,7 +639,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
       e->status.error = std::string(d.resource.status().message());
       continue;
     }
-    if (e->timer != 0) timers_->Cancel(std::exchange(e->timer, 0));
+    e->timer = 0;
     if (e->resource == nullptr || e->bytes != d.bytes) {
       e->resource = std::make_shared<const AnyResource>(*std::move(d.resource));
       e->bytes = std::move(d.bytes);
@@ -594,7 +653,9 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
   // LDS and CDS responses hold the whole set: a name left out is gone.
   if (*type == ResourceType::kListener || *type == ResourceType::kCluster) {
     for (auto& [name, e] : state.entries) {
-      if (seen.count(name) != 0) continue;
+      // A name not had yet waits for its clock: this response may predate
+      // the request that named it.
+      if (seen.count(name) != 0 || e.resource == nullptr) continue;
       if (e.resource != nullptr &&
           bootstrap_.servers[0].ignore_resource_deletion) {
         gpr_log(GPR_INFO,
@@ -607,7 +668,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
         gpr_log(GPR_INFO, "mesh: xds: %s '%s' deleted by the server",
                 TypeName(*type), name.c_str());
       }
-      if (e.timer != 0) timers_->Cancel(std::exchange(e.timer, 0));
+      e.timer = 0;
       e.resource = nullptr;
       e.bytes.clear();
       e.status.state = ResourceStatus::State::kDoesNotExist;
@@ -648,12 +709,19 @@ void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
   // starts them again. Nothing cached is dropped.
   for (auto& t : types_) {
     for (auto& [name, e] : t->entries) {
-      if (e.timer != 0) timers_->Cancel(std::exchange(e.timer, 0));
+      e.timer = 0;
     }
   }
   if (shut_down_) return;
   if (got_responses) backoff_.Reset();
-  if (targets_.empty() && clusters_.empty()) return;  // ended on purpose
+  const bool wanted = !targets_.empty() || !clusters_.empty();
+  if (std::exchange(ending_on_purpose_, false)) {
+    // Ended because nothing was watched; a watch that came meanwhile gets a
+    // new stream at once.
+    if (wanted) StartCallLocked();
+    return;
+  }
+  if (!wanted) return;
   absl::Duration wait = backoff_.Next(gen_);
   stream_state_.last_error =
       status.ok()
@@ -670,9 +738,12 @@ void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
   reconnect_timer_ = timers_->RunAfter(wait, [weak] {
     auto self = weak.lock();
     if (self == nullptr) return;
-    MutexLock lock(&self->mu_);
-    self->reconnect_timer_ = 0;
-    if (!self->shut_down_ && self->call_ == nullptr) self->StartCallLocked();
+    {
+      MutexLock lock(&self->mu_);
+      self->reconnect_timer_ = 0;
+      if (!self->shut_down_ && self->call_ == nullptr) self->StartCallLocked();
+    }
+    DestroyLater([self = std::move(self)] {});
   });
 }
 
@@ -692,6 +763,7 @@ void XdsClient::NotifyTargetLocked(TargetWatch& w) {
     w.listener = w.routes = nullptr;
     w.failure = why;
     w.clusters.clear();
+    w.exists_sent = false;  // a restored listener says so again
     if (w.config != nullptr) {
       w.config->OnServiceConfig(FailingConfig(std::move(why)));
     }
@@ -836,9 +908,12 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
     case ClusterResource::LbPolicy::kLeastRequest:
       break;  // P2C is least-request's better cousin
     case ClusterResource::LbPolicy::kRingHash:
+      // Rings are built on every endpoint update, per channel: capped at
+      // kMaxRingSize entries as gRPC caps them (4096).
       policy.balancing = BackendPolicy::Balancing::kRingHash;
-      policy.ring_min_size = cluster.min_ring_size;
-      policy.ring_max_size = cluster.max_ring_size;
+      policy.ring_max_size = std::min(cluster.max_ring_size, kMaxRingSize);
+      policy.ring_min_size =
+          std::min(cluster.min_ring_size, policy.ring_max_size);
       break;
   }
   policy.max_requests = cluster.max_requests;

@@ -116,7 +116,11 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   void OnResponse(Call* call, const grpc::ByteBuffer& bytes);
   void OnCallDone(Call* call, const grpc::Status& status, bool got_responses);
   void StartCallLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnResourceTimeout(ResourceType type, const std::string& name);
+  void OnResourceTimeout(ResourceType type, const std::string& name,
+                         uint64_t number);
+  // Starts the does-not-exist clock of each name of `type` asked for and
+  // not had, that has none.
+  void ArmTimersLocked(ResourceType type) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers what changed to the watches.
   void NotifyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyTargetLocked(TargetWatch& watch)
@@ -135,6 +139,9 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   Call* call_ ABSL_GUARDED_BY(mu_) = nullptr;  // the open stream, if any
   bool sent_node_ ABSL_GUARDED_BY(mu_) = false;
+  // The stream is being ended because nothing is watched.
+  bool ending_on_purpose_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t timer_numbers_ ABSL_GUARDED_BY(mu_) = 0;
   TimerThread::Id reconnect_timer_ ABSL_GUARDED_BY(mu_) = 0;
   ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
   absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
