@@ -279,7 +279,10 @@ class XdsClient::Call final
   }
 
   // Queues one request; they go out one at a time, in order.
-  void Send(std::string bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(client_->mu_) {
+  // REQUIRES: client_->mu_ held (asserted: the analysis cannot see that the
+  // caller's mu_ is this client's).
+  void Send(std::string bytes) {
+    client_->mu_.AssertHeld();
     if (closed_) return;  // the stream is ending: the next one asks again
     queue_.push_back(std::move(bytes));
     if (!writing_) WriteNext();
@@ -316,7 +319,9 @@ class XdsClient::Call final
   grpc::ClientContext context;
 
  private:
-  void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(client_->mu_) {
+  // REQUIRES: client_->mu_ held.
+  void WriteNext() {
+    client_->mu_.AssertHeld();
     if (queue_.empty() || closed_) return;
     grpc::Slice slice(queue_.front());
     queue_.erase(queue_.begin());
@@ -944,20 +949,22 @@ XdsClient::Resources() const {
 DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {
   MutexLock lock(&mu_);
   DiscoverySubscription::State state = stream_state_;
-  auto add = [this, &state](ResourceType type, const std::string& name) {
-    const auto& entries = types_[Index(type)]->entries;
-    auto found = entries.find(name);
-    if (found == entries.end()) return;
-    const ResourceStatus& s = found->second.status;
-    DiscoverySubscription::Resource r;
-    r.type = TypeName(type);
-    r.name = name;
-    r.state = StateName(s.state);
-    r.version = s.version;
-    r.updated = s.has_resource ? s.updated : absl::InfinitePast();
-    r.error = s.error;
-    state.resources.push_back(std::move(r));
-  };
+  auto add = [this, &state](ResourceType type, const std::string& name)
+                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                   const auto& entries = types_[Index(type)]->entries;
+                   auto found = entries.find(name);
+                   if (found == entries.end()) return;
+                   const ResourceStatus& s = found->second.status;
+                   DiscoverySubscription::Resource r;
+                   r.type = TypeName(type);
+                   r.name = name;
+                   r.state = StateName(s.state);
+                   r.version = s.version;
+                   r.updated =
+                       s.has_resource ? s.updated : absl::InfinitePast();
+                   r.error = s.error;
+                   state.resources.push_back(std::move(r));
+                 };
   auto resource_of =
       [this](ResourceType type, const std::string& name)
           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> const AnyResource* {
