@@ -258,10 +258,13 @@ absl::Status ChannelCore::WaitForEndpoints(absl::Duration timeout) {
     return apex.NoRoutesStatus();
   }
   Destination::Routes routes = apex.routes();
-  std::vector<WeightedBackend> backends;
+  // (backend, key) of every split.
+  std::vector<std::pair<WeightedBackend, std::string>> backends;
   auto add = [&backends](const std::shared_ptr<const TrafficSplit>& split) {
     if (split == nullptr) return;
-    for (const WeightedBackend& b : split->backends()) backends.push_back(b);
+    for (size_t i = 0; i < split->size(); ++i) {
+      backends.emplace_back(split->backends()[i], split->key(i));
+    }
   };
   add(routes.split);
   for (size_t i = 0; i < routes.table->size(); ++i) {
@@ -274,9 +277,9 @@ absl::Status ChannelCore::WaitForEndpoints(absl::Duration timeout) {
   // Each backend in turn, until one has endpoints (each returns early once
   // discovery has answered).
   absl::Status first;
-  for (const WeightedBackend& b : backends) {
+  for (const auto& [b, key] : backends) {
     bool kept = true;
-    std::shared_ptr<Leg> leg = legs_.For(b, routes, &kept);
+    std::shared_ptr<Leg> leg = legs_.For(b, key, routes, &kept);
     if (leg == nullptr) continue;
     absl::Status s = leg->destination->WaitForEndpoints(
         std::max(deadline - absl::Now(), absl::ZeroDuration()));
@@ -332,7 +335,7 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     excluded |= uint64_t{1} << i;
     bool kept = true;
     std::shared_ptr<Leg> leg =
-        legs_.For(split->backends()[i], call.routes, &kept);
+        legs_.For(split->backends()[i], split->key(i), call.routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};

@@ -47,7 +47,7 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
   auto keys = std::make_shared<absl::flat_hash_set<std::string>>();
   auto add = [&keys](const std::shared_ptr<const TrafficSplit>& split) {
     if (split == nullptr) return;
-    for (const WeightedBackend& b : split->backends()) keys->insert(LegKey(b));
+    for (size_t i = 0; i < split->size(); ++i) keys->insert(split->key(i));
   };
   add(routes.split);
   for (size_t i = 0; i < routes.table->size(); ++i) {
@@ -60,11 +60,6 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
         metrics_->Route(target_, routes.table->At(i).metrics_name));
   }
   return routes;
-}
-
-std::string Destination::LegKey(const WeightedBackend& backend) {
-  return backend.cluster.empty() ? backend.authority
-                                 : absl::StrCat(" cluster ", backend.cluster);
 }
 
 bool Destination::SamePolicy(const BackendPolicy& a, const BackendPolicy& b) {

@@ -160,12 +160,10 @@ class Destination final : public EndpointObserver,
     std::vector<std::shared_ptr<RouteMetrics>> route_metrics;
     // Counts the configs this destination has had (0: none yet).
     uint64_t generation = 0;
-    // Every backend of the split and of the routes' splits, by LegKey.
+    // Every backend of the split and of the routes' splits, by
+    // TrafficSplit::KeyOf.
     std::shared_ptr<const absl::flat_hash_set<std::string>> backend_keys;
   };
-  // A backend's key among a channel's legs: its authority, or a cluster's
-  // name after " cluster " (authorities hold no spaces).
-  static std::string LegKey(const WeightedBackend& backend);
   Routes routes() const;
 
   // The metrics of one of this destination's current endpoints, made on the

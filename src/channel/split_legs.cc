@@ -24,11 +24,11 @@ SplitLegs::SplitLegs(std::string target, const BalancerOptions& options,
       apex_(std::move(apex)) {}
 
 std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
+                                    const std::string& key,
                                     const Destination::Routes& routes,
                                     bool* kept) {
   *kept = true;
   if (backend.cluster.empty() && backend.authority == target_) return apex_;
-  const std::string key = Destination::LegKey(backend);
   std::vector<std::shared_ptr<Leg>> dropped;
   std::shared_ptr<Leg> leg;
   {

@@ -54,7 +54,9 @@ class SplitLegs {
   // shut down. Under a split older than the legs', or for a backend the
   // current routes no longer name, a backend without a leg gets a one-off
   // leg (`*kept` false); only a newer split prunes.
+  // `key` is the backend's TrafficSplit::key.
   std::shared_ptr<Leg> For(const WeightedBackend& backend,
+                           const std::string& key,
                            const Destination::Routes& routes, bool* kept);
   // The balancer statistics of the apex and of every backend's leg.
   std::vector<EndpointStats> Stats();

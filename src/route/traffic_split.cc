@@ -11,6 +11,10 @@
 
 namespace mesh::internal {
 
+std::string TrafficSplit::KeyOf(const WeightedBackend& b) {
+  return b.cluster.empty() ? b.authority : absl::StrCat(" cluster ", b.cluster);
+}
+
 const std::string& TrafficSplit::NameOf(const WeightedBackend& b) {
   return b.cluster.empty() ? b.authority : b.cluster;
 }
@@ -62,6 +66,7 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
         continue;
       }
       split->backends_.push_back(b);
+      split->keys_.push_back(KeyOf(b));
       wide.push_back(b.weight);
     }
   }

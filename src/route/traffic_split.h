@@ -36,6 +36,12 @@ class TrafficSplit {
       std::vector<std::string>* dropped);
 
   const std::vector<WeightedBackend>& backends() const { return backends_; }
+  // Backend i's key among a channel's legs (KeyOf), made once here so that
+  // a pick does not make it.
+  const std::string& key(size_t i) const { return keys_[i]; }
+  // A backend's key: its authority, or a cluster's name after " cluster "
+  // (authorities hold no spaces).
+  static std::string KeyOf(const WeightedBackend& b);
 
   // A backend index drawn with probability proportional to weight among
   // those whose bit in `excluded` is clear (bit i: backend i); size() when
@@ -50,6 +56,7 @@ class TrafficSplit {
 
  private:
   std::vector<WeightedBackend> backends_;
+  std::vector<std::string> keys_;  // beside backends_
 };
 
 }  // namespace mesh::internal
