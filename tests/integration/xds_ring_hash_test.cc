@@ -84,9 +84,12 @@ class XdsRingHashTest : public ::testing::Test {
   }
 
   std::string CallAs(const std::string& user) {
+    return CallAs(*channel_, user);
+  }
+  static std::string CallAs(Channel& channel, const std::string& user) {
     CallOptions options;
     if (!user.empty()) options.metadata = {{"x-user", user}};
-    CallResult r = channel_->CallRaw("/test.Echo/Say", "hello", options);
+    CallResult r = channel.CallRaw("/test.Echo/Say", "hello", options);
     EXPECT_TRUE(r.status.ok()) << r.status;
     return r.endpoint;
   }
@@ -108,6 +111,14 @@ TEST_F(XdsRingHashTest, OneHeaderValueAlwaysGoesToOneEndpoint) {
   }
   // 20 users on 4 equal endpoints: all on one has probability 4^-19.
   EXPECT_GE(used.size(), 2u);
+  // The ring, not a balancer's state, decides: a second channel (its own
+  // balancer, no load history) sends each user to the same endpoint.
+  auto other = mesh_->NewChannel("xds:///ring.test:7001");
+  ASSERT_TRUE(other.ok()) << other.status();
+  for (int u = 0; u < 20; ++u) {
+    const std::string user = absl::StrCat("user-", u);
+    EXPECT_EQ(CallAs(**other, user), CallAs(user)) << user;
+  }
 }
 
 TEST_F(XdsRingHashTest, CallsWithoutTheHeaderGoAtRandom) {
