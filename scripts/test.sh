@@ -78,13 +78,8 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   step "tests under TSan"
   # tests/tsan.supp: reports inside Debian's uninstrumented gRPC and Abseil.
   # Not gRPC's own xDS client (XdsInteropTest, tests/CMakeLists.txt says why).
-  # Not mesh's xDS client tests either: under -fsanitize=thread, reading the
-  # bootstrap's google.protobuf.Struct (built by Debian's uninstrumented
-  # libprotobuf) crashes in protobuf's inline Map code (SEGV in
-  # Map::InnerMap::FindHelper, every test, before any thread starts); they
-  # run in the regular and ASan+UBSan builds.
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
     ctest --test-dir build/tsan -j"$jobs" -L "concurrency|integration" \
-    -E '^(XdsInteropTest|XdsClientTest|XdsProtocolTest|XdsDataPathTest|XdsRoutingTest|XdsRingHashTest)[.]'
+    -E '^XdsInteropTest[.]'
 
 fi
