@@ -15,6 +15,7 @@
 #define MESH_BALANCER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -33,6 +34,41 @@ enum class BalancerKind {
   // endpoint's calls go to the next endpoint on the ring. A call without a
   // hash gets a random one.
   kRingHash,
+};
+
+// Outlier detection over intervals (Envoy's success-rate and
+// failure-percentage ejection, which gRPC's xDS client also has, gRFC A50):
+// every `interval` the calls each endpoint answered since the last look are
+// counted (a call that ended with a classified failure or an endpoint
+// failure counts as a failure, a cancelled one not at all), and endpoints
+// whose numbers stand out are ejected, each with the probability its
+// enforcement percentage gives. An xDS cluster's outlier_detection sets it
+// (BackendPolicy::Ejection); code may set it too. The look is taken by the
+// first call to end once an interval has passed: an idle destination costs
+// nothing.
+struct IntervalEjection {
+  // Time between two looks. Must be > 0.
+  absl::Duration interval = absl::Seconds(10);
+  // Ejects an endpoint whose success rate is below mean − stdev ×
+  // stdev_factor / 1000 of the endpoints with at least request_volume calls
+  // in the interval, when at least minimum_hosts have that many.
+  struct SuccessRate {
+    uint32_t stdev_factor = 1900;
+    uint32_t enforcement_percentage = 100;  // 0..100
+    uint32_t minimum_hosts = 5;
+    uint32_t request_volume = 100;
+  };
+  std::optional<SuccessRate> success_rate;
+  // Ejects an endpoint whose share of failed calls is at least threshold
+  // percent, among the endpoints with at least request_volume calls, when at
+  // least minimum_hosts have that many.
+  struct FailurePercentage {
+    uint32_t threshold = 85;                // 0..100
+    uint32_t enforcement_percentage = 100;  // 0..100
+    uint32_t minimum_hosts = 5;
+    uint32_t request_volume = 50;
+  };
+  std::optional<FailurePercentage> failure_percentage;
 };
 
 struct BalancerOptions {
@@ -66,6 +102,13 @@ struct BalancerOptions {
   // its next failure tries again). Lower keeps more capacity in a broad
   // outage, where failures are not the endpoints' fault. Must be in [0, 1].
   double ejection_max_share = 0.5;
+  // Also eject by interval statistics (see IntervalEjection). When set, the
+  // ejection rules become Envoy's throughout: an endpoint may be ejected
+  // while fewer than ejection_max_share × n of the n are (so 0 ejects none,
+  // and 1 may eject all: picks still never fail for it), and the backoff's
+  // n steps down by one for each interval an endpoint spends un-ejected,
+  // instead of starting over after ejection_max.
+  std::optional<IntervalEjection> interval_ejection;
   // kRingHash: the ring has between ring_min_size and ring_max_size entries
   // (each endpoint in proportion to its weight); 1 <= min <= max <= 8M.
   // Larger rings spread calls closer to the weights. Equal weights give

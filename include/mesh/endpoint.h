@@ -21,11 +21,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "mesh/balancer.h"
 
 namespace mesh {
 
@@ -99,6 +102,17 @@ struct BackendPolicy {
     uint32_t per_million = 0;
   };
   std::vector<Drop> drops;
+  // Outlier ejection for the backend's endpoints (xDS outlier_detection):
+  // when set, replaces the channel's ejection_* options and sets
+  // interval_ejection (see BalancerOptions).
+  struct Ejection {
+    uint32_t consecutive_failures = 5;  // 0: not on classified failures
+    absl::Duration base = absl::Seconds(30);
+    absl::Duration max = absl::Seconds(300);  // >= base
+    double max_share = 0.1;                   // 0..1
+    IntervalEjection interval;
+  };
+  std::optional<Ejection> ejection;
 };
 
 class EndpointObserver {

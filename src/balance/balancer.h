@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -61,6 +62,11 @@ class Balancer {
   // Statistics of the current endpoints, sorted by address.
   virtual std::vector<EndpointStats> Stats() const = 0;
 };
+
+// Whether `a` and `b` make the same balancer (every field equal).
+bool SameBalancerOptions(const BalancerOptions& a, const BalancerOptions& b);
+bool SameIntervalEjection(const std::optional<IntervalEjection>& a,
+                          const std::optional<IntervalEjection>& b);
 
 }  // namespace mesh::internal
 

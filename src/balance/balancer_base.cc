@@ -30,7 +30,7 @@ BalancerBase::BalancerBase(const BalancerOptions& options, const Clock* clock,
     : options_(options),
       clock_(clock != nullptr ? clock : Clock::Real()),
       rng_(rng),
-      ejection_(std::make_shared<EjectionGroup>(options)),
+      ejection_(std::make_shared<EjectionGroup>(options, clock_->NowNanos())),
       snapshot_(std::make_unique<Snapshot>(
           std::vector<std::shared_ptr<EndpointLoad>>{})) {}
 

@@ -9,17 +9,26 @@
 //   if (group->TryEject(*load, now)) { ... }   // on a failure at threshold
 //   load->Ejected(now);                        // picks: one relaxed load
 //
-// Thread-safe. Only the failure and update paths take its mutex; picks read
-// EndpointLoad::ejected_until_ns without it.
+// With BalancerOptions::interval_ejection, the group also takes a look every
+// interval (MaybeSweep, from the call that ends first after the interval has
+// passed): each member's calls since the last look are counted, and the
+// success-rate and failure-percentage rules eject the endpoints that stand
+// out (gRFC A50).
+//
+// Thread-safe. Only the failure and update paths, and one call per interval,
+// take its mutex; picks read EndpointLoad::ejected_until_ns without it.
 #ifndef MESH_SRC_BALANCE_EJECTION_GROUP_H_
 #define MESH_SRC_BALANCE_EJECTION_GROUP_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
 #include "mesh/balancer.h"
 #include "src/base/mutex.h"
 
@@ -37,13 +46,16 @@ int64_t EjectionNanos(uint64_t times, int64_t base_ns, int64_t max_ns);
 
 class EjectionGroup {
  public:
-  // REQUIRES: options valid (Balancer::Create checks them).
-  explicit EjectionGroup(const BalancerOptions& options);
+  // REQUIRES: options valid (Balancer::Create checks them). `now_ns`
+  // starts the first interval.
+  EjectionGroup(const BalancerOptions& options, int64_t now_ns);
   EjectionGroup(const EjectionGroup&) = delete;
   EjectionGroup& operator=(const EjectionGroup&) = delete;
 
   // Classified failures in a row that eject; 0: never on classified failures.
   uint32_t consecutive_failures() const { return consecutive_failures_; }
+  // Whether members count their calls per interval (interval_ejection set).
+  bool counts_intervals() const { return interval_.has_value(); }
 
   // Makes `loads` the current set. Their ejection state is read as it is now
   // (an inheriting record has copied its predecessor's, see Replace).
@@ -60,13 +72,45 @@ class EjectionGroup {
   // failures, and returns true; otherwise changes nothing and returns false.
   bool TryEject(EndpointLoad& load, int64_t now_ns);
 
+  // With interval ejection, takes the look if an interval has passed since
+  // the last one (at most one caller does; the others return at once):
+  // reads and resets each member's interval counts, ejects by the
+  // success-rate and failure-percentage rules, and steps down the backoff
+  // of the members not ejected. Otherwise does nothing.
+  void MaybeSweep(int64_t now_ns);
+
  private:
+  // Whether one more of `members` may be ejected while `ejected` are.
+  bool MayEjectOneMore(size_t ejected, size_t members) const;
+  bool EjectLocked(
+      EndpointLoad& load, int64_t now_ns,
+      absl::flat_hash_map<const EndpointLoad*, int64_t>::iterator self)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ejects `load`, an outlier of the look at `now_ns`, unless it is ejected
+  // already, the share of the `members` forbids one more than `*ejected`,
+  // or the enforcement draw says no; counts it in `*ejected`.
+  void EjectOutlier(EndpointLoad& load, uint32_t enforcement_percentage,
+                    int64_t now_ns, size_t members, size_t* ejected)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The look at `now_ns`; the last was at `last_look_ns` (or the group was
+  // made then), `intervals` intervals ago.
+  void Sweep(int64_t now_ns, int64_t last_look_ns, int64_t intervals)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   const uint32_t consecutive_failures_;
   const int64_t base_ns_;
   const int64_t max_ns_;
   const double max_share_;
+  const std::optional<IntervalEjection> interval_;
+  const int64_t interval_ns_;  // 0 without interval ejection
+  // When the next look is due.
+  std::atomic<int64_t> next_sweep_ns_;
   // Failures settle on many threads at once (a Mutex: mutex.h).
   Mutex mu_;
+  // The members, for the looks (interval ejection only; empty otherwise).
+  std::vector<std::weak_ptr<EndpointLoad>> members_ ABSL_GUARDED_BY(mu_);
+  // Draws for the enforcement percentages.
+  absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
   // Each member's ejection deadline, mirrored from its EndpointLoad
   // (written only under mu_), so that counting never touches a record that
   // may be gone. Keys are identities: never dereferenced.

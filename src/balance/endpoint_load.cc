@@ -19,6 +19,8 @@ void EndpointLoad::InheritFrom(const EndpointLoad& other) {
   picks.store(other.picks.load());
   failures.store(other.failures.load());
   consecutive_failures.store(other.consecutive_failures.load());
+  interval_successes.store(other.interval_successes.load());
+  interval_failures.store(other.interval_failures.load());
   ejection->Replace(other, *this);
 }
 
@@ -29,6 +31,11 @@ void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
     ewma.Observe(now_ns - start_ns, now_ns);
   } else {
     ewma.ObservePeak(now_ns - start_ns, now_ns);
+  }
+  if (ejection->counts_intervals() && outcome != CallOutcome::kCancelled) {
+    (outcome == CallOutcome::kSuccess ? interval_successes : interval_failures)
+        .fetch_add(1, std::memory_order_relaxed);
+    ejection->MaybeSweep(now_ns);
   }
   switch (outcome) {
     case CallOutcome::kSuccess:

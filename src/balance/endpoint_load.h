@@ -58,6 +58,9 @@ struct EndpointLoad {
   std::atomic<uint32_t> times_ejected{0};    // n of the backoff; may restart
   std::atomic<int64_t> ejected_until_ns{0};  // end of the last ejection
   std::atomic<uint64_t> ejections{0};        // total, never restarts
+  // Calls ended since the group's last look (interval ejection only).
+  std::atomic<uint32_t> interval_successes{0};
+  std::atomic<uint32_t> interval_failures{0};
 };
 
 }  // namespace mesh::internal

@@ -195,12 +195,25 @@ std::string Policy(const DestinationView& v) {
     drops.push_back(absl::StrCat("{\"category\":", JsonString(d.category),
                                  ",\"per_million\":", d.per_million, "}"));
   }
+  std::string ejection = "null";
+  if (v.policy->ejection) {
+    const BackendPolicy::Ejection& e = *v.policy->ejection;
+    ejection = absl::StrCat(
+        "{\"consecutive_failures\":", e.consecutive_failures,
+        ",\"base_ms\":", absl::ToInt64Milliseconds(e.base),
+        ",\"max_ms\":", absl::ToInt64Milliseconds(e.max),
+        ",\"max_percent\":", e.max_share * 100,
+        ",\"interval_ms\":", absl::ToInt64Milliseconds(e.interval.interval),
+        ",\"success_rate\":", e.interval.success_rate ? "true" : "false",
+        ",\"failure_percentage\":",
+        e.interval.failure_percentage ? "true" : "false", "}");
+  }
   return absl::StrCat(
       "{\"max_requests\":", v.policy->max_requests,
       ",\"in_flight\":", v.in_flight,
       ",\"circuit_breaker_refusals\":", v.circuit_breaker_refusals,
       ",\"drops\":[", absl::StrJoin(drops, ","), "],\"dropped\":", v.dropped,
-      "}");
+      ",\"outlier_detection\":", ejection, "}");
 }
 
 }  // namespace

@@ -62,10 +62,25 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
   return routes;
 }
 
+namespace {
+
+bool SameEjection(const std::optional<BackendPolicy::Ejection>& a,
+                  const std::optional<BackendPolicy::Ejection>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return a->consecutive_failures == b->consecutive_failures &&
+         a->base == b->base && a->max == b->max &&
+         a->max_share == b->max_share &&
+         SameIntervalEjection(a->interval, b->interval);
+}
+
+}  // namespace
+
 bool Destination::SamePolicy(const BackendPolicy& a, const BackendPolicy& b) {
   if (a.balancing != b.balancing || a.ring_min_size != b.ring_min_size ||
       a.ring_max_size != b.ring_max_size || a.max_requests != b.max_requests ||
-      a.drops.size() != b.drops.size()) {
+      a.drops.size() != b.drops.size() ||
+      !SameEjection(a.ejection, b.ejection)) {
     return false;
   }
   for (size_t i = 0; i < a.drops.size(); ++i) {
@@ -143,6 +158,14 @@ BalancerOptions Destination::BalancerOptionsFor(
       options.ring_min_size = policy_->ring_min_size;
       options.ring_max_size = policy_->ring_max_size;
       break;
+  }
+  if (policy_->ejection) {
+    const BackendPolicy::Ejection& e = *policy_->ejection;
+    options.ejection_consecutive_failures = e.consecutive_failures;
+    options.ejection_base = e.base;
+    options.ejection_max = std::max(e.base, e.max);
+    options.ejection_max_share = e.max_share;
+    options.interval_ejection = e.interval;
   }
   return options;
 }

@@ -55,9 +55,7 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
       // fits is made anew (in-flight attempts keep the old one alive).
       const Leg& old = *found->second;
       BalancerOptions wanted = old.destination->BalancerOptionsFor(options_);
-      if (wanted.kind != old.kind ||
-          wanted.ring_min_size != old.ring_min_size ||
-          wanted.ring_max_size != old.ring_max_size) {
+      if (!SameBalancerOptions(wanted, old.options)) {
         dropped.push_back(std::move(found->second));
         legs_.erase(found);
         found = legs_.end();
@@ -86,9 +84,7 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
       if (dest.ok() && balancer.ok()) {
         leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
         leg->policy_generation = generation;
-        leg->kind = options.kind;
-        leg->ring_min_size = options.ring_min_size;
-        leg->ring_max_size = options.ring_max_size;
+        leg->options = options;
         // A backend of an older split (a retry's) is used once, not kept.
         if (routes.generation == generation_ &&
             routes.backend_keys->contains(key)) {

@@ -35,11 +35,9 @@ struct Leg {
   const std::unique_ptr<Balancer> balancer;
   const bool attached;
   // The destination's backend policy the balancer was made for (its
-  // policy_generation) and the kind it made.
+  // policy_generation) and the options it made it with.
   uint64_t policy_generation = 0;
-  BalancerKind kind = BalancerKind::kP2cPeakEwma;
-  uint64_t ring_min_size = 0;
-  uint64_t ring_max_size = 0;
+  BalancerOptions options;
 };
 
 class SplitLegs {

@@ -159,7 +159,7 @@ TEST_F(XdsDataPathTest, DropOverloadsDropTheirShare) {
   EXPECT_THAT(described,
               HasSubstr(R"({"category":"lb","per_million":500000})"));
   EXPECT_THAT(described,
-              HasSubstr(absl::StrCat("\"dropped\":", kAll + dropped, "}")));
+              HasSubstr(absl::StrCat("\"dropped\":", kAll + dropped, ",")));
 }
 
 TEST_F(XdsDataPathTest, FaultAbortFailsItsShareOfCalls) {
@@ -281,6 +281,54 @@ TEST_F(XdsDataPathTest, RetriesStayWithinTheRetryBudget) {
   const double bound = kCalls + 0.2 * kCalls + 10 * (elapsed + 10);
   EXPECT_LE(attempts, bound) << "elapsed " << elapsed << " s";
   EXPECT_GT(attempts, kCalls) << "no retry";
+}
+
+TEST_F(XdsDataPathTest, OutlierDetectionEjectsByFailurePercentage) {
+  Backends b = testing::StartBackends(5);
+  b[0]->set_status(grpc::StatusCode::INTERNAL);  // a classified failure
+  Set(MakeListener());
+  Set(OneHost(RouteTo(kCluster)));
+  std::vector<const tools::EchoBackend*> all;
+  for (const auto& backend : b) all.push_back(backend.get());
+  // Failure-percentage ejection only: consecutive failures and success
+  // rate are off, so an ejection can only come from an interval's look.
+  AddCluster(kCluster, all,
+             "outlier_detection { interval { nanos: 200000000 } "
+             "base_ejection_time { seconds: 60 } max_ejection_percent { "
+             "value: 20 } enforcing_consecutive_5xx { value: 0 } "
+             "enforcing_success_rate { value: 0 } "
+             "enforcing_failure_percentage { value: 100 } "
+             "failure_percentage_threshold { value: 50 } "
+             "failure_percentage_minimum_hosts { value: 5 } "
+             "failure_percentage_request_volume { value: 5 } }");
+  ChannelOptions round_robin;  // every endpoint gets its share of calls
+  round_robin.balancer.kind = BalancerKind::kRoundRobin;
+  ASSERT_NO_FATAL_FAILURE(MakeMesh(round_robin));
+  auto ejected = [&] {
+    for (const EndpointStats& s : channel_->EndpointStatsSnapshot()) {
+      if (s.address == b[0]->address()) return s.ejected;
+    }
+    return false;
+  };
+  int calls = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (!ejected() && calls < 5000 && absl::Now() < give_up) {
+    Call();
+    ++calls;
+  }
+  ASSERT_TRUE(ejected()) << "after " << calls << " calls";
+  // Far more than consecutive ejection (off) would have allowed: b[0]
+  // failed every call it got, at least the request volume.
+  EXPECT_GE(b[0]->calls_received(), 5);
+  const int64_t received = b[0]->calls_received();
+  for (int i = 0; i < 100; ++i) {
+    CallResult r = Call();
+    EXPECT_TRUE(r.status.ok()) << i << ": " << r.status;
+  }
+  EXPECT_EQ(b[0]->calls_received(), received) << "an ejected endpoint served";
+  // Describe() shows the policy the balancers got.
+  EXPECT_THAT(mesh_->Describe(),
+              HasSubstr(R"("outlier_detection":{"consecutive_failures":0,)"));
 }
 
 TEST_F(XdsDataPathTest, EndpointUpdatesAreFollowedWhileCallsFlow) {

@@ -16,6 +16,7 @@
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
 #include "google/protobuf/text_format.h"
+#include "src/discovery/xds/xds_client.h"
 
 namespace mesh::internal::xds {
 namespace {
@@ -1253,6 +1254,8 @@ TEST(ConvertCluster, OutlierDetectionDefaults) {
   EXPECT_EQ(od.base_ejection_time, absl::Seconds(30));
   EXPECT_EQ(od.max_ejection_time, absl::Seconds(300));
   EXPECT_EQ(od.max_ejection_percent, 10u);
+  EXPECT_EQ(od.consecutive_5xx, 5u);
+  EXPECT_EQ(od.enforcing_consecutive_5xx, 100u);
   // gRFC A50: enforcing_success_rate defaults to 100, so success-rate
   // ejection is on; enforcing_failure_percentage defaults to 0: off.
   ASSERT_TRUE(od.success_rate.has_value());
@@ -1272,9 +1275,13 @@ TEST(ConvertCluster, OutlierDetectionFields) {
       "enforcing_failure_percentage { value: 80 } "
       "failure_percentage_threshold { value: 60 } "
       "failure_percentage_minimum_hosts { value: 3 } "
-      "failure_percentage_request_volume { value: 20 } }"));
+      "failure_percentage_request_volume { value: 20 } "
+      "consecutive_5xx { value: 7 } enforcing_consecutive_5xx { value: 0 } "
+      "}"));
   ASSERT_TRUE(c.ok()) << c.status();
   const OutlierDetection& od = *c->outlier_detection;
+  EXPECT_EQ(od.consecutive_5xx, 7u);
+  EXPECT_EQ(od.enforcing_consecutive_5xx, 0u);
   EXPECT_EQ(od.interval, absl::Seconds(1));
   EXPECT_EQ(od.base_ejection_time, absl::Seconds(2));
   EXPECT_EQ(od.max_ejection_time, absl::Seconds(3));
@@ -1315,6 +1322,13 @@ TEST(ConvertCluster, OutlierDetectionRefusals) {
        "outlier_detection.base_ejection_time.nanos: -1 is outside"},
       {"max_ejection_time { seconds: 315576000001 }",
        "outlier_detection.max_ejection_time.seconds: 315576000001 is outside"},
+      {"enforcing_consecutive_5xx { value: 101 }",
+       "outlier_detection.enforcing_consecutive_5xx: 101 is above 100"},
+      {"interval {}", "outlier_detection.interval: must be > 0"},
+      {"base_ejection_time { seconds: 0 }",
+       "outlier_detection.base_ejection_time: must be > 0"},
+      {"max_ejection_time { nanos: 0 }",
+       "outlier_detection.max_ejection_time: must be > 0"},
   };
   for (const auto& [od, problem] : cases) {
     EXPECT_THAT(ClusterError(
@@ -1322,6 +1336,42 @@ TEST(ConvertCluster, OutlierDetectionRefusals) {
                 HasSubstr(problem))
         << od;
   }
+}
+
+// What the balancers get of an outlier_detection (BackendPolicy::Ejection).
+TEST(EjectionOf, EnvoysFieldsBecomeTheBalancersEjection) {
+  absl::StatusOr<ClusterResource> c = ConvertCluster(EdsCluster(
+      "outlier_detection { interval { seconds: 4 } base_ejection_time { "
+      "seconds: 60 } max_ejection_time { seconds: 20 } max_ejection_percent "
+      "{ value: 30 } consecutive_5xx { value: 3 } "
+      "enforcing_failure_percentage { value: 90 } "
+      "failure_percentage_threshold { value: 70 } }"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  BackendPolicy::Ejection e = EjectionOf(*c->outlier_detection);
+  EXPECT_EQ(e.consecutive_failures, 3u);
+  EXPECT_EQ(e.base, absl::Seconds(60));
+  EXPECT_EQ(e.max, absl::Seconds(60));  // max below base: base
+  EXPECT_DOUBLE_EQ(e.max_share, 0.3);
+  EXPECT_EQ(e.interval.interval, absl::Seconds(4));
+  ASSERT_TRUE(e.interval.success_rate.has_value());  // on by default
+  EXPECT_EQ(e.interval.success_rate->stdev_factor, 1900u);
+  ASSERT_TRUE(e.interval.failure_percentage.has_value());
+  EXPECT_EQ(e.interval.failure_percentage->threshold, 70u);
+  EXPECT_EQ(e.interval.failure_percentage->enforcement_percentage, 90u);
+  EXPECT_EQ(e.interval.failure_percentage->minimum_hosts, 5u);
+  EXPECT_EQ(e.interval.failure_percentage->request_volume, 50u);
+
+  // enforcing_consecutive_5xx 0 turns consecutive failures off; Istio sends
+  // it so for consecutive5xxErrors: 0.
+  c = ConvertCluster(
+      EdsCluster("outlier_detection { enforcing_consecutive_5xx { value: 0 } "
+                 "enforcing_success_rate { value: 0 } }"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  e = EjectionOf(*c->outlier_detection);
+  EXPECT_EQ(e.consecutive_failures, 0u);
+  EXPECT_EQ(e.max, absl::Seconds(300));
+  EXPECT_FALSE(e.interval.success_rate.has_value());
+  EXPECT_FALSE(e.interval.failure_percentage.has_value());
 }
 
 // --- ClusterLoadAssignment ---------------------------------------------------

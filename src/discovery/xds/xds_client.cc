@@ -169,6 +169,33 @@ const char* StateName(ResourceStatus::State state) {
   return "";
 }
 
+BackendPolicy::Ejection EjectionOf(const OutlierDetection& od) {
+  BackendPolicy::Ejection e;
+  e.consecutive_failures =
+      od.enforcing_consecutive_5xx == 0 ? 0 : od.consecutive_5xx;
+  e.base = od.base_ejection_time;
+  // Envoy: max_ejection_time, or base_ejection_time if that is larger.
+  e.max = std::max(od.base_ejection_time, od.max_ejection_time);
+  e.max_share = od.max_ejection_percent / 100.0;
+  e.interval.interval = od.interval;
+  if (od.success_rate) {
+    IntervalEjection::SuccessRate& r = e.interval.success_rate.emplace();
+    r.stdev_factor = od.success_rate->stdev_factor;
+    r.enforcement_percentage = od.success_rate->enforcement_percentage;
+    r.minimum_hosts = od.success_rate->minimum_hosts;
+    r.request_volume = od.success_rate->request_volume;
+  }
+  if (od.failure_percentage) {
+    IntervalEjection::FailurePercentage& r =
+        e.interval.failure_percentage.emplace();
+    r.threshold = od.failure_percentage->threshold;
+    r.enforcement_percentage = od.failure_percentage->enforcement_percentage;
+    r.minimum_hosts = od.failure_percentage->minimum_hosts;
+    r.request_volume = od.failure_percentage->request_volume;
+  }
+  return e;
+}
+
 std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource) {
   // Localities are sorted by priority: the first priority with endpoints.
   size_t begin = 0;
@@ -922,6 +949,9 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
       break;
   }
   policy.max_requests = cluster.max_requests;
+  if (cluster.outlier_detection) {
+    policy.ejection = EjectionOf(*cluster.outlier_detection);
+  }
   for (const EndpointsResource::Drop& d : assignment.drop_overloads) {
     policy.drops.push_back({d.category, d.per_million});
   }

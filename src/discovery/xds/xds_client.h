@@ -156,6 +156,12 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
 // endpoint's weight scaled by its locality's share.
 std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource);
 
+// What a cluster's outlier_detection asks of its balancers: consecutive
+// failures (0 when enforcing_consecutive_5xx is 0), Envoy's backoff and
+// ejected share, and interval ejection by success rate and failure
+// percentage as configured.
+BackendPolicy::Ejection EjectionOf(const OutlierDetection& od);
+
 }  // namespace mesh::internal::xds
 
 #endif  // MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_

@@ -138,10 +138,12 @@ absl::Status Percent(const google::protobuf::UInt32Value& value,
   return absl::OkStatus();
 }
 
+// Envoy requires each of outlier_detection's durations to be > 0.
 absl::Status SetDuration(const google::protobuf::Duration& value,
                          absl::string_view field, absl::Duration* out) {
   absl::StatusOr<absl::Duration> d = ConvertDuration(value);
   if (!d.ok()) return Within(field, d.status());
+  if (*d <= absl::ZeroDuration()) return FieldError(field, "must be > 0");
   *out = *d;
   return absl::OkStatus();
 }
@@ -169,6 +171,15 @@ absl::StatusOr<OutlierDetection> ConvertOutlierDetection(
   if (od.has_max_ejection_percent()) {
     absl::Status s = Percent(od.max_ejection_percent(), "max_ejection_percent",
                              &out.max_ejection_percent);
+    if (!s.ok()) return s;
+  }
+  if (od.has_consecutive_5xx()) {
+    out.consecutive_5xx = od.consecutive_5xx().value();
+  }
+  if (od.has_enforcing_consecutive_5xx()) {
+    absl::Status s =
+        Percent(od.enforcing_consecutive_5xx(), "enforcing_consecutive_5xx",
+                &out.enforcing_consecutive_5xx);
     if (!s.ok()) return s;
   }
   OutlierDetection::SuccessRate success;

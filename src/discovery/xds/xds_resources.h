@@ -91,6 +91,10 @@ struct OutlierDetection {
   absl::Duration base_ejection_time = absl::Seconds(30);
   absl::Duration max_ejection_time = absl::Seconds(300);
   uint32_t max_ejection_percent = 10;
+  // Consecutive-failure ejection: consecutive_5xx failures in a row, unless
+  // enforcing_consecutive_5xx is 0 (any other percentage applies as 100).
+  uint32_t consecutive_5xx = 5;
+  uint32_t enforcing_consecutive_5xx = 100;
   // Success-rate ejection; unset (no enforcing_success_rate ... ) when
   // absent from the resource.
   struct SuccessRate {
