@@ -36,6 +36,21 @@ enum class BalancerKind {
   kRingHash,
 };
 
+// The rules of IntervalEjection (declared outside it, so that they are
+// complete where std::optional needs them).
+struct SuccessRateEjection {
+  uint32_t stdev_factor = 1900;
+  uint32_t enforcement_percentage = 100;  // 0..100
+  uint32_t minimum_hosts = 5;
+  uint32_t request_volume = 100;
+};
+struct FailurePercentageEjection {
+  uint32_t threshold = 85;                // 0..100
+  uint32_t enforcement_percentage = 100;  // 0..100
+  uint32_t minimum_hosts = 5;
+  uint32_t request_volume = 50;
+};
+
 // Outlier detection over intervals (Envoy's success-rate and
 // failure-percentage ejection, which gRPC's xDS client also has, gRFC A50):
 // every `interval` the calls each endpoint answered since the last look are
@@ -52,22 +67,12 @@ struct IntervalEjection {
   // Ejects an endpoint whose success rate is below mean − stdev ×
   // stdev_factor / 1000 of the endpoints with at least request_volume calls
   // in the interval, when at least minimum_hosts have that many.
-  struct SuccessRate {
-    uint32_t stdev_factor = 1900;
-    uint32_t enforcement_percentage = 100;  // 0..100
-    uint32_t minimum_hosts = 5;
-    uint32_t request_volume = 100;
-  };
+  using SuccessRate = SuccessRateEjection;
   std::optional<SuccessRate> success_rate;
   // Ejects an endpoint whose share of failed calls is at least threshold
   // percent, among the endpoints with at least request_volume calls, when at
   // least minimum_hosts have that many.
-  struct FailurePercentage {
-    uint32_t threshold = 85;                // 0..100
-    uint32_t enforcement_percentage = 100;  // 0..100
-    uint32_t minimum_hosts = 5;
-    uint32_t request_volume = 50;
-  };
+  using FailurePercentage = FailurePercentageEjection;
   std::optional<FailurePercentage> failure_percentage;
 };
 
