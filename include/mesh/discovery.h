@@ -24,6 +24,10 @@
 #include "mesh/endpoint.h"
 #include "mesh/service_config.h"
 
+namespace grpc {
+class Service;
+}  // namespace grpc
+
 namespace mesh {
 
 // Destroying it stops the updates; once the destructor returns the observer
@@ -89,6 +93,14 @@ class DiscoverySource {
   // The target scheme this source serves ("xds" for xds:///name:port); empty
   // for none. MeshOptions::discovery also serves targets of its scheme.
   virtual std::string Scheme() const { return ""; }
+  // A gRPC service that reports this source's state to debugging tools, for
+  // the Mesh to serve on MeshOptions::tap_address under tap's access rule
+  // (xDS: CSDS, envoy.service.status.v3.ClientStatusDiscoveryService). Null
+  // for none. Sources may share one object; the Mesh registers each once and
+  // holds it while its tap server runs.
+  virtual std::shared_ptr<grpc::Service> StatusService() const {
+    return nullptr;
+  }
 };
 
 // Endpoints and service configs (routes) given in code. A target nobody has

@@ -69,7 +69,8 @@ struct MeshOptions {
   // `linkerd viz tap` and `mesh-tap`, e.g. "127.0.0.1:4190" (Linkerd's
   // port; 0 picks one, see tap_port()). Empty: no server (Mesh::Tap still
   // works in-process). Without tap_tls only peers on 127.0.0.1 or ::1 are
-  // served.
+  // served. The sources' status services are served there too, under the
+  // same rule (xDS: CSDS, see DiscoverySource::StatusService).
   std::string tap_address;
   // Mutual TLS for the Observe server, with an identity allow-list that
   // replaces the loopback rule. Default: none (plaintext, loopback only).

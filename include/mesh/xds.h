@@ -45,7 +45,9 @@ struct XdsOptions {
 
 // One ADS stream to the bootstrap's first server, shared by every target and
 // cluster of the Mesh. INVALID_ARGUMENT naming the field for a bad bootstrap
-// or options; connecting is lazy (a server that is down is retried).
+// or options; connecting is lazy (a server that is down is retried). What
+// the client holds is served as CSDS on the Mesh's tap address
+// (StatusService(); docs/xds.md).
 absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
     const XdsOptions& options);
 

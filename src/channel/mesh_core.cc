@@ -68,8 +68,21 @@ absl::Status MeshCore::StartTapServer() {
     return s;
   }
   if (options_.tap_address.empty()) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<ObserveServer>> server =
-      ObserveServer::Start(options_.tap_address, tap_hub_, options_.tap_tls);
+  // The sources' status services (xDS: CSDS), each once: sources may share
+  // one, and a source may be both `discovery` and a scheme's.
+  std::vector<std::shared_ptr<grpc::Service>> services;
+  auto add = [&services](const std::shared_ptr<DiscoverySource>& source) {
+    if (source == nullptr) return;
+    std::shared_ptr<grpc::Service> service = source->StatusService();
+    if (service != nullptr && std::find(services.begin(), services.end(),
+                                        service) == services.end()) {
+      services.push_back(std::move(service));
+    }
+  };
+  add(options_.discovery);
+  for (const auto& entry : options_.discovery_by_scheme) add(entry.second);
+  absl::StatusOr<std::unique_ptr<ObserveServer>> server = ObserveServer::Start(
+      options_.tap_address, tap_hub_, options_.tap_tls, std::move(services));
   if (!server.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(options_.tap_tls.cert_chain_pem.empty()

@@ -1,6 +1,8 @@
 #include "src/tap/observe_server.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/server_interceptor.h>
 
 #include <algorithm>
 #include <memory>
@@ -24,7 +26,7 @@ namespace tap = ::io::linkerd::proxy::tap;
 // The identities of a TLS peer as gRPC's AuthContext exposes them: every
 // subject alternative name (URIs, DNS names, ...) and the subject CN.
 std::vector<std::string> PresentedIdentities(
-    const grpc::CallbackServerContext& context) {
+    const grpc::ServerContextBase& context) {
   std::vector<std::string> out;
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth == nullptr) return out;
@@ -55,6 +57,61 @@ bool IsAllowedIdentity(const std::vector<std::string>& presented,
                allowed.end();
       });
 }
+
+namespace {
+
+// The access rule of every call: with TLS the certificate's identity
+// decides, wherever the peer is; without, the peer's address.
+grpc::Status CheckTapAccess(const grpc::ServerContextBase& context, bool tls,
+                            const std::vector<std::string>& allowed) {
+  if (!tls) {
+    if (IsLocalPeer(context.peer())) return grpc::Status::OK;
+    return grpc::Status(
+        grpc::StatusCode::UNAUTHENTICATED,
+        absl::StrCat("tap: peer ", context.peer(),
+                     " is not on this host; only 127.0.0.1 and ::1 may tap"));
+  }
+  std::vector<std::string> presented = PresentedIdentities(context);
+  if (IsAllowedIdentity(presented, allowed)) return grpc::Status::OK;
+  return grpc::Status(
+      grpc::StatusCode::UNAUTHENTICATED,
+      presented.empty()
+          ? absl::StrCat("tap: peer ", context.peer(),
+                         " presented no certificate identity")
+          : absl::StrCat("tap: identity ", absl::StrJoin(presented, ", "),
+                         " of peer ", context.peer(),
+                         " is not allowed to tap"));
+}
+
+// Holds every call of the server, whatever its service, to the access rule:
+// a call the rule refuses is cancelled with UNAUTHENTICATED (and the rule's
+// message) as it arrives, before its handler starts. A handler still runs,
+// on a cancelled call: nothing it sends reaches the peer. So services that
+// check nothing themselves (CSDS) are bound by the rule as Observe is.
+class AccessGuard final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  AccessGuard(bool tls, std::vector<std::string> allowed_identities)
+      : tls_(tls), allowed_identities_(std::move(allowed_identities)) {}
+
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    grpc::ServerContextBase* context = info->server_context();
+    grpc::Status access = CheckTapAccess(*context, tls_, allowed_identities_);
+    if (!access.ok()) {
+      grpc_call_cancel_with_status(context->c_call(),
+                                   GRPC_STATUS_UNAUTHENTICATED,
+                                   access.error_message().c_str(), nullptr);
+    }
+    return nullptr;  // nothing to intercept once decided
+  }
+
+ private:
+  const bool tls_;
+  const std::vector<std::string> allowed_identities_;
+};
+
+}  // namespace
 
 // Moves one subscription's events onto one Observe stream, a write at a
 // time, without a thread: the subscription's on_ready hook (a request's
@@ -177,15 +234,19 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
           context_(context),
           pump_(std::make_shared<ObservePump>(this, context)) {}
 
+    // A refused call is finished through the pump too, which finishes a
+    // stream once: OnCancel may follow (the AccessGuard cancels every call
+    // it refuses) and must not finish it again.
     void Begin(const tap::ObserveRequest& request) {
       if (grpc::Status access = service_->CheckAccess(*context_);
           !access.ok()) {
-        return Finish(access);
+        return pump_->Finish(access);
       }
       absl::StatusOr<TapOptions> options = TapOptionsFromObserve(request);
       if (!options.ok()) {
-        return Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                   std::string(options.status().message())));
+        return pump_->Finish(
+            grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         std::string(options.status().message())));
       }
       std::weak_ptr<ObservePump> weak = pump_;
       absl::StatusOr<std::unique_ptr<TapSubscription>> sub =
@@ -196,13 +257,13 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
           });
       if (!sub.ok()) {
         // INVALID_ARGUMENT, or RESOURCE_EXHAUSTED at the subscription cap.
-        return Finish(
+        return pump_->Finish(
             grpc::Status(static_cast<grpc::StatusCode>(sub.status().code()),
                          std::string(sub.status().message())));
       }
       if (!service_->Register(this, pump_)) {
-        return Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                   "tap: the server is stopping"));
+        return pump_->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                          "tap: the server is stopping"));
       }
       pump_->Start(*std::move(sub));
     }
@@ -235,27 +296,10 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
     open_.erase(stream);
   }
 
-  // With TLS the certificate's identity decides, wherever the peer is.
+  // The server's AccessGuard has cancelled a refused call already; checked
+  // again so that no subscription is made for it.
   grpc::Status CheckAccess(const grpc::CallbackServerContext& context) const {
-    if (!tls_) {
-      if (IsLocalPeer(context.peer())) return grpc::Status::OK;
-      return grpc::Status(
-          grpc::StatusCode::UNAUTHENTICATED,
-          absl::StrCat("tap: peer ", context.peer(),
-                       " is not on this host; only 127.0.0.1 and ::1 may tap"));
-    }
-    std::vector<std::string> presented = PresentedIdentities(context);
-    if (IsAllowedIdentity(presented, allowed_identities_)) {
-      return grpc::Status::OK;
-    }
-    return grpc::Status(
-        grpc::StatusCode::UNAUTHENTICATED,
-        presented.empty()
-            ? absl::StrCat("tap: peer ", context.peer(),
-                           " presented no certificate identity")
-            : absl::StrCat("tap: identity ", absl::StrJoin(presented, ", "),
-                           " of peer ", context.peer(),
-                           " is not allowed to tap"));
+    return CheckTapAccess(context, tls_, allowed_identities_);
   }
 
   const std::shared_ptr<TapHub> hub_;
@@ -269,11 +313,13 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
 
 absl::StatusOr<std::unique_ptr<ObserveServer>> ObserveServer::Start(
     const std::string& address, std::shared_ptr<TapHub> hub,
-    const TapTlsOptions& tls) {
+    const TapTlsOptions& tls,
+    std::vector<std::shared_ptr<grpc::Service>> services) {
   const bool use_tls = !tls.cert_chain_pem.empty();
   std::unique_ptr<ObserveServer> server(new ObserveServer());
   server->service_ = std::make_unique<Service>(std::move(hub), use_tls,
                                                tls.allowed_identities);
+  server->services_ = std::move(services);
   std::shared_ptr<grpc::ServerCredentials> credentials =
       grpc::InsecureServerCredentials();
   if (use_tls) {
@@ -286,6 +332,15 @@ absl::StatusOr<std::unique_ptr<ObserveServer>> ObserveServer::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, credentials, &server->port_);
   builder.RegisterService(server->service_.get());
+  for (const std::shared_ptr<grpc::Service>& service : server->services_) {
+    builder.RegisterService(service.get());
+  }
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      guards;
+  guards.push_back(
+      std::make_unique<AccessGuard>(use_tls, tls.allowed_identities));
+  builder.experimental().SetInterceptorCreators(std::move(guards));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(

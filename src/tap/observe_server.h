@@ -13,7 +13,12 @@
 // open stream holds no thread, whether its client reads or not; the hub's
 // subscription cap bounds how many are open (RESOURCE_EXHAUSTED beyond it).
 //
-//   auto server = ObserveServer::Start("127.0.0.1:4190", hub, tls);
+// Other services given to Start (CSDS, DiscoverySource::StatusService) are
+// served on the same port under the same rule: every call of a peer it
+// refuses, to any method, is cancelled with UNAUTHENTICATED as it arrives,
+// before its handler can answer.
+//
+//   auto server = ObserveServer::Start("127.0.0.1:4190", hub, tls, {csds});
 //   int port = (*server)->port();
 //
 // Thread-safe. The destructor ends the streams in flight and waits for their
@@ -32,7 +37,8 @@
 
 namespace grpc {
 class Server;
-}
+class Service;
+}  // namespace grpc
 
 namespace mesh::internal {
 
@@ -40,11 +46,14 @@ class ObserveServer {
  public:
   // Listens on `address` ("host:port"; port 0 picks one), with mutual TLS
   // when tls.cert_chain_pem is set (the caller has validated `tls`: key, CA
-  // and allowed identities present). UNAVAILABLE naming the address if it
-  // cannot listen (or the PEM is unusable).
+  // and allowed identities present), serving Observe and `services` (each
+  // once; they must not be null, nor serve a method twice), which it keeps
+  // until it is destroyed. UNAVAILABLE naming the address if it cannot
+  // listen (or the PEM is unusable, or a method is served twice).
   static absl::StatusOr<std::unique_ptr<ObserveServer>> Start(
       const std::string& address, std::shared_ptr<TapHub> hub,
-      const TapTlsOptions& tls = {});
+      const TapTlsOptions& tls = {},
+      std::vector<std::shared_ptr<grpc::Service>> services = {});
   ~ObserveServer();
   ObserveServer(const ObserveServer&) = delete;
   ObserveServer& operator=(const ObserveServer&) = delete;
@@ -57,6 +66,7 @@ class ObserveServer {
   ObserveServer() = default;
 
   std::unique_ptr<Service> service_;
+  std::vector<std::shared_ptr<grpc::Service>> services_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

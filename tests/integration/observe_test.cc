@@ -4,17 +4,11 @@
 //
 // "Non-local peer": the server treats only 127.0.0.1 and ::1 as local, so a
 // client whose connection comes from 127.0.0.2 (through a relay that binds
-// its outgoing socket there) stands for a remote one.
-#include <arpa/inet.h>
+// its outgoing socket there, testing::RelayFrom127002) stands for a remote
+// one.
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <map>
-#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -32,6 +26,7 @@ namespace tap = ::io::linkerd::proxy::tap;
 using ::mesh::testing::AllRequests;
 using ::mesh::testing::Observe;
 using ::mesh::testing::Observed;
+using ::mesh::testing::RelayFrom127002;
 using ::mesh::testing::Traffic;
 using ::testing::HasSubstr;
 
@@ -245,72 +240,6 @@ TEST(ObserveTest, InvalidRequestsAreRefusedNamingThePart) {
   label.mutable_match()->mutable_destination_label()->set_value("x");
   expect_invalid(label, "key");
 }
-
-// Accepts one connection on 127.0.0.1 and relays it to `to_port` from a
-// socket bound to 127.0.0.2, so the server sees a peer that is not local.
-class RelayFrom127002 {
- public:
-  explicit RelayFrom127002(int to_port) {
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
-              0);
-    EXPECT_EQ(listen(listener_, 1), 0);
-    socklen_t len = sizeof addr;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this, to_port] { Run(to_port); });
-  }
-  ~RelayFrom127002() {
-    shutdown(listener_, SHUT_RDWR);
-    close(listener_);
-    stop_.store(true);
-    thread_.join();
-  }
-  int port() const { return port_; }
-
- private:
-  void Run(int to_port) {
-    int in = accept(listener_, nullptr, nullptr);
-    if (in < 0) return;
-    int out = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in from{};
-    from.sin_family = AF_INET;
-    from.sin_addr.s_addr = htonl(0x7f000002);  // 127.0.0.2
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(static_cast<uint16_t>(to_port));
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // 127.0.0.1
-    if (bind(out, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-        connect(out, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-      close(in);
-      close(out);
-      return;
-    }
-    char buf[16384];
-    // Bounded: at most 20 s of 10 ms polls.
-    for (int i = 0; i < 2000 && !stop_.load(); ++i) {
-      pollfd fds[2] = {{in, POLLIN, 0}, {out, POLLIN, 0}};
-      if (poll(fds, 2, 10) < 0) break;
-      bool closed = false;
-      for (int k = 0; k < 2; ++k) {
-        if (fds[k].revents == 0) continue;
-        ssize_t n = read(fds[k].fd, buf, sizeof buf);
-        if (n <= 0 || write(fds[1 - k].fd, buf, n) != n) closed = true;
-      }
-      if (closed) break;
-    }
-    close(in);
-    close(out);
-  }
-
-  int listener_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
 
 TEST(ObserveTest, APeerThatIsNotLocalIsRefused) {
   Fixture f;

@@ -2,7 +2,7 @@
 // client with a client certificate taps when its identity is allowed, is
 // refused with UNAUTHENTICATED naming its identity when it is not, and
 // cannot tap without a certificate; invalid tap_tls options are refused by
-// Mesh::Create.
+// Mesh::Create. Services served beside Observe (CSDS) follow the same rule.
 //
 // Certificates are made at run time with the `openssl` command (a CA, a
 // server certificate for localhost / 127.0.0.1, two client certificates
@@ -20,17 +20,23 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "envoy/service/status/v3/csds.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
+#include "src/discovery/xds/csds_service.h"
 #include "src/tap/observe_server.h"
+#include "src/tap/tap_hub.h"
 #include "tests/support/tap_fixtures.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
 namespace {
 
+namespace csds = ::envoy::service::status::v3;
 namespace tap = ::io::linkerd::proxy::tap;
 using ::mesh::testing::AllRequests;
 using ::mesh::testing::Observed;
@@ -181,19 +187,24 @@ struct Fixture : testing::TapMesh {
   std::unique_ptr<Channel> channel;
 };
 
-// Runs one Observe call (every request, up to `limit`) over TLS to its end,
-// bounded by 20 s. `client` empty: no client certificate.
-Observed Observe(const std::string& target, const KeyPair& client,
-                 uint32_t limit) {
+// A TLS channel to `target` presenting `client` (empty: no client
+// certificate).
+std::shared_ptr<grpc::Channel> TlsChannel(const std::string& target,
+                                          const KeyPair& client) {
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = Certs().ca;
   ssl.pem_private_key = client.key;
   ssl.pem_cert_chain = client.cert;
   grpc::ChannelArguments args;
   args.SetSslTargetNameOverride("localhost");
-  return testing::Observe(
-      grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args),
-      AllRequests(limit));
+  return grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args);
+}
+
+// Runs one Observe call (every request, up to `limit`) over TLS to its end,
+// bounded by 20 s. `client` empty: no client certificate.
+Observed Observe(const std::string& target, const KeyPair& client,
+                 uint32_t limit) {
+  return testing::Observe(TlsChannel(target, client), AllRequests(limit));
 }
 
 class ObserveTlsTest : public ::testing::Test {
@@ -267,6 +278,33 @@ TEST_F(ObserveTlsTest, APlaintextClientCannotTap) {
   tap::TapEvent event;
   EXPECT_FALSE(reader->Read(&event));
   EXPECT_THAT(reader->Finish().error_code(), Not(grpc::StatusCode::OK));
+}
+
+// A service served beside Observe (CSDS, as for a Mesh with an xDS source)
+// is held to the same rule: the allowed identity is answered, another is
+// refused by name.
+TEST_F(ObserveTlsTest, CsdsOnTheTapPortFollowsTheSameRule) {
+  absl::StatusOr<std::unique_ptr<internal::ObserveServer>> server =
+      internal::ObserveServer::Start(
+          "127.0.0.1:0", std::make_shared<internal::TapHub>(), ServerTls(),
+          {internal::xds::CsdsService()});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string target = absl::StrCat("127.0.0.1:", (*server)->port());
+  auto fetch = [&target](const KeyPair& client) {
+    auto stub =
+        csds::ClientStatusDiscoveryService::NewStub(TlsChannel(target, client));
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    csds::ClientStatusResponse response;
+    return stub->FetchClientStatus(&context, csds::ClientStatusRequest(),
+                                   &response);
+  };
+  grpc::Status allowed = fetch(Certs().allowed_client);
+  EXPECT_TRUE(allowed.ok()) << allowed.error_message();
+  grpc::Status intruder = fetch(Certs().intruder_client);
+  EXPECT_EQ(intruder.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << intruder.error_message();
+  EXPECT_THAT(intruder.error_message(), HasSubstr(kIntruder));
 }
 
 TEST_F(ObserveTlsTest, InvalidTlsOptionsAreRefusedNamingTheField) {

@@ -79,6 +79,29 @@ struct Observed {
   std::map<std::string, std::string> trailers;
 };
 
+// Accepts one connection on 127.0.0.1 and relays it to 127.0.0.1:`to_port`
+// from a socket bound to 127.0.0.2, so that the server sees a peer that is
+// not local. The relay ends when either side closes, after 20 s, or when it
+// is destroyed.
+class RelayFrom127002 {
+ public:
+  explicit RelayFrom127002(int to_port);
+  ~RelayFrom127002();
+  RelayFrom127002(const RelayFrom127002&) = delete;
+  RelayFrom127002& operator=(const RelayFrom127002&) = delete;
+
+  // The port it accepts on, on 127.0.0.1.
+  int port() const { return port_; }
+
+ private:
+  void Run(int to_port);
+
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 // Runs one Observe call over `channel` to its end (bounded by 20 s).
 Observed Observe(const std::shared_ptr<grpc::Channel>& channel,
                  const ::io::linkerd::proxy::tap::ObserveRequest& request);

@@ -126,6 +126,7 @@ absl::StatusOr<std::unique_ptr<Mesh>> MakeXdsMesh(
   if (!source.ok()) return source.status();
   MeshOptions mesh_options;
   mesh_options.discovery = *std::move(source);
+  mesh_options.tap_address = options.tap_address;
   return Mesh::Create(mesh_options);
 }
 

@@ -120,6 +120,8 @@ struct XdsMeshOptions {
   // sees the next one soon (XdsOptions' own starts at 1 s).
   absl::Duration backoff_min = absl::Milliseconds(50);
   absl::Duration backoff_max = absl::Milliseconds(200);
+  // MeshOptions::tap_address; empty: no tap server.
+  std::string tap_address;
 };
 
 // A Mesh whose only source is NewXdsDiscovery with a bootstrap naming the

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "envoy/config/cluster/v3/cluster.pb.h"
+#include "envoy/config/core/v3/core.pb.h"
 #include "envoy/config/endpoint/v3/endpoint.pb.h"
 #include "envoy/config/listener/v3/listener.pb.h"
 #include "envoy/config/route/v3/route.pb.h"
@@ -155,6 +157,19 @@ const char* TypeName(ResourceType type) {
   return "";
 }
 
+void FillNode(const XdsNode& node, envoy::config::core::v3::Node* out) {
+  out->set_id(node.id);
+  out->set_cluster(node.cluster);
+  out->mutable_locality()->set_region(node.region);
+  out->mutable_locality()->set_zone(node.zone);
+  out->mutable_locality()->set_sub_zone(node.sub_zone);
+  *out->mutable_metadata() = node.metadata;
+  out->set_user_agent_name("mesh");
+  out->set_user_agent_version("0.1");
+  out->add_client_features("envoy.lb.does_not_support_overprovisioning");
+  out->add_client_features("xds.config.resource-in-sotw");
+}
+
 const char* StateName(ResourceStatus::State state) {
   switch (state) {
     case ResourceStatus::State::kRequested:
@@ -248,7 +263,9 @@ std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource) {
 struct XdsClient::Entry {
   ResourceStatus status;
   std::shared_ptr<const AnyResource> resource;  // the last good one
-  std::string bytes;                            // its serialized form
+  // Its serialized form: tells an unchanged resource apart, and is what
+  // CSDS shows (Snapshot shares it).
+  std::shared_ptr<const std::string> bytes;
   // The does-not-exist clock's number (0: none). A clock is never
   // cancelled under mu_ (TimerThread::Cancel waits for a running task, which
   // may be waiting for mu_): it is forgotten, and a task whose number is no
@@ -519,17 +536,7 @@ void XdsClient::SendRequestLocked(ResourceType type, const std::string& nonce,
   DiscoveryRequest request;
   if (!sent_node_) {
     sent_node_ = true;
-    auto* node = request.mutable_node();
-    node->set_id(bootstrap_.node.id);
-    node->set_cluster(bootstrap_.node.cluster);
-    node->mutable_locality()->set_region(bootstrap_.node.region);
-    node->mutable_locality()->set_zone(bootstrap_.node.zone);
-    node->mutable_locality()->set_sub_zone(bootstrap_.node.sub_zone);
-    *node->mutable_metadata() = bootstrap_.node.metadata;
-    node->set_user_agent_name("mesh");
-    node->set_user_agent_version("0.1");
-    node->add_client_features("envoy.lb.does_not_support_overprovisioning");
-    node->add_client_features("xds.config.resource-in-sotw");
+    FillNode(bootstrap_.node, request.mutable_node());
   }
   request.set_version_info(state.version);
   for (const std::string& name : state.names) request.add_resource_names(name);
@@ -669,17 +676,21 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
                                     "': ", d.resource.status().message()));
       e->status.state = ResourceStatus::State::kNacked;
       e->status.error = std::string(d.resource.status().message());
+      e->status.nacked_version = response.version_info();
+      e->status.nacked_at = now;
       continue;
     }
     e->timer = 0;
-    if (e->resource == nullptr || e->bytes != d.bytes) {
+    if (e->resource == nullptr || e->bytes == nullptr || *e->bytes != d.bytes) {
       e->resource = std::make_shared<const AnyResource>(*std::move(d.resource));
-      e->bytes = std::move(d.bytes);
+      e->bytes = std::make_shared<const std::string>(std::move(d.bytes));
     }
     e->status.state = ResourceStatus::State::kAcked;
     e->status.version = response.version_info();
     e->status.updated = now;
     e->status.error.clear();
+    e->status.nacked_version.clear();
+    e->status.nacked_at = absl::Time();
     e->status.has_resource = true;
   }
   // LDS and CDS responses hold the whole set: a name left out is gone.
@@ -702,7 +713,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
       }
       e.timer = 0;
       e.resource = nullptr;
-      e.bytes.clear();
+      e.bytes = nullptr;
       e.status.state = ResourceStatus::State::kDoesNotExist;
       e.status.has_resource = false;
     }
@@ -964,16 +975,24 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
   }
 }
 
-std::map<std::pair<ResourceType, std::string>, ResourceStatus>
-XdsClient::Resources() const {
+std::vector<ResourceSnapshot> XdsClient::Snapshot(bool with_contents) const {
   MutexLock lock(&mu_);
-  std::map<std::pair<ResourceType, std::string>, ResourceStatus> out;
+  std::vector<ResourceSnapshot> out;
   for (ResourceType type : kTypes) {
     for (const auto& [name, e] : types_[Index(type)]->entries) {
-      out[{type, name}] = e.status;
+      ResourceSnapshot& r = out.emplace_back();
+      r.type = type;
+      r.name = name;
+      r.status = e.status;
+      if (with_contents && e.resource != nullptr) r.contents = e.bytes;
     }
   }
   return out;
+}
+
+bool XdsClient::shut_down() const {
+  MutexLock lock(&mu_);
+  return shut_down_;
 }
 
 DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {

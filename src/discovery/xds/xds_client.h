@@ -32,7 +32,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -50,6 +49,10 @@
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/xds_resources.h"
 
+namespace envoy::config::core::v3 {
+class Node;
+}  // namespace envoy::config::core::v3
+
 namespace mesh::internal::xds {
 
 enum class ResourceType { kListener, kRouteConfig, kCluster, kEndpoints };
@@ -64,12 +67,27 @@ using AnyResource = std::variant<ListenerResource, RouteConfigResource,
 struct ResourceStatus {
   enum class State { kRequested, kDoesNotExist, kAcked, kNacked };
   State state = State::kRequested;
-  std::string version;        // of the accepted resource
-  absl::Time updated;         // when it was accepted
-  std::string error;          // the last NACK's reason (kNacked)
-  bool has_resource = false;  // a good version is kept
+  std::string version;         // of the accepted resource
+  absl::Time updated;          // when it was accepted
+  std::string error;           // the last NACK's reason (kNacked)
+  std::string nacked_version;  // of the response it NACKed (kNacked)
+  absl::Time nacked_at;        // when that response came (kNacked)
+  bool has_resource = false;   // a good version is kept
 };
 const char* StateName(ResourceStatus::State state);
+
+// One resource of XdsClient::Snapshot.
+struct ResourceSnapshot {
+  ResourceType type;
+  std::string name;
+  ResourceStatus status;
+  // The accepted resource as it came (serialized `type`), shared with the
+  // client's cache; null if none is kept or contents were not asked for.
+  std::shared_ptr<const std::string> contents;
+};
+
+// The Node the client sends in a stream's first request.
+void FillNode(const XdsNode& node, envoy::config::core::v3::Node* out);
 
 class XdsClient : public std::enable_shared_from_this<XdsClient> {
  public:
@@ -87,9 +105,15 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   std::unique_ptr<DiscoverySubscription> WatchCluster(
       const std::string& cluster, EndpointObserver* endpoints);
 
-  // Every resource asked for or cached, per type and name.
-  std::map<std::pair<ResourceType, std::string>, ResourceStatus> Resources()
-      const;
+  // Every resource asked for or cached (Listeners, RouteConfigurations,
+  // Clusters, then ClusterLoadAssignments, each by name), taken at one
+  // moment under the client's lock; with each one's accepted form if
+  // `with_contents` (shared, not copied). For CSDS.
+  std::vector<ResourceSnapshot> Snapshot(bool with_contents) const;
+  // Who the client says it is (the bootstrap's node).
+  const XdsNode& node() const { return bootstrap_.node; }
+  // Whether Shutdown has been called.
+  bool shut_down() const;
   DiscoverySubscription::State StreamState() const;
   // The stream's state with the resources behind one watch.
   DiscoverySubscription::State WatchState(const void* watch) const;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "mesh/xds.h"
 #include "src/discovery/xds/bootstrap.h"
+#include "src/discovery/xds/csds_service.h"
 #include "src/discovery/xds/xds_client.h"
 
 namespace mesh {
@@ -30,6 +31,10 @@ class XdsDiscovery final : public DiscoverySource {
   }
   bool RoutesRequired() const override { return true; }
   std::string Scheme() const override { return "xds"; }
+  // One CSDS service for the process, showing every xDS client.
+  std::shared_ptr<grpc::Service> StatusService() const override {
+    return internal::xds::CsdsService();
+  }
 
  private:
   const std::shared_ptr<internal::xds::XdsClient> client_;
@@ -58,6 +63,7 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
   if (!bootstrap.ok()) return bootstrap.status();
   auto client = std::make_shared<internal::xds::XdsClient>(
       *std::move(bootstrap), options);
+  internal::xds::RegisterForCsds(client);
   return std::shared_ptr<DiscoverySource>(
       std::make_shared<XdsDiscovery>(std::move(client)));
 }
