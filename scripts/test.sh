@@ -25,7 +25,8 @@ scripts/install-deps.sh
 jobs=$(nproc)
 export CTEST_OUTPUT_ON_FAILURE=1
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's heading says when it starts, in seconds since the suite began.
+step() { printf '\n== [%d s] %s\n' "$SECONDS" "$*"; }
 
 step "build (RelWithDebInfo, -Werror)"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESH_WERROR=ON >/dev/null
