@@ -130,7 +130,7 @@ struct EndpointStats {
   std::string address;
   uint32_t weight = 1;
   int64_t pending = 0;
-  double rtt_estimate_ms = 0;  // decayed to now
+  double rtt_estimate_ms = 0;  // decayed to now; kRingHash samples none
   uint64_t picks = 0;
   uint64_t failures = 0;   // classified and endpoint failures seen
   uint64_t ejections = 0;  // times ejected

@@ -31,7 +31,7 @@ const Endpoint& CallHandle::endpoint() const { return *load_->endpoint; }
 
 void CallHandle::Complete(CallOutcome outcome) {
   if (load_ == nullptr) return;
-  load_->Settle(outcome, start_nanos_, clock_->NowNanos());
+  load_->Settle(outcome, start_nanos_, *clock_);
   load_.reset();
 }
 

@@ -11,6 +11,7 @@ EndpointLoad::EndpointLoad(std::shared_ptr<const Endpoint> e,
                            std::shared_ptr<EjectionGroup> ejection)
     : endpoint(std::move(e)),
       ejection(std::move(ejection)),
+      tracks_rtt(options.kind != BalancerKind::kRingHash),
       ewma(absl::ToInt64Nanoseconds(options.default_rtt),
            absl::ToInt64Nanoseconds(options.decay), now_ns) {}
 
@@ -25,27 +26,27 @@ void EndpointLoad::InheritFrom(const EndpointLoad& other) {
 }
 
 void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
-                          int64_t now_ns) {
+                          const Clock& clock) {
   pending.fetch_sub(1, std::memory_order_relaxed);
   if (outcome == CallOutcome::kSuccess) {
-    ewma.Observe(now_ns - start_ns, now_ns);
-  } else {
-    ewma.ObservePeak(now_ns - start_ns, now_ns);
+    consecutive_failures.store(0, std::memory_order_relaxed);
+    if (!tracks_rtt && !ejection->counts_intervals()) return;  // no clock
+  }
+  const int64_t now_ns = clock.NowNanos();
+  if (tracks_rtt) {
+    if (outcome == CallOutcome::kSuccess) {
+      ewma.Observe(now_ns - start_ns, now_ns);
+    } else {
+      ewma.ObservePeak(now_ns - start_ns, now_ns);
+    }
   }
   if (ejection->counts_intervals() && outcome != CallOutcome::kCancelled) {
     (outcome == CallOutcome::kSuccess ? interval_successes : interval_failures)
         .fetch_add(1, std::memory_order_relaxed);
     ejection->MaybeSweep(now_ns);
   }
-  switch (outcome) {
-    case CallOutcome::kSuccess:
-      consecutive_failures.store(0, std::memory_order_relaxed);
-      return;
-    case CallOutcome::kCancelled:
-      return;
-    case CallOutcome::kFailure:
-    case CallOutcome::kEndpointFailure:
-      break;
+  if (outcome == CallOutcome::kSuccess || outcome == CallOutcome::kCancelled) {
+    return;
   }
   failures.fetch_add(1, std::memory_order_relaxed);
   uint32_t n = consecutive_failures.fetch_add(1, std::memory_order_relaxed) + 1;

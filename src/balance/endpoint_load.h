@@ -19,6 +19,7 @@
 #include "mesh/endpoint.h"
 #include "src/balance/call_handle.h"
 #include "src/balance/peak_ewma.h"
+#include "src/base/clock.h"
 
 namespace mesh::internal {
 
@@ -39,15 +40,20 @@ struct EndpointLoad {
   // and its place in the ejection group, but not its pending calls, which
   // settle on `other`. REQUIRES: same group.
   void InheritFrom(const EndpointLoad& other);
-  // Records the end of one call that started at `start_ns`. A success resets
-  // the consecutive failures; a classified failure that makes them reach the
-  // group's threshold, or any endpoint failure, asks the group to eject (the
-  // count is reset only by a success or an ejection, so a failure refused by
-  // the share limit, or seen while already ejected, keeps it).
-  void Settle(CallOutcome outcome, int64_t start_ns, int64_t now_ns);
+  // Records the end of one call that started at `start_ns`, now on `clock`
+  // (read only if needed: a success on a record that keeps no RTT estimate
+  // and counts no intervals reads none). A success resets the consecutive
+  // failures; a classified failure that makes them reach the group's
+  // threshold, or any endpoint failure, asks the group to eject (the count
+  // is reset only by a success or an ejection, so a failure refused by the
+  // share limit, or seen while already ejected, keeps it).
+  void Settle(CallOutcome outcome, int64_t start_ns, const Clock& clock);
 
   const std::shared_ptr<const Endpoint> endpoint;  // never null
   const std::shared_ptr<EjectionGroup> ejection;
+  // Whether calls feed `ewma`: not for ring hash, which picks by hash alone
+  // (its records show default_rtt).
+  const bool tracks_rtt;
   PeakEwma ewma;
   std::atomic<int64_t> pending{0};
   std::atomic<uint64_t> picks{0};
