@@ -27,6 +27,7 @@
 #include "benchmark/benchmark.h"
 #include "envoy/config/endpoint/v3/endpoint.pb.h"
 #include "envoy/config/route/v3/route.pb.h"
+#include "google/protobuf/arena.h"
 #include "mesh/channel.h"
 #include "mesh/endpoint.h"
 #include "mesh/mesh.h"
@@ -122,7 +123,11 @@ void BM_XdsEdsApply10k(benchmark::State& state) {
   destination.Attach(balancer->get());
   // Apply parses, converts and delivers one update; false if it fails.
   auto apply = [&destination](const std::string& bytes) {
-    endpoint_v3::ClusterLoadAssignment assignment;
+    // On an arena, as the client's Decode parses.
+    google::protobuf::Arena arena;
+    endpoint_v3::ClusterLoadAssignment& assignment =
+        *google::protobuf::Arena::CreateMessage<
+            endpoint_v3::ClusterLoadAssignment>(&arena);
     if (!assignment.ParseFromString(bytes)) return false;
     absl::StatusOr<xds::EndpointsResource> resource =
         xds::ConvertClusterLoadAssignment(assignment);

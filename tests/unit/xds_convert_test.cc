@@ -1425,19 +1425,21 @@ TEST(ConvertClusterLoadAssignment, PrioritiesLocalitiesAndHealth) {
   EXPECT_EQ(a.weight, 2u);
   EXPECT_EQ(a.priority, 0u);
   EXPECT_EQ(a.unhealthy, 3u);
+  EXPECT_THAT(a.endpoints, ElementsAre(Endpoint("10.0.0.1:7000", 5),
+                                       Endpoint("10.0.0.2:7000", 1)));
+  // Served, they carry their locality's names as labels.
   const std::map<std::string, std::string> a_labels = {
       {"region", "eu"}, {"zone", "eu-a"}, {"sub_zone", "r1"}};
-  EXPECT_THAT(a.endpoints, ElementsAre(Labelled("10.0.0.1:7000", 5, a_labels),
-                                       Labelled("10.0.0.2:7000", 1, a_labels)));
+  EXPECT_THAT(EndpointsToServe(*e),
+              ElementsAre(Labelled("10.0.0.1:7000", 5, a_labels),
+                          Labelled("10.0.0.2:7000", 1, a_labels)));
   const LocalityEndpoints& b = e->localities[1];
   EXPECT_EQ(b.zone, "eu-b");
   EXPECT_EQ(b.sub_zone, "");
   EXPECT_EQ(b.weight, 3u);
   EXPECT_EQ(b.priority, 1u);
   EXPECT_EQ(b.unhealthy, 0u);
-  EXPECT_THAT(b.endpoints,
-              ElementsAre(Labelled("10.0.0.3:7000", 1,
-                                   {{"region", "eu"}, {"zone", "eu-b"}})));
+  EXPECT_THAT(b.endpoints, ElementsAre(Endpoint("10.0.0.3:7000", 1)));
   const LocalityEndpoints& c = e->localities[2];
   EXPECT_EQ(c.region, "");
   EXPECT_EQ(c.priority, 1u);

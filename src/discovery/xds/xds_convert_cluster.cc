@@ -270,6 +270,7 @@ absl::StatusOr<LocalityEndpoints> ConvertLocality(
   out.weight = locality.load_balancing_weight().value();
   out.priority = locality.priority();
   uint64_t weights = 0;
+  out.endpoints.reserve(static_cast<size_t>(locality.lb_endpoints_size()));
   for (int i = 0; i < locality.lb_endpoints_size(); ++i) {
     const endpoint_v3::LbEndpoint& lb_endpoint = locality.lb_endpoints(i);
     const std::string path = absl::StrCat("lb_endpoints[", i, "]");
@@ -291,9 +292,6 @@ absl::StatusOr<LocalityEndpoints> ConvertLocality(
       return FieldError("lb_endpoints",
                         "the endpoint weights add up to more than 2^32 - 1");
     }
-    if (!out.region.empty()) endpoint->labels["region"] = out.region;
-    if (!out.zone.empty()) endpoint->labels["zone"] = out.zone;
-    if (!out.sub_zone.empty()) endpoint->labels["sub_zone"] = out.sub_zone;
     out.endpoints.push_back(*std::move(endpoint));
   }
   return out;
@@ -406,6 +404,7 @@ absl::StatusOr<EndpointsResource> ConvertClusterLoadAssignment(
   }
   std::vector<std::pair<int, LocalityEndpoints>> kept;  // index, locality
   absl::flat_hash_set<std::string> seen;
+  seen.reserve(static_cast<size_t>(count));
   for (int i = 0; i < assignment.endpoints_size(); ++i) {
     const endpoint_v3::LocalityLbEndpoints& locality = assignment.endpoints(i);
     // gRPC: a locality without weight gets no traffic; left out unread.

@@ -132,8 +132,8 @@ struct ClusterResource {
 
 // One locality of a ClusterLoadAssignment.
 struct LocalityEndpoints {
-  // region/zone/sub_zone, also the endpoints' labels "region", "zone",
-  // "sub_zone" where set.
+  // region/zone/sub_zone: the labels "region", "zone", "sub_zone" (where
+  // set) of the endpoints served (EndpointsToServe adds them).
   std::string region;
   std::string zone;
   std::string sub_zone;
@@ -141,7 +141,7 @@ struct LocalityEndpoints {
   uint32_t weight = 1;
   uint32_t priority = 0;
   // The endpoints that may serve (health UNKNOWN or HEALTHY), with their
-  // weights (load_balancing_weight, default 1) and locality labels.
+  // weights (load_balancing_weight, default 1); no labels.
   std::vector<Endpoint> endpoints;
   // How many were left out for their health status.
   uint32_t unhealthy = 0;
