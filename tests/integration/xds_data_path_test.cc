@@ -13,6 +13,7 @@
 // standard deviations.
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -329,6 +330,25 @@ TEST_F(XdsDataPathTest, OutlierDetectionEjectsByFailurePercentage) {
   // Describe() shows the policy the balancers got.
   EXPECT_THAT(mesh_->Describe(),
               HasSubstr(R"("outlier_detection":{"consecutive_failures":0,)"));
+}
+
+TEST_F(XdsDataPathTest, HonourRoundRobinServesEachEndpointInTurn) {
+  Backends b = testing::StartBackends(3);
+  ServeOneCluster(b);  // lb_policy ROUND_ROBIN (the default)
+  testing::XdsMeshOptions literal;
+  literal.honour_round_robin = true;
+  ASSERT_NO_FATAL_FAILURE(MakeMesh({}, literal));
+  // Round robin: in every three calls in a row, each endpoint once. (P2C,
+  // the channel's default, would choose by load and latency.)
+  for (int round = 0; round < 50; ++round) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 3; ++i) {
+      CallResult r = Call();
+      ASSERT_TRUE(r.status.ok()) << r.status;
+      seen.insert(r.endpoint);
+    }
+    EXPECT_EQ(seen.size(), 3u) << "round " << round;
+  }
 }
 
 TEST_F(XdsDataPathTest, EndpointUpdatesAreFollowedWhileCallsFlow) {

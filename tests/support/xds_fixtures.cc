@@ -121,6 +121,7 @@ absl::StatusOr<std::unique_ptr<Mesh>> MakeXdsMesh(
   xds.resource_timeout = options.resource_timeout;
   xds.backoff_min = options.backoff_min;
   xds.backoff_max = options.backoff_max;
+  xds.honour_round_robin = options.honour_round_robin;
   absl::StatusOr<std::shared_ptr<DiscoverySource>> source =
       NewXdsDiscovery(xds);
   if (!source.ok()) return source.status();
@@ -290,8 +291,10 @@ void XdsTargetTest::ServeOneCluster(const Backends& backends,
   AddCluster(kCluster, all);
 }
 
-void XdsTargetTest::MakeMesh(const ChannelOptions& options) {
-  absl::StatusOr<std::unique_ptr<Mesh>> mesh = MakeXdsMesh(server_->address());
+void XdsTargetTest::MakeMesh(const ChannelOptions& options,
+                             const XdsMeshOptions& xds_options) {
+  absl::StatusOr<std::unique_ptr<Mesh>> mesh =
+      MakeXdsMesh(server_->address(), xds_options);
   ASSERT_TRUE(mesh.ok()) << mesh.status();
   mesh_ = *std::move(mesh);
   channel_ = NewChannel(options);

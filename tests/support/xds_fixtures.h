@@ -122,6 +122,8 @@ struct XdsMeshOptions {
   absl::Duration backoff_max = absl::Milliseconds(200);
   // MeshOptions::tap_address; empty: no tap server.
   std::string tap_address;
+  // XdsOptions::honour_round_robin.
+  bool honour_round_robin = false;
 };
 
 // A Mesh whose only source is NewXdsDiscovery with a bootstrap naming the
@@ -269,7 +271,8 @@ class XdsTargetTest : public ::testing::Test {
 
   // mesh_ over the server, and channel_ to xds:///kTarget once the target
   // has endpoints (fatal test failures if not within 10 s).
-  void MakeMesh(const ChannelOptions& options = {});
+  void MakeMesh(const ChannelOptions& options = {},
+                const XdsMeshOptions& xds_options = {});
   // Another channel to xds:///kTarget; null (and a test failure) if the
   // Mesh refuses.
   std::unique_ptr<Channel> NewChannel(const ChannelOptions& options = {});
