@@ -399,6 +399,22 @@ bool RouteTable::Matches(const Node& node, const RequestHead& head,
   return false;
 }
 
+namespace {
+
+// Whether `text` holds `pattern` ignoring ASCII case, without a lowered
+// copy of `text` (as string_view::find: at most |text| × |pattern| steps).
+bool ContainsIgnoreCase(absl::string_view text, absl::string_view pattern) {
+  if (pattern.size() > text.size()) return false;
+  for (size_t i = 0; i + pattern.size() <= text.size(); ++i) {
+    if (absl::EqualsIgnoreCase(text.substr(i, pattern.size()), pattern)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool RouteTable::HeaderValueMatches(const Node& node, absl::string_view value) {
   const HeaderMatch& h = node.header;
   switch (h.kind) {
@@ -414,10 +430,8 @@ bool RouteTable::HeaderValueMatches(const Node& node, absl::string_view value) {
       return h.ignore_case ? absl::EndsWithIgnoreCase(value, h.value)
                            : absl::EndsWith(value, h.value);
     case HeaderMatch::Kind::kContains:
-      // The pattern is lower case already when ignoring case.
-      return h.ignore_case
-                 ? absl::StrContains(absl::AsciiStrToLower(value), h.value)
-                 : absl::StrContains(value, h.value);
+      return h.ignore_case ? ContainsIgnoreCase(value, h.value)
+                           : absl::StrContains(value, h.value);
     case HeaderMatch::Kind::kRegex:
       return re2::RE2::FullMatch(re2::StringPiece(value.data(), value.size()),
                                  *node.regex);

@@ -346,6 +346,10 @@ TEST(RouteTableTest, HeaderIgnoreCaseAppliesToExactPrefixSuffixAndContains) {
   EXPECT_TRUE(HeaderMatches(contains, "v2-beta-1"));
   EXPECT_TRUE(HeaderMatches(contains, "V2-BETA-1"));
   EXPECT_FALSE(HeaderMatches(contains, "v2-bet-a"));
+  EXPECT_TRUE(HeaderMatches(contains, "BETA"));   // the whole value
+  EXPECT_TRUE(HeaderMatches(contains, "xbEtA"));  // at the end
+  EXPECT_FALSE(HeaderMatches(contains, "bet"));   // shorter than it
+  EXPECT_FALSE(HeaderMatches(contains, ""));
   // Without ignore_case the same patterns are case-sensitive.
   EXPECT_FALSE(
       HeaderMatches(Header("x-a", HeaderMatch::Kind::kExact, "Yes"), "yes"));
