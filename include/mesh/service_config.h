@@ -151,9 +151,13 @@ struct FaultInjection {
   // Delay or abort as the request asks, when it carries the headers
   // x-envoy-fault-delay-request (milliseconds) or
   // x-envoy-fault-abort-grpc-request (a gRPC code), each with an optional
-  // -percentage header (a percent, capped by the share above).
+  // -percentage header: a count of *_header_unit millionths (the configured
+  // share's denominator: 10,000 for a percent, 100 for a ten-thousandth, 1
+  // for a millionth, as Envoy reads it), capped by the share above.
   bool delay_from_header = false;
   bool abort_from_header = false;
+  uint32_t delay_header_unit = 10'000;
+  uint32_t abort_header_unit = 10'000;
   // Faults (delays waiting, aborts) of the destination in progress at once;
   // past it, calls are left alone. 0: no limit.
   uint32_t max_active_faults = 0;

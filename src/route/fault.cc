@@ -29,17 +29,18 @@ bool Draw(uint32_t per_million, absl::BitGenRef gen) {
   return absl::Uniform<uint32_t>(gen, 0, kMillion) < per_million;
 }
 
-// The share a header asks for (a percent, 0..100), capped by `configured`;
-// without the header, the configured share.
+// The share a header asks for (a count of `unit` millionths), capped by
+// `configured`; without the header, the configured share.
 uint32_t HeaderShare(
     const std::vector<std::pair<std::string, std::string>>* headers,
-    absl::string_view name, uint32_t configured) {
+    absl::string_view name, uint32_t configured, uint32_t unit) {
   const std::string* value = Find(headers, name);
-  uint32_t percent = 0;
-  if (value == nullptr || !absl::SimpleAtoi(*value, &percent)) {
+  uint32_t count = 0;
+  if (value == nullptr || !absl::SimpleAtoi(*value, &count)) {
     return configured;
   }
-  return std::min(configured, std::min<uint32_t>(percent, 100) * 10'000);
+  const uint64_t asked = uint64_t{count} * std::max<uint32_t>(unit, 1);
+  return static_cast<uint32_t>(std::min<uint64_t>(configured, asked));
 }
 
 }  // namespace
@@ -54,7 +55,7 @@ FaultDraw DrawFault(
     int64_t millis = 0;
     if (ms != nullptr && absl::SimpleAtoi(*ms, &millis) && millis > 0 &&
         Draw(HeaderShare(headers, "x-envoy-fault-delay-request-percentage",
-                         fault.delay_per_million),
+                         fault.delay_per_million, fault.delay_header_unit),
              gen)) {
       draw.delay = absl::Milliseconds(millis);
     }
@@ -67,7 +68,7 @@ FaultDraw DrawFault(
     if (code != nullptr && absl::SimpleAtoi(*code, &value) && value > 0 &&
         value <= 16 &&
         Draw(HeaderShare(headers, "x-envoy-fault-abort-request-percentage",
-                         fault.abort_per_million),
+                         fault.abort_per_million, fault.abort_header_unit),
              gen)) {
       draw.abort = absl::Status(
           static_cast<absl::StatusCode>(value),

@@ -206,6 +206,27 @@ TEST(DrawFaultTest, HeaderPercentageIsCappedByTheConfiguredShare) {
   EXPECT_EQ(c.aborted, 1000);
 }
 
+TEST(DrawFaultTest, HeaderPercentageCountsInTheConfiguredDenominator) {
+  // A configured 100% over TEN_THOUSAND: the header's 5000 is 50%, not
+  // capped at 100 as a percent would be (Envoy reads it so).
+  FaultInjection f;
+  f.abort_from_header = true;
+  f.abort_per_million = 1'000'000;
+  f.abort_header_unit = 100;
+  Headers half = {{kAbortHeader, "2"}, {kAbortPercentage, "5000"}};
+  Counts c = DrawMany(f, &half, 20000);
+  EXPECT_NEAR(c.aborted, 10000, 425);  // 6σ, as above
+  // Over MILLION, 250,000 is a quarter; σ = sqrt(20,000 × 0.25 × 0.75).
+  f.abort_header_unit = 1;
+  Headers quarter = {{kAbortHeader, "2"}, {kAbortPercentage, "250000"}};
+  c = DrawMany(f, &quarter, 20000);
+  EXPECT_NEAR(c.aborted, 5000, 368);
+  // A count past the denominator is the configured share (capped).
+  Headers huge = {{kAbortHeader, "2"}, {kAbortPercentage, "4000000000"}};
+  c = DrawMany(f, &huge, 1000);
+  EXPECT_EQ(c.aborted, 1000);
+}
+
 TEST(DrawFaultTest, UnparseableHeaderValuesCauseNoFault) {
   FaultInjection f;
   f.delay_from_header = true;

@@ -254,6 +254,15 @@ TEST(ConvertHttpFault, FromHeadersWithPercentageCaps) {
   EXPECT_EQ(f->abort_code, absl::StatusCode::kOk);
   EXPECT_EQ(f->abort_per_million, 7u);
   EXPECT_EQ(f->max_active_faults, 0u);
+  // The -percentage headers count in the configured denominator's units.
+  EXPECT_EQ(f->delay_header_unit, 10'000u);  // HUNDRED
+  EXPECT_EQ(f->abort_header_unit, 1u);       // MILLION
+  f = ConvertHttpFault(Parse<HTTPFault>(
+      "abort { header_abort {} percentage { numerator: 10000 denominator: "
+      "TEN_THOUSAND } }"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->abort_per_million, 1'000'000u);
+  EXPECT_EQ(f->abort_header_unit, 100u);
 }
 
 TEST(ConvertHttpFault, UnsetPercentagesNeverFireAndLargeOnesAreCapped) {

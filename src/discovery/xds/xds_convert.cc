@@ -77,6 +77,7 @@ absl::Status ConvertFaultAbort(const fault_v3::FaultAbort& abort,
     absl::StatusOr<uint32_t> share = ConvertFraction(abort.percentage());
     if (!share.ok()) return Within("percentage", share.status());
     out->abort_per_million = *share;
+    out->abort_header_unit = *FractionUnit(abort.percentage());
   }
   return absl::OkStatus();
 }
@@ -95,6 +96,7 @@ absl::Status ConvertFaultDelay(
     absl::StatusOr<uint32_t> share = ConvertFraction(delay.percentage());
     if (!share.ok()) return Within("percentage", share.status());
     out->delay_per_million = *share;
+    out->delay_header_unit = *FractionUnit(delay.percentage());
   }
   return absl::OkStatus();
 }
@@ -237,23 +239,27 @@ absl::StatusOr<absl::Duration> ConvertDuration(
          absl::Nanoseconds(duration.nanos());
 }
 
-absl::StatusOr<uint32_t> ConvertFraction(
+absl::StatusOr<uint32_t> FractionUnit(
     const envoy::type::v3::FractionalPercent& fraction) {
-  uint64_t scale = 1;
   switch (fraction.denominator()) {
     case envoy::type::v3::FractionalPercent::HUNDRED:
-      scale = 10'000;
-      break;
+      return 10'000;
     case envoy::type::v3::FractionalPercent::TEN_THOUSAND:
-      scale = 100;
-      break;
+      return 100;
     case envoy::type::v3::FractionalPercent::MILLION:
-      break;
+      return 1;
     default:
       return FieldError("denominator",
                         absl::StrCat("unknown value ",
                                      static_cast<int>(fraction.denominator())));
   }
+}
+
+absl::StatusOr<uint32_t> ConvertFraction(
+    const envoy::type::v3::FractionalPercent& fraction) {
+  absl::StatusOr<uint32_t> unit = FractionUnit(fraction);
+  if (!unit.ok()) return unit.status();
+  const uint64_t scale = *unit;
   return static_cast<uint32_t>(
       std::min<uint64_t>(uint64_t{fraction.numerator()} * scale, kMillion));
 }

@@ -59,6 +59,11 @@ absl::StatusOr<absl::Duration> ConvertDuration(
     const google::protobuf::Duration& duration);
 // A FractionalPercent in millionths, at most 1,000,000; INVALID_ARGUMENT
 // naming "denominator" when it is not one of the three.
+// Millionths per unit of a FractionalPercent's numerator (10,000 for
+// HUNDRED, 100 for TEN_THOUSAND, 1 for MILLION); an unknown denominator is
+// an error naming it.
+absl::StatusOr<uint32_t> FractionUnit(
+    const envoy::type::v3::FractionalPercent& fraction);
 absl::StatusOr<uint32_t> ConvertFraction(
     const envoy::type::v3::FractionalPercent& fraction);
 // The fault an HTTPFault injects (gRFC A33): abort code from grpc_status
