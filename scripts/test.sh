@@ -75,7 +75,7 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESH_WERROR=ON \
     -DMESH_SANITIZE=thread -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
     -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build build/tsan -j"$jobs"
+  cmake --build build/tsan -j"$jobs" --target mesh_threaded_tests
   step "tests under TSan"
   # tests/tsan.supp: reports inside Debian's uninstrumented gRPC and Abseil.
   # Not gRPC's own xDS client (XdsInteropTest, tests/CMakeLists.txt says why).
