@@ -58,9 +58,10 @@ void EjectionGroup::Replace(const EndpointLoad& from, EndpointLoad& to) {
 
 bool EjectionGroup::MayEjectOneMore(size_t ejected, size_t members) const {
   if (interval_) {
-    // Envoy's rule: while the ejected share is below the maximum.
+    // Envoy's rule: while the ejected share is below the maximum. (The
+    // margin keeps 7 of 100 at 7% from passing as 7.000000000000001.)
     return static_cast<double>(ejected) <
-           max_share_ * static_cast<double>(members);
+           max_share_ * static_cast<double>(members) - 1e-9;
   }
   return ejected < MaxEjected(members, max_share_);
 }
@@ -102,19 +103,22 @@ bool EjectionGroup::EjectLocked(
 
 void EjectionGroup::MaybeSweep(int64_t now_ns) {
   if (interval_ns_ == 0) return;
-  int64_t due = next_sweep_ns_.load(std::memory_order_relaxed);
+  // Without the lock first: every call that ends checks.
+  if (now_ns < next_sweep_ns_.load(std::memory_order_relaxed)) return;
+  MutexLock lock(&mu_);
+  // Decided under the lock, so that looks run in the order of their times:
+  // a caller that read the clock before another's look ran sees that look's
+  // next due time here, and leaves.
+  const int64_t due = next_sweep_ns_.load(std::memory_order_relaxed);
   if (now_ns < due) return;
-  int64_t next = interval_ns_ > std::numeric_limits<int64_t>::max() - now_ns
-                     ? std::numeric_limits<int64_t>::max()
-                     : now_ns + interval_ns_;
-  // One caller takes the look; the others saw `due` change.
-  if (!next_sweep_ns_.compare_exchange_strong(due, next,
-                                              std::memory_order_relaxed)) {
-    return;
-  }
+  next_sweep_ns_.store(
+      interval_ns_ > std::numeric_limits<int64_t>::max() - now_ns
+          ? std::numeric_limits<int64_t>::max()
+          : now_ns + interval_ns_,
+      std::memory_order_relaxed);
   // The intervals that passed since the last look (more than one when no
   // call ended for a while).
-  Sweep(now_ns, due - interval_ns_, 1 + (now_ns - due) / interval_ns_);
+  SweepLocked(now_ns, due - interval_ns_, 1 + (now_ns - due) / interval_ns_);
 }
 
 void EjectionGroup::EjectOutlier(EndpointLoad& load,
@@ -134,14 +138,14 @@ namespace {
 struct Tally {
   std::shared_ptr<EndpointLoad> load;
   uint64_t volume = 0;
+  uint64_t failed = 0;
   double success_rate = 0;  // 0..1, of volume
 };
 
 }  // namespace
 
-void EjectionGroup::Sweep(int64_t now_ns, int64_t last_look_ns,
-                          int64_t intervals) {
-  MutexLock lock(&mu_);
+void EjectionGroup::SweepLocked(int64_t now_ns, int64_t last_look_ns,
+                                int64_t intervals) {
   std::vector<Tally> tallies;
   tallies.reserve(members_.size());
   size_t ejected = 0;
@@ -154,6 +158,7 @@ void EjectionGroup::Sweep(int64_t now_ns, int64_t last_look_ns,
         load->interval_failures.exchange(0, std::memory_order_relaxed);
     Tally t;
     t.volume = ok + failed;
+    t.failed = failed;
     t.success_rate =
         t.volume == 0 ? 1.0
                       : static_cast<double>(ok) / static_cast<double>(t.volume);
@@ -167,7 +172,9 @@ void EjectionGroup::Sweep(int64_t now_ns, int64_t last_look_ns,
     const IntervalEjection::SuccessRate& rule = *interval_->success_rate;
     std::vector<Tally*> candidates;
     for (Tally& t : tallies) {
-      if (t.volume >= rule.request_volume) candidates.push_back(&t);
+      if (t.volume > 0 && t.volume >= rule.request_volume) {
+        candidates.push_back(&t);
+      }
     }
     if (!candidates.empty() && candidates.size() >= rule.minimum_hosts) {
       double mean = 0;
@@ -198,7 +205,8 @@ void EjectionGroup::Sweep(int64_t now_ns, int64_t last_look_ns,
     if (candidates > 0 && candidates >= rule.minimum_hosts) {
       for (Tally& t : tallies) {
         if (t.volume == 0 || t.volume < rule.request_volume) continue;
-        if ((1.0 - t.success_rate) * 100.0 >= rule.threshold) {
+        // In integers: 1 failure of 5 is 20%, exactly.
+        if (t.failed * 100 >= uint64_t{rule.threshold} * t.volume) {
           EjectOutlier(*t.load, rule.enforcement_percentage, now_ns, members,
                        &ejected);
         }

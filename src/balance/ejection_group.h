@@ -4,7 +4,7 @@
 // ejected share), and records the ejection in the endpoint's EndpointLoad.
 // Every EndpointLoad of a balancer holds the balancer's group by shared_ptr.
 //
-//   auto group = std::make_shared<EjectionGroup>(options);
+//   auto group = std::make_shared<EjectionGroup>(options, now);
 //   group->SetMembers(loads);                  // on each SetEndpoints
 //   if (group->TryEject(*load, now)) { ... }   // on a failure at threshold
 //   load->Ejected(now);                        // picks: one relaxed load
@@ -15,8 +15,9 @@
 // success-rate and failure-percentage rules eject the endpoints that stand
 // out (gRFC A50).
 //
-// Thread-safe. Only the failure and update paths, and one call per interval,
-// take its mutex; picks read EndpointLoad::ejected_until_ns without it.
+// Thread-safe. Only the failure and update paths, and the calls that end
+// when a look is due, take its mutex; picks read
+// EndpointLoad::ejected_until_ns without it.
 #ifndef MESH_SRC_BALANCE_EJECTION_GROUP_H_
 #define MESH_SRC_BALANCE_EJECTION_GROUP_H_
 
@@ -94,8 +95,8 @@ class EjectionGroup {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The look at `now_ns`; the last was at `last_look_ns` (or the group was
   // made then), `intervals` intervals ago.
-  void Sweep(int64_t now_ns, int64_t last_look_ns, int64_t intervals)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void SweepLocked(int64_t now_ns, int64_t last_look_ns, int64_t intervals)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint32_t consecutive_failures_;
   const int64_t base_ns_;
@@ -103,7 +104,7 @@ class EjectionGroup {
   const double max_share_;
   const std::optional<IntervalEjection> interval_;
   const int64_t interval_ns_;  // 0 without interval ejection
-  // When the next look is due.
+  // When the next look is due (written under mu_, read without it first).
   std::atomic<int64_t> next_sweep_ns_;
   // Failures settle on many threads at once (a Mutex: mutex.h).
   Mutex mu_;

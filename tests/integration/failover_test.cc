@@ -66,10 +66,12 @@ TEST(FailoverTest, KilledBackendMidRunCallsKeepSucceedingOnTheOthers) {
                                          absl::StatusCode::kCancelled))
         << "call " << i;
     EXPECT_EQ(r.endpoint, dead) << "call " << i << " failed elsewhere";
-    // Up to kConcurrency calls started before the kill were still in flight.
-    (i < kKillAt - kConcurrency ? failed_before : failed_after)++;
+    (i < kKillAt ? failed_before : failed_after)++;
   }
-  EXPECT_EQ(failed_before, 0);
+  // Calls started before the kill fail only if still in flight then: the
+  // other workers' calls, at most kConcurrency - 1 (not always the 7 just
+  // before: a worker slowed down may still hold an older one).
+  EXPECT_LE(failed_before, kConcurrency - 1);
   // Ejection keeps the dead endpoint out after its first failures: only a
   // small share of the calls after the kill fail.
   EXPECT_LE(failed_after, (kTotal - kKillAt) / 10) << "failed after kill";

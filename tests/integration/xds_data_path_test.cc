@@ -294,14 +294,14 @@ TEST_F(XdsDataPathTest, OutlierDetectionEjectsByFailurePercentage) {
   // Failure-percentage ejection only: consecutive failures and success
   // rate are off, so an ejection can only come from an interval's look.
   AddCluster(kCluster, all,
-             "outlier_detection { interval { nanos: 200000000 } "
+             "outlier_detection { interval { seconds: 1 } "
              "base_ejection_time { seconds: 60 } max_ejection_percent { "
              "value: 20 } enforcing_consecutive_5xx { value: 0 } "
              "enforcing_success_rate { value: 0 } "
              "enforcing_failure_percentage { value: 100 } "
              "failure_percentage_threshold { value: 50 } "
              "failure_percentage_minimum_hosts { value: 5 } "
-             "failure_percentage_request_volume { value: 5 } }");
+             "failure_percentage_request_volume { value: 3 } }");
   ChannelOptions round_robin;  // every endpoint gets its share of calls
   round_robin.balancer.kind = BalancerKind::kRoundRobin;
   ASSERT_NO_FATAL_FAILURE(MakeMesh(round_robin));
@@ -313,14 +313,14 @@ TEST_F(XdsDataPathTest, OutlierDetectionEjectsByFailurePercentage) {
   };
   int calls = 0;
   const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (!ejected() && calls < 5000 && absl::Now() < give_up) {
+  while (!ejected() && calls < 100000 && absl::Now() < give_up) {
     Call();
     ++calls;
   }
   ASSERT_TRUE(ejected()) << "after " << calls << " calls";
   // Far more than consecutive ejection (off) would have allowed: b[0]
   // failed every call it got, at least the request volume.
-  EXPECT_GE(b[0]->calls_received(), 5);
+  EXPECT_GE(b[0]->calls_received(), 3);
   const int64_t received = b[0]->calls_received();
   for (int i = 0; i < 100; ++i) {
     CallResult r = Call();

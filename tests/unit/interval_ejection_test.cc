@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/random/bit_gen_ref.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
 #include "src/balance/balancer.h"
@@ -151,6 +152,31 @@ TEST_F(IntervalEjectionTest, FailurePercentageBelowTheThresholdStays) {
   Feed(*b, kFive, 10, /*a_ok=*/6);  // A: 40% failed
   Look(*b);
   EXPECT_EQ(Ejected(*b), 0);
+}
+
+TEST_F(IntervalEjectionTest, FailurePercentageExactlyAtTheThresholdEjects) {
+  // 1 failure of 5 is 20%: at the threshold (floating point would make it
+  // 19.999999999999996).
+  auto b = Make(kFive, Options(FailurePercentage(20, 100, 5, 5)));
+  Feed(*b, kFive, 5, /*a_ok=*/4);
+  Look(*b);
+  EXPECT_TRUE(StatsOf(*b, kA).ejected);
+  EXPECT_EQ(Ejected(*b), 1);
+}
+
+TEST_F(IntervalEjectionTest, MaxEjectedShareIsExactAtItsBoundary) {
+  // Every one of 100 endpoints fails: 7% ejects 7, not 8 (0.07 × 100 is
+  // 7.000000000000001 in floating point).
+  std::vector<std::string> hundred;
+  for (int i = 0; i < 100; ++i) {
+    hundred.push_back(absl::StrCat("10.0.1.", i, ":80"));
+  }
+  auto b = Make(hundred, Options(FailurePercentage(50, 100, 5, 2), 0.07));
+  for (const auto& address : hundred) {
+    End(*b, address, CallOutcome::kFailure, 2);
+  }
+  Look(*b, hundred[99]);
+  EXPECT_EQ(Ejected(*b), 7);
 }
 
 TEST_F(IntervalEjectionTest, TooFewEndpointsWithEnoughCallsEjectNone) {
