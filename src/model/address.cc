@@ -149,10 +149,9 @@ bool IpAddress::InNetwork(const IpAddress& network, int prefix) const {
 
 std::string IpAddress::ToString() const {
   if (!is_v6()) {  // without inet_ntop, whose IPv4 path is a sprintf
-    return absl::StrCat(static_cast<int>(bytes_[0]), ".",
-                        static_cast<int>(bytes_[1]), ".",
-                        static_cast<int>(bytes_[2]), ".",
-                        static_cast<int>(bytes_[3]));
+    return absl::StrCat(
+        static_cast<int>(bytes_[0]), ".", static_cast<int>(bytes_[1]), ".",
+        static_cast<int>(bytes_[2]), ".", static_cast<int>(bytes_[3]));
   }
   char text[INET6_ADDRSTRLEN];
   if (inet_ntop(is_v6() ? AF_INET6 : AF_INET, bytes_, text, sizeof(text)) ==

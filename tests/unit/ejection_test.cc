@@ -12,6 +12,7 @@
 #include "mesh/balancer.h"
 #include "src/balance/balancer.h"
 #include "src/balance/ejection_group.h"
+#include "tests/support/balancer_calls.h"
 #include "tests/support/fake_clock.h"
 
 namespace mesh {
@@ -24,6 +25,7 @@ using ::mesh::internal::CallOutcome;
 using ::mesh::internal::EjectionNanos;
 using ::mesh::internal::MaxEjected;
 using ::mesh::testing::FakeClock;
+using ::mesh::testing::StatsOf;
 
 constexpr char kA[] = "10.0.0.1:80";
 constexpr char kB[] = "10.0.0.2:80";
@@ -75,40 +77,14 @@ class EjectionTest : public ::testing::Test {
     return *std::move(b);
   }
 
-  // Ends `times` calls to `address` with `outcome`. Calls picked elsewhere
-  // meanwhile end kCancelled, which changes no failure count.
   void End(Balancer& b, const std::string& address, CallOutcome outcome,
            int times = 1) {
-    for (int done = 0, i = 0; done < times; ++i) {
-      ASSERT_LT(i, 10000) << "never picked " << address;
-      absl::StatusOr<CallHandle> h = b.Pick();
-      ASSERT_TRUE(h.ok());
-      if (h->endpoint().address != address) {
-        h->Complete(CallOutcome::kCancelled);
-        continue;
-      }
-      h->Complete(outcome);
-      ++done;
-    }
+    testing::EndOn(b, address, outcome, times, /*max_picks=*/10000);
   }
 
-  static EndpointStats StatsOf(const Balancer& b, const std::string& address) {
-    for (const auto& s : b.Stats()) {
-      if (s.address == address) return s;
-    }
-    ADD_FAILURE() << "no stats for " << address;
-    return {};
-  }
-
-  // True if `address` is ejected now and for `d` less 1 ms, and not at `d`
-  // (the clock ends `d` later).
   bool EjectedForExactly(const Balancer& b, const std::string& address,
                          absl::Duration d) {
-    bool ok = StatsOf(b, address).ejected;
-    clock_.Advance(d - absl::Milliseconds(1));
-    ok = ok && StatsOf(b, address).ejected;
-    clock_.Advance(absl::Milliseconds(1));
-    return ok && !StatsOf(b, address).ejected;
+    return testing::EjectedForExactly(clock_, b, address, d);
   }
 
   FakeClock clock_;

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
 #include "src/balance/balancer.h"
+#include "tests/support/balancer_calls.h"
 #include "tests/support/fake_clock.h"
 
 namespace mesh {
@@ -21,6 +22,7 @@ using ::mesh::internal::Balancer;
 using ::mesh::internal::CallHandle;
 using ::mesh::internal::CallOutcome;
 using ::mesh::testing::FakeClock;
+using ::mesh::testing::StatsOf;
 
 const std::vector<std::string> kFive = {
     "10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80", "10.0.0.4:80", "10.0.0.5:80"};
@@ -70,21 +72,9 @@ class IntervalEjectionTest : public ::testing::Test {
     return *std::move(b);
   }
 
-  // Ends `times` calls to `address` with `outcome`; calls picked elsewhere
-  // meanwhile end kCancelled, which no count sees.
   void End(Balancer& b, const std::string& address, CallOutcome outcome,
            int times = 1) {
-    for (int done = 0, i = 0; done < times; ++i) {
-      ASSERT_LT(i, 100000) << "never picked " << address;
-      absl::StatusOr<CallHandle> h = b.Pick();
-      ASSERT_TRUE(h.ok());
-      if (h->endpoint().address != address) {
-        h->Complete(CallOutcome::kCancelled);
-        continue;
-      }
-      h->Complete(outcome);
-      ++done;
-    }
+    testing::EndOn(b, address, outcome, times);
   }
 
   // Each endpoint of `addresses` but A answers `n` calls well; A answers
@@ -108,28 +98,15 @@ class IntervalEjectionTest : public ::testing::Test {
     End(b, address, CallOutcome::kSuccess);
   }
 
-  static EndpointStats StatsOf(const Balancer& b, const std::string& address) {
-    for (const auto& s : b.Stats()) {
-      if (s.address == address) return s;
-    }
-    ADD_FAILURE() << "no stats for " << address;
-    return {};
-  }
-
   static int Ejected(const Balancer& b) {
     int n = 0;
     for (const auto& s : b.Stats()) n += s.ejected;
     return n;
   }
 
-  // True if `address` is ejected now and for `d` less 1 ms, and not at `d`.
   bool EjectedForExactly(const Balancer& b, const std::string& address,
                          absl::Duration d) {
-    bool ok = StatsOf(b, address).ejected;
-    clock_.Advance(d - absl::Milliseconds(1));
-    ok = ok && StatsOf(b, address).ejected;
-    clock_.Advance(absl::Milliseconds(1));
-    return ok && !StatsOf(b, address).ejected;
+    return testing::EjectedForExactly(clock_, b, address, d);
   }
 
   FakeClock clock_;
