@@ -32,6 +32,7 @@ read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config
 cmake -S "${root}" -B "${build}" \
   -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DMESH_BUILD_FUZZERS=ON \
   -DMESH_BUILD_TESTS=ON \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
