@@ -366,6 +366,18 @@ void CheckServe(const xds::EndpointsResource& e,
           serve[k].weight);
       REQUIRE(mesh::ValidateEndpoint(serve[k]).ok(), "invalid endpoint ",
               serve[k].address);
+      // Served, an endpoint carries its locality's names, and nothing else.
+      const mesh::Endpoint& served = serve[k];
+      auto label = [&served](const char* key) {
+        auto it = served.labels.find(key);
+        return it == served.labels.end() ? std::string() : it->second;
+      };
+      REQUIRE(label("region") == l[i].region && label("zone") == l[i].zone &&
+                  label("sub_zone") == l[i].sub_zone &&
+                  served.labels.size() == (!l[i].region.empty()) +
+                                              (!l[i].zone.empty()) +
+                                              (!l[i].sub_zone.empty()),
+              "locality labels of ", served.address);
       ++k;
     }
   }
@@ -404,13 +416,8 @@ void CheckClusterLoadAssignment(const ClusterLoadAssignment& wire) {
       CheckAddress(ep.address);
       REQUIRE(seen.insert(ep.address).second, "duplicate address ", ep.address);
       weights += ep.weight;
-      auto label = [&ep](const char* key) {
-        auto it = ep.labels.find(key);
-        return it == ep.labels.end() ? std::string() : it->second;
-      };
-      REQUIRE(label("region") == l.region && label("zone") == l.zone &&
-                  label("sub_zone") == l.sub_zone,
-              "locality labels");
+      // Labels come with serving (CheckServe), not in the cached resource.
+      REQUIRE(ep.labels.empty(), "labels on a resource endpoint ", ep.address);
     }
     REQUIRE(weights <= kMaxUint32, "endpoint weights overflow");
     total += l.endpoints.size();
