@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mesh/balancer.h"
+#include "mesh/cancellation.h"
 #include "mesh/service_config.h"
 #include "mesh/transport.h"
 
@@ -40,14 +41,34 @@ class ChannelCore;
 
 // Per-call settings.
 struct CallOptions {
-  // Time allowed for the call; the channel's default_timeout if infinite.
+  // Time allowed for the call, from its start; the channel's
+  // default_timeout if infinite.
   absl::Duration timeout = absl::InfiniteDuration();
+  // An absolute deadline, as gRPC's ClientContext takes; the earlier of
+  // this and `timeout` bounds the call (and the route's timeout, if
+  // shorter). Infinite: none.
+  absl::Time deadline = absl::InfiniteFuture();
   // Request metadata; names lower case ([0-9a-z_.-]), "-bin" for binary.
   Metadata metadata;
+  // Cancelling it ends the call CANCELLED: at once while it waits for
+  // endpoints or routes, by cancelling the request in flight (the server
+  // sees it), or when a retry's backoff or a fault's delay ends. Null: the
+  // call can only end by itself or its deadline.
+  std::shared_ptr<Cancellation> cancel;
+};
+
+// What came back with a typed call's answer, besides the message.
+struct ResponseInfo {
+  Metadata headers;      // the server's initial metadata
+  Metadata trailers;     // the server's trailing metadata
+  std::string endpoint;  // the address that served it; empty if none picked
 };
 
 // The outcome of a raw call.
 struct CallResult {
+  // The server's status (its error details under kGrpcStatusDetailsUrl),
+  // or the mesh's: UNAVAILABLE (no endpoints), DEADLINE_EXCEEDED,
+  // CANCELLED, INVALID_ARGUMENT (a malformed call).
   absl::Status status;
   std::string body;      // the serialized response message when status is OK
   Metadata headers;      // the server's initial metadata
@@ -76,15 +97,24 @@ class Channel {
 
   // Blocking typed call. On OK `response` holds the parsed reply; a reply
   // that does not parse is INTERNAL.
+  // `info`, if not null, receives the response's metadata and endpoint
+  // (also on failure).
   absl::Status Call(absl::string_view method,
                     const google::protobuf::MessageLite& request,
                     google::protobuf::MessageLite* response,
-                    const CallOptions& options = {});
-  // Asynchronous typed call; `response` must live until `done` runs.
+                    const CallOptions& options = {},
+                    ResponseInfo* info = nullptr);
+  // Asynchronous typed call; `response` (and `info`, if not null) must live
+  // until `done` runs.
   void CallAsync(absl::string_view method,
                  const google::protobuf::MessageLite& request,
                  google::protobuf::MessageLite* response,
                  const CallOptions& options,
+                 absl::AnyInvocable<void(absl::Status)> done);
+  void CallAsync(absl::string_view method,
+                 const google::protobuf::MessageLite& request,
+                 google::protobuf::MessageLite* response,
+                 const CallOptions& options, ResponseInfo* info,
                  absl::AnyInvocable<void(absl::Status)> done);
 
   // The balancers' view of the endpoints: the target's, then those of the

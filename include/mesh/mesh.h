@@ -31,11 +31,16 @@
 #include "mesh/tap.h"
 #include "mesh/transport.h"
 
+namespace grpc {
+class Channel;
+}
+
 namespace mesh {
 
 namespace internal {
+class ChannelCore;
 class MeshCore;
-}
+}  // namespace internal
 
 // TLS for the Observe server (MeshOptions::tap_tls). Empty cert_chain_pem:
 // plaintext, served to peers on this host only. Set: mutual TLS, served to
@@ -127,6 +132,18 @@ class Mesh {
   absl::StatusOr<std::unique_ptr<Channel>> NewChannel(
       const std::string& target, const ChannelOptions& options = {});
 
+  // A grpc::Channel to `target` for generated stubs
+  // (`Greeter::NewStub(channel)`): every call made on it is routed,
+  // balanced, retried, tapped and counted by mesh exactly as a Channel's,
+  // with the ClientContext's deadline, metadata and TryCancel honoured and
+  // the server's status (code, message, error details, trailing metadata)
+  // passed back unchanged. The channel never connects anywhere itself.
+  // Sync, callback and CompletionQueue stubs all work; it carries generated
+  // protobuf methods' unary calls (streams and grpc::GenericStub calls end
+  // UNIMPLEMENTED, saying so). Errors as NewChannel.
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> NewGrpcChannel(
+      const std::string& target, const ChannelOptions& options = {});
+
   // What the mesh currently believes, as JSON: an array with one object per
   // destination in use — its endpoints (weight, labels, and per channel the
   // pending count, RTT estimate, picks, failures, ejection), the service
@@ -150,6 +167,8 @@ class Mesh {
 
  private:
   explicit Mesh(std::shared_ptr<internal::MeshCore> core);
+  absl::StatusOr<std::shared_ptr<internal::ChannelCore>> NewChannelCore(
+      const std::string& target, const ChannelOptions& options);
   std::shared_ptr<internal::MeshCore> core_;
 };
 

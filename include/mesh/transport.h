@@ -22,12 +22,19 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "mesh/cancellation.h"
 #include "mesh/endpoint.h"
 
 namespace mesh {
 
 // Header (metadata) name/value pairs, in order; names are lower case.
 using Metadata = std::vector<std::pair<std::string, std::string>>;
+
+// The payload under which a failed call's status keeps the server's error
+// details (absl::Status::GetPayload): the serialized google.rpc.Status that
+// gRPC carries in the "grpc-status-details-bin" trailer, unchanged.
+inline constexpr char kGrpcStatusDetailsUrl[] =
+    "type.googleapis.com/google.rpc.Status";
 
 struct TransportRequest {
   std::string method = "POST";
@@ -37,6 +44,10 @@ struct TransportRequest {
   Metadata headers;
   std::string body;  // for gRPC: the serialized message, no framing
   absl::Time deadline = absl::InfiniteFuture();
+  // The caller's cancellation, if any: when it is cancelled the transport
+  // ends the request CANCELLED (telling the server, as gRPC's TryCancel
+  // does). A transport watches it only while the request is in flight.
+  std::shared_ptr<Cancellation> cancel;
   // The labels of the request's route ("route" = its name, and its metrics
   // labels), for the tap hook; null when the request has no route. Valid
   // until `done` has been called.
@@ -44,8 +55,9 @@ struct TransportRequest {
 };
 
 struct TransportResponse {
-  // gRPC status (OK, the server's status, DEADLINE_EXCEEDED, UNAVAILABLE for
-  // an endpoint that could not be reached, CANCELLED on shutdown).
+  // gRPC status (OK, the server's status with its error details under
+  // kGrpcStatusDetailsUrl, DEADLINE_EXCEEDED, UNAVAILABLE for an endpoint
+  // that could not be reached, CANCELLED on shutdown or cancellation).
   absl::Status status;
   // HTTP :status when the transport knows it; 0 when it does not (no
   // response: a connection that failed, a call cancelled before an answer).

@@ -39,6 +39,14 @@ void Channel::CallAsync(absl::string_view method,
                         google::protobuf::MessageLite* response,
                         const CallOptions& options,
                         absl::AnyInvocable<void(absl::Status)> done) {
+  CallAsync(method, request, response, options, nullptr, std::move(done));
+}
+
+void Channel::CallAsync(absl::string_view method,
+                        const google::protobuf::MessageLite& request,
+                        google::protobuf::MessageLite* response,
+                        const CallOptions& options, ResponseInfo* info,
+                        absl::AnyInvocable<void(absl::Status)> done) {
   std::string bytes;
   if (!request.SerializeToString(&bytes)) {
     done(absl::InvalidArgumentError("request " + request.GetTypeName() +
@@ -47,10 +55,15 @@ void Channel::CallAsync(absl::string_view method,
   }
   core_->CallRawAsync(
       method, std::move(bytes), options,
-      [response, done = std::move(done)](CallResult r) mutable {
+      [response, info, done = std::move(done)](CallResult r) mutable {
         if (r.status.ok() && !response->ParseFromString(r.body)) {
           r.status = absl::InternalError("response does not parse as " +
                                          response->GetTypeName());
+        }
+        if (info != nullptr) {
+          info->headers = std::move(r.headers);
+          info->trailers = std::move(r.trailers);
+          info->endpoint = std::move(r.endpoint);
         }
         done(std::move(r.status));
       });
@@ -59,10 +72,10 @@ void Channel::CallAsync(absl::string_view method,
 absl::Status Channel::Call(absl::string_view method,
                            const google::protobuf::MessageLite& request,
                            google::protobuf::MessageLite* response,
-                           const CallOptions& options) {
+                           const CallOptions& options, ResponseInfo* info) {
   absl::Status status;
   internal::Notification finished;
-  CallAsync(method, request, response, options, [&](absl::Status s) {
+  CallAsync(method, request, response, options, info, [&](absl::Status s) {
     status = std::move(s);
     finished.Notify();
   });

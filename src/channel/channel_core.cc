@@ -81,7 +81,11 @@ struct ChannelCore::Call {
   bool wait_expired = false;
   // Picks retried at once because endpoints came while queuing (bounded).
   int quick_repicks = 0;
+  // The caller's cancellation (null: none).
+  std::shared_ptr<Cancellation> cancel;
   absl::AnyInvocable<void(CallResult)> done;
+
+  bool cancelled() const { return cancel != nullptr && cancel->cancelled(); }
 };
 
 struct ChannelCore::Picked {
@@ -110,11 +114,20 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
     return Fail(done, absl::UnavailableError(absl::StrCat(
                           "mesh is shut down; call to '", target_, "'")));
   }
+  if (options.cancel != nullptr && options.cancel->cancelled()) {
+    return Fail(done, CancelledStatus());
+  }
   auto call = std::make_unique<Call>();
   call->start = absl::Now();
   call->caller_timeout = options.timeout != absl::InfiniteDuration()
                              ? options.timeout
                              : options_.default_timeout;
+  if (options.deadline != absl::InfiniteFuture()) {
+    call->caller_timeout = std::min(
+        call->caller_timeout,
+        std::max(options.deadline - call->start, absl::ZeroDuration()));
+  }
+  call->cancel = options.cancel;
   call->method = std::string(method);
   call->metadata = options.metadata;
   call->body = std::move(request);
@@ -203,14 +216,17 @@ void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
 void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
   absl::Time until = std::min(call->start + call->caller_timeout,
                               call->start + options_.fail_fast_timeout);
+  std::shared_ptr<Cancellation> cancel = call->cancel;
   auto waiter = std::make_shared<PickWaiter>(
-      mesh_->timers(), [self = shared_from_this(),
-                        call = std::move(call)](PickWaiter::Why why) mutable {
+      mesh_->timers(),
+      [self = shared_from_this(),
+       call = std::move(call)](PickWaiter::Why why) mutable {
         Destination& apex = *self->legs_.apex()->destination;
         bool inline_fire =
             why == PickWaiter::Why::kReady || why == PickWaiter::Why::kNever;
         if (!inline_fire) call->waited = true;
-        if (!apex.AwaitsRoutes() && !self->mesh_->shut_down()) {
+        if (!apex.AwaitsRoutes() && !self->mesh_->shut_down() &&
+            !call->cancelled()) {
           return self->RouteCall(std::move(call));
         }
         // No routes: the call fails like one that found no endpoints, with
@@ -221,8 +237,10 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
         call->metrics->RecordRequest();
         absl::Status why_not = apex.NoRoutesStatus();
         CallResult result;
-        if (why == PickWaiter::Why::kTimedOut &&
-            absl::Now() >= call->start + call->caller_timeout) {
+        if (call->cancelled()) {
+          result.status = self->CancelledStatus();
+        } else if (why == PickWaiter::Why::kTimedOut &&
+                   absl::Now() >= call->start + call->caller_timeout) {
           result.status = absl::DeadlineExceededError(absl::StrCat(
               "deadline passed while waiting for routes: ", why_not.message()));
         } else if (why == PickWaiter::Why::kTimedOut) {
@@ -237,7 +255,8 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
         }
         self->Finish(*call, std::move(result));
         if (call->waited) DestroyLater([c = std::move(call)] {});
-      });
+      },
+      cancel);
   switch (legs_.apex()->destination->AddRoutesWaiter(waiter)) {
     case Destination::WaitResult::kReady:
       waiter->Fire(PickWaiter::Why::kReady);
@@ -247,6 +266,7 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
       return;
     case Destination::WaitResult::kQueued:
       waiter->Arm(std::max(until - absl::Now(), absl::ZeroDuration()));
+      waiter->FireOnCancel();
       return;
   }
 }
@@ -360,6 +380,8 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   if (mesh_->shut_down()) {
     early = absl::CancelledError(
         absl::StrCat("mesh shut down; call to '", target_, "'"));
+  } else if (call->cancelled()) {
+    early = CancelledStatus();
   } else if (absl::Now() >= call->deadline && !call->waited) {
     // Spent before an attempt could start (a tiny timeout, a long backoff):
     // nothing is sent.
@@ -452,6 +474,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
   req.body = call->replayable ? call->body : std::move(call->body);
   req.deadline = call->deadline;
+  req.cancel = call->cancel;
   req.route_labels = &call->route->labels;
   // The endpoint lives in the load record the handle shares, so moving the
   // handle into the callback leaves the reference valid.
@@ -475,10 +498,12 @@ bool ChannelCore::Wait(
     return false;
   }
   const absl::Duration wait = call->wait_until - now;
+  std::shared_ptr<Cancellation> cancel = call->cancel;
   // The waiter takes the call; until it fires nothing else touches it.
   auto waiter = std::make_shared<PickWaiter>(
-      mesh_->timers(), [self = shared_from_this(),
-                        call = std::move(call)](PickWaiter::Why why) mutable {
+      mesh_->timers(),
+      [self = shared_from_this(),
+       call = std::move(call)](PickWaiter::Why why) mutable {
         switch (why) {
           case PickWaiter::Why::kReleased:
             call->waited = true;
@@ -486,6 +511,9 @@ bool ChannelCore::Wait(
           case PickWaiter::Why::kTimedOut:
             call->waited = true;
             call->wait_expired = true;
+            break;
+          case PickWaiter::Why::kCancelled:  // StartAttempt says so
+            call->waited = true;
             break;
           case PickWaiter::Why::kReady:
             ++call->quick_repicks;
@@ -495,7 +523,8 @@ bool ChannelCore::Wait(
             break;
         }
         self->StartAttempt(std::move(call));
-      });
+      },
+      std::move(cancel));
   bool ready = false;
   bool queued = false;
   for (const std::shared_ptr<Destination>& d : wait_on) {
@@ -518,6 +547,7 @@ bool ChannelCore::Wait(
     waiter->Fire(PickWaiter::Why::kNever);
   } else {
     waiter->Arm(wait);
+    waiter->FireOnCancel();
   }
   return true;
 }
@@ -543,7 +573,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.replayable = call->replayable;
   end.retry_connect_failures = options_.retry_connect_failures;
   end.retry_on = &route.retry_policy.retry_on;
-  if (RetryWanted(end) && !mesh_->shut_down()) {
+  if (RetryWanted(end) && !mesh_->shut_down() && !call->cancelled()) {
     const RetryPolicy& policy = route.retry_policy;
     thread_local absl::InsecureBitGen gen;
     absl::Duration wait =
@@ -575,6 +605,11 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   result.headers = std::move(response.headers);
   result.trailers = std::move(response.trailers);
   Finish(*call, std::move(result), failure);
+}
+
+absl::Status ChannelCore::CancelledStatus() const {
+  return absl::CancelledError(
+      absl::StrCat("call to '", target_, "' cancelled by the caller"));
 }
 
 void ChannelCore::Finish(Call& call, CallResult result) {

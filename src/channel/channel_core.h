@@ -41,6 +41,12 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // them, then the backends they send to (or the target itself).
   absl::Status WaitForEndpoints(absl::Duration timeout);
 
+  // Runs `task` on the mesh's timer thread after `delay`; false, leaving
+  // `task` with the caller, after the Mesh's shutdown.
+  bool RunLater(absl::Duration delay, absl::AnyInvocable<void()>& task) {
+    return mesh_->RunLater(delay, task);
+  }
+
   // Requests larger than this are not kept for replay, so never retried.
   static constexpr size_t kMaxReplayBytes = 64 * 1024;
   Destination& destination() const { return *legs_.apex()->destination; }
@@ -81,6 +87,8 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // get endpoints (not answered yet, or existing with none).
   absl::StatusOr<Picked> Pick(
       const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on);
+  // The status of a call its caller cancelled.
+  absl::Status CancelledStatus() const;
   // Completes the call: route metrics, then the caller's callback. Without
   // `failure`, the result is classified with no HTTP status (no response).
   void Finish(Call& call, CallResult result);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/balance/balancer.h"
 #include "src/channel/channel_core.h"
+#include "src/channel/grpc_channel.h"
 #include "src/channel/mesh_core.h"
 #include "src/model/address.h"
 
@@ -67,6 +68,22 @@ int Mesh::tap_port() const { return core_->tap_port(); }
 
 absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     const std::string& target, const ChannelOptions& options) {
+  absl::StatusOr<std::shared_ptr<internal::ChannelCore>> core =
+      NewChannelCore(target, options);
+  if (!core.ok()) return core.status();
+  return std::unique_ptr<Channel>(new Channel(*std::move(core)));
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Mesh::NewGrpcChannel(
+    const std::string& target, const ChannelOptions& options) {
+  absl::StatusOr<std::shared_ptr<internal::ChannelCore>> core =
+      NewChannelCore(target, options);
+  if (!core.ok()) return core.status();
+  return internal::NewHijackingChannel(*std::move(core));
+}
+
+absl::StatusOr<std::shared_ptr<internal::ChannelCore>> Mesh::NewChannelCore(
+    const std::string& target, const ChannelOptions& options) {
   absl::StatusOr<internal::Target> parsed = internal::ParseTarget(target);
   if (!parsed.ok()) return parsed.status();
   if (options.default_timeout <= absl::ZeroDuration()) {
@@ -86,10 +103,9 @@ absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
   absl::StatusOr<std::shared_ptr<internal::Destination>> dest =
       core_->GetDestination(target);
   if (!dest.ok()) return dest.status();
-  auto core = std::make_shared<internal::ChannelCore>(
-      target, parsed->name, options, core_, *std::move(dest),
-      *std::move(balancer));
-  return std::unique_ptr<Channel>(new Channel(std::move(core)));
+  return std::make_shared<internal::ChannelCore>(target, parsed->name, options,
+                                                 core_, *std::move(dest),
+                                                 *std::move(balancer));
 }
 
 }  // namespace mesh

@@ -19,6 +19,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "mesh/cancellation.h"
 #include "src/base/destroy_later.h"
 #include "src/base/timer_thread.h"
 
@@ -27,16 +28,21 @@ namespace mesh::internal {
 class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
  public:
   // Why it fired: a destination it waited on settled (kReleased, on the
-  // timer thread), its time ran out (kTimedOut), or its owner found at
-  // queuing time that there are endpoints already (kReady) or that none
-  // will come (kNever) and fired it inline.
-  enum class Why { kReleased, kTimedOut, kReady, kNever };
+  // timer thread), its time ran out (kTimedOut), the caller cancelled
+  // (kCancelled, on the cancelling thread), or its owner found at queuing
+  // time that there are endpoints already (kReady) or that none will come
+  // (kNever) and fired it inline.
+  enum class Why { kReleased, kTimedOut, kCancelled, kReady, kNever };
 
   // `timers` runs the timeout and must be the Mesh's (closing it fires
   // what is pending).
+  // `cancel` (may be null) is the caller's; see FireOnCancel.
   PickWaiter(std::shared_ptr<TimerThread> timers,
-             absl::AnyInvocable<void(Why why)> resume)
-      : timers_(std::move(timers)), resume_(std::move(resume)) {}
+             absl::AnyInvocable<void(Why why)> resume,
+             std::shared_ptr<Cancellation> cancel = nullptr)
+      : timers_(std::move(timers)),
+        cancel_(std::move(cancel)),
+        resume_(std::move(resume)) {}
 
   // Fires after `wait` unless fired before (an infinite wait sets no
   // timer: a release or the Mesh's shutdown fires it). If the timer thread
@@ -57,6 +63,20 @@ class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
     if (fired()) timers_->Cancel(timer_.exchange(0));
   }
 
+  // Fires (kCancelled) when the caller's cancellation is cancelled, if it
+  // has not fired by then; at once if it is cancelled already. Without one,
+  // does nothing. Call once, like Arm, after queuing the waiter.
+  void FireOnCancel() {
+    if (cancel_ == nullptr) return;
+    uint64_t id =
+        cancel_->Watch([weak = std::weak_ptr<PickWaiter>(shared_from_this())] {
+          if (auto self = weak.lock()) self->Fire(Why::kCancelled);
+        });
+    cancel_watch_.store(id, std::memory_order_release);
+    // Fired meanwhile: the watch is not needed.
+    if (fired()) cancel_->Unwatch(cancel_watch_.exchange(0));
+  }
+
   // Runs the resume callback, unless it has run: true if this call ran it.
   // A release cancels the timer, so that it holds nothing until it is due.
   // What the callback owned goes to DestroyLater: it may hold the last
@@ -67,6 +87,7 @@ class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
     if (why != Why::kTimedOut) {
       if (TimerThread::Id id = timer_.exchange(0)) timers_->Cancel(id);
     }
+    if (cancel_ != nullptr) cancel_->Unwatch(cancel_watch_.exchange(0));
     absl::AnyInvocable<void(Why)> resume = std::move(resume_);
     resume(why);
     DestroyLater([r = std::move(resume)] {});
@@ -79,6 +100,8 @@ class PickWaiter : public std::enable_shared_from_this<PickWaiter> {
   const std::shared_ptr<TimerThread> timers_;
   std::atomic<bool> fired_{false};
   std::atomic<TimerThread::Id> timer_{0};  // 0: none (yet)
+  const std::shared_ptr<Cancellation> cancel_;
+  std::atomic<uint64_t> cancel_watch_{0};  // 0: none (yet)
   absl::AnyInvocable<void(Why why)> resume_;
 };
 

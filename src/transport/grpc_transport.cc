@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
@@ -63,6 +64,9 @@ int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
 // from inside that callback (say, by destroying the Mesh) must not wait for
 // the very call it runs in.
 thread_local const void* finishing_call = nullptr;
+// The call this thread is cancelling (TryCancel holds its context's lock;
+// gRPC may finish the call inline, and the context must then outlive it).
+thread_local const void* cancelling_call = nullptr;
 
 }  // namespace
 
@@ -72,6 +76,8 @@ struct GrpcTransport::Call {
   grpc::ByteBuffer response;
   Callback done;
   std::shared_ptr<grpc::Channel> channel;
+  std::shared_ptr<Cancellation> cancel;
+  uint64_t cancel_watch = 0;
 };
 
 GrpcTransport::GrpcTransport(const GrpcTransportOptions& options) {
@@ -145,16 +151,31 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
   grpc::GenericStub stub(call->channel);
   // in_flight_ owns the call; the completion refers to it by pointer.
   Call* raw = call.get();
+  if (request.cancel != nullptr) {
+    // Before the call starts: a cancel now makes gRPC fail it at its start.
+    call->cancel = std::move(request.cancel);
+    call->cancel_watch = call->cancel->Watch([raw] {
+      cancelling_call = raw;
+      raw->context.TryCancel();
+      cancelling_call = nullptr;
+    });
+  }
   stub.UnaryCall(&raw->context, request.path, grpc::StubOptions(),
                  &raw->request, &raw->response,
                  [this, raw](grpc::Status status) { Finish(raw, status); });
 }
 
 void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
+  // Until this returns, a cancel may still be touching the context.
+  if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
   TransportResponse response;
   response.status =
       absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                    status.error_message());
+  if (!status.ok() && !status.error_details().empty()) {
+    response.status.SetPayload(kGrpcStatusDetailsUrl,
+                               absl::Cord(status.error_details()));
+  }
   response.headers = ToMetadata(call->context.GetServerInitialMetadata());
   response.trailers = ToMetadata(call->context.GetServerTrailingMetadata());
   response.never_sent = IsConnectFailure(status);
@@ -183,6 +204,10 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   // the last; `keep` and the callback go to DestroyLater. Nothing touches
   // `this` after the reset.
   std::shared_ptr<grpc::Channel> keep = owned->channel;
+  if (cancelling_call == call) {
+    // Finished inline by TryCancel, which still holds the context's lock.
+    DestroyLater([owned = std::move(owned)] {});
+  }
   owned.reset();
   DestroyLater([keep = std::move(keep), done = std::move(done)] {});
 }

@@ -1,0 +1,144 @@
+#include "tests/support/test_echo_server.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "google/rpc/status.pb.h"
+
+namespace mesh::testing {
+
+class TestEchoServer::Service final : public meshtest::TestEcho::Service {
+ public:
+  explicit Service(TestEchoServer* owner) : owner_(owner) {}
+
+  grpc::Status Unary(grpc::ServerContext* context,
+                     const meshtest::EchoRequest* request,
+                     meshtest::EchoResponse* response) override {
+    grpc::Status status = Begin(context, *request);
+    if (!status.ok()) return status;
+    response->set_message(request->message());
+    response->set_served_by(owner_->address_);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ServerStream(
+      grpc::ServerContext* context, const meshtest::EchoRequest* request,
+      grpc::ServerWriter<meshtest::EchoResponse>* writer) override {
+    grpc::Status status = Begin(context, *request);
+    if (!status.ok()) return status;
+    for (int i = 0; i < request->responses(); ++i) {
+      meshtest::EchoResponse response;
+      response.set_message(request->message());
+      response.set_served_by(owner_->address_);
+      response.set_index(i);
+      if (!writer->Write(response)) break;
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ClientStream(grpc::ServerContext* context,
+                            grpc::ServerReader<meshtest::EchoRequest>* reader,
+                            meshtest::EchoResponse* response) override {
+    owner_->calls_.fetch_add(1);
+    Echo(context);
+    meshtest::EchoRequest request;
+    int count = 0;
+    std::string all;
+    while (reader->Read(&request)) {
+      ++count;
+      all += request.message();
+    }
+    response->set_message(all);
+    response->set_served_by(owner_->address_);
+    response->set_index(count);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Bidi(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<meshtest::EchoResponse, meshtest::EchoRequest>*
+          stream) override {
+    owner_->calls_.fetch_add(1);
+    Echo(context);
+    meshtest::EchoRequest request;
+    int i = 0;
+    while (stream->Read(&request)) {
+      if (request.fail_code() != 0) return Failure(context, request);
+      meshtest::EchoResponse response;
+      response.set_message(request.message());
+      response.set_served_by(owner_->address_);
+      response.set_index(i++);
+      if (!stream->Write(response)) break;
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  // Counts the call, echoes its metadata, waits its delay and fails it as
+  // asked; OK to go on.
+  grpc::Status Begin(grpc::ServerContext* context,
+                     const meshtest::EchoRequest& request) {
+    owner_->calls_.fetch_add(1);
+    Echo(context);
+    const absl::Time until =
+        absl::Now() + absl::Milliseconds(request.delay_ms());
+    while (absl::Now() < until) {
+      if (context->IsCancelled()) {
+        owner_->cancellations_.fetch_add(1);
+        return grpc::Status(grpc::StatusCode::CANCELLED, "server saw cancel");
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    if (request.fail_code() != 0) return Failure(context, request);
+    return grpc::Status::OK;
+  }
+
+  static void Echo(grpc::ServerContext* context) {
+    for (const auto& [key, value] : context->client_metadata()) {
+      std::string k(key.data(), key.size());
+      std::string v(value.data(), value.size());
+      if (absl::StartsWith(k, "echo-")) context->AddInitialMetadata(k, v);
+      if (absl::StartsWith(k, "trail-")) context->AddTrailingMetadata(k, v);
+    }
+  }
+
+  static grpc::Status Failure(grpc::ServerContext* context,
+                              const meshtest::EchoRequest& request) {
+    (void)context;
+    google::rpc::Status details;
+    details.set_code(request.fail_code());
+    details.set_message(request.fail_message());
+    return grpc::Status(static_cast<grpc::StatusCode>(request.fail_code()),
+                        request.fail_message(), details.SerializeAsString());
+  }
+
+  TestEchoServer* const owner_;
+};
+
+std::unique_ptr<TestEchoServer> TestEchoServer::Start() {
+  std::unique_ptr<TestEchoServer> server(new TestEchoServer());
+  server->service_ = std::make_unique<Service>(server.get());
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || port == 0) {
+    std::fprintf(stderr, "TestEchoServer: cannot listen on 127.0.0.1\n");
+    std::abort();
+  }
+  server->address_ = absl::StrCat("127.0.0.1:", port);
+  return server;
+}
+
+TestEchoServer::~TestEchoServer() {
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now());
+  }
+}
+
+}  // namespace mesh::testing
