@@ -27,6 +27,7 @@
 #include "mesh/balancer.h"
 #include "mesh/cancellation.h"
 #include "mesh/service_config.h"
+#include "mesh/stream.h"
 #include "mesh/transport.h"
 
 namespace google::protobuf {
@@ -116,6 +117,13 @@ class Channel {
                  google::protobuf::MessageLite* response,
                  const CallOptions& options, ResponseInfo* info,
                  absl::AnyInvocable<void(absl::Status)> done);
+
+  // Opens a stream of `method` (see mesh/stream.h): `observer` gets its
+  // events and must live until its OnClose has returned. Failures to start
+  // (a malformed method, no endpoints, shutdown) come as OnClose.
+  std::unique_ptr<ClientStream> StartStream(absl::string_view method,
+                                            const CallOptions& options,
+                                            StreamObserver* observer);
 
   // The balancers' view of the endpoints: the target's, then those of the
   // backends its routes and traffic split have sent to (xDS clusters,

@@ -71,6 +71,38 @@ struct TransportResponse {
   Metadata trailers;
 };
 
+// The events of one stream, from a transport to the mesh. A transport calls
+// them one at a time per stream, on any thread (possibly inside the call
+// that caused them); they must not block.
+class TransportStreamObserver {
+ public:
+  virtual ~TransportStreamObserver() = default;
+  // The server's initial metadata: at most once, before any message.
+  virtual void OnHeaders(Metadata headers) = 0;
+  // The answer to one Read: a message (ok), or none (!ok: the server sent
+  // no more, or the stream broke; OnClose follows).
+  virtual void OnReadDone(bool ok, std::string message) = 0;
+  // The end of one Write: !ok when the stream broke (OnClose follows).
+  virtual void OnWriteDone(bool ok) = 0;
+  // The stream's end: status, headers and trailers as for a unary call
+  // (`body` unused). The last event; after it the stream does nothing.
+  virtual void OnClose(TransportResponse response) = 0;
+};
+
+// One open stream to one endpoint. At most one Write and one Read
+// outstanding at a time, each answered by its observer event; calls after
+// OnClose are ignored. Thread-safe.
+class TransportStream {
+ public:
+  virtual ~TransportStream() = default;
+  virtual void Write(std::string message) = 0;
+  // No more writes (the client's half-close).
+  virtual void WritesDone() = 0;
+  virtual void Read() = 0;
+  // Ends the stream CANCELLED, telling the server; OnClose follows.
+  virtual void Cancel() = 0;
+};
+
 class Transport {
  public:
   using Callback = absl::AnyInvocable<void(TransportResponse)>;
@@ -83,14 +115,23 @@ class Transport {
   virtual void Send(const Endpoint& endpoint, TransportRequest request,
                     Callback done) = 0;
 
+  // Opens a stream of `request.path` to `endpoint` (`request.body` unused).
+  // `observer` must live until its OnClose has returned; the stream may be
+  // destroyed at any time (destroying it before OnClose cancels it). The
+  // default: a transport that cannot stream closes it UNIMPLEMENTED.
+  virtual std::unique_ptr<TransportStream> StartStream(
+      const Endpoint& endpoint, TransportRequest request,
+      TransportStreamObserver* observer);
+
   // The addresses that are live now: connections to any other address may be
   // closed. Called after each endpoint update.
   virtual void RetainOnly(const std::vector<std::string>& addresses) {
     (void)addresses;
   }
 
-  // Fails every call in flight (CANCELLED), waits until their callbacks have
-  // run, and fails later Sends at once (UNAVAILABLE). Idempotent.
+  // Fails every call and stream in flight (CANCELLED), waits until their
+  // callbacks (OnClose) have run, and fails later Sends and streams at once
+  // (UNAVAILABLE). Idempotent.
   virtual void Shutdown() {}
 };
 

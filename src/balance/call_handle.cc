@@ -13,7 +13,8 @@ CallHandle::CallHandle(std::shared_ptr<EndpointLoad> load, const Clock* clock,
 CallHandle::CallHandle(CallHandle&& other) noexcept
     : load_(std::move(other.load_)),
       clock_(other.clock_),
-      start_nanos_(other.start_nanos_) {}
+      start_nanos_(other.start_nanos_),
+      rtt_sampled_(other.rtt_sampled_) {}
 
 CallHandle& CallHandle::operator=(CallHandle&& other) noexcept {
   if (this != &other) {
@@ -21,6 +22,7 @@ CallHandle& CallHandle::operator=(CallHandle&& other) noexcept {
     load_ = std::move(other.load_);
     clock_ = other.clock_;
     start_nanos_ = other.start_nanos_;
+    rtt_sampled_ = other.rtt_sampled_;
   }
   return *this;
 }
@@ -31,8 +33,14 @@ const Endpoint& CallHandle::endpoint() const { return *load_->endpoint; }
 
 void CallHandle::Complete(CallOutcome outcome) {
   if (load_ == nullptr) return;
-  load_->Settle(outcome, start_nanos_, *clock_);
+  load_->Settle(outcome, start_nanos_, *clock_, rtt_sampled_);
   load_.reset();
+}
+
+void CallHandle::SampleLatency() {
+  if (load_ == nullptr || rtt_sampled_) return;
+  rtt_sampled_ = true;
+  load_->SampleRtt(start_nanos_, *clock_);
 }
 
 }  // namespace mesh::internal

@@ -48,11 +48,16 @@ class CallHandle {
   const Endpoint& endpoint() const;
   // Settles this call; later calls do nothing.
   void Complete(CallOutcome outcome);
+  // For a stream: takes the time to its first response as the RTT sample
+  // now (once); Complete then settles the pending count and the outcome
+  // without another sample, so a long stream's life is no latency.
+  void SampleLatency();
 
  private:
   std::shared_ptr<EndpointLoad> load_;
   const Clock* clock_ = nullptr;
   int64_t start_nanos_ = 0;
+  bool rtt_sampled_ = false;
 };
 
 }  // namespace mesh::internal

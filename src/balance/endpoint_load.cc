@@ -25,15 +25,23 @@ void EndpointLoad::InheritFrom(const EndpointLoad& other) {
   ejection->Replace(other, *this);
 }
 
+void EndpointLoad::SampleRtt(int64_t start_ns, const Clock& clock) {
+  if (!tracks_rtt) return;
+  const int64_t now_ns = clock.NowNanos();
+  ewma.Observe(now_ns - start_ns, now_ns);
+}
+
 void EndpointLoad::Settle(CallOutcome outcome, int64_t start_ns,
-                          const Clock& clock) {
+                          const Clock& clock, bool rtt_sampled) {
   pending.fetch_sub(1, std::memory_order_relaxed);
   if (outcome == CallOutcome::kSuccess) {
     consecutive_failures.store(0, std::memory_order_relaxed);
-    if (!tracks_rtt && !ejection->counts_intervals()) return;  // no clock
+    if ((!tracks_rtt || rtt_sampled) && !ejection->counts_intervals()) {
+      return;  // no clock
+    }
   }
   const int64_t now_ns = clock.NowNanos();
-  if (tracks_rtt) {
+  if (tracks_rtt && !rtt_sampled) {
     if (outcome == CallOutcome::kSuccess) {
       ewma.Observe(now_ns - start_ns, now_ns);
     } else {

@@ -47,7 +47,12 @@ struct EndpointLoad {
   // threshold, or any endpoint failure, asks the group to eject (the count
   // is reset only by a success or an ejection, so a failure refused by the
   // share limit, or seen while already ejected, keeps it).
-  void Settle(CallOutcome outcome, int64_t start_ns, const Clock& clock);
+  // `rtt_sampled`: SampleRtt took this call's sample already (a stream).
+  void Settle(CallOutcome outcome, int64_t start_ns, const Clock& clock,
+              bool rtt_sampled = false);
+  // One RTT sample for a call that started at `start_ns` (a stream's first
+  // response), if this record tracks RTT.
+  void SampleRtt(int64_t start_ns, const Clock& clock);
 
   const std::shared_ptr<const Endpoint> endpoint;  // never null
   const std::shared_ptr<EjectionGroup> ejection;

@@ -6,6 +6,7 @@
 
 #include "src/base/mutex.h"
 #include "src/channel/channel_core.h"
+#include "src/channel/stream_call.h"
 
 namespace mesh {
 
@@ -82,6 +83,30 @@ absl::Status Channel::Call(absl::string_view method,
   finished.WaitForNotification();
   return status;
 }
+
+std::unique_ptr<ClientStream> Channel::StartStream(absl::string_view method,
+                                                   const CallOptions& options,
+                                                   StreamObserver* observer) {
+  return std::unique_ptr<ClientStream>(
+      new ClientStream(core_->StartStream(method, options, observer)));
+}
+
+ClientStream::ClientStream(std::shared_ptr<internal::StreamCall> call)
+    : call_(std::move(call)) {}
+
+ClientStream::~ClientStream() {
+  if (!call_->closed()) call_->Cancel();
+}
+
+void ClientStream::Write(std::string message) {
+  call_->Write(std::move(message));
+}
+
+void ClientStream::WritesDone() { call_->WritesDone(); }
+
+void ClientStream::Read() { call_->Read(); }
+
+void ClientStream::Cancel() { call_->Cancel(); }
 
 std::vector<EndpointStats> Channel::EndpointStatsSnapshot() const {
   return core_->Stats();

@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
+#include "src/channel/call_state.h"
 #include "src/channel/pick_waiter.h"
+#include "src/channel/stream_call.h"
 #include "src/model/http_syntax.h"
 #include "src/route/classify.h"
 #include "src/route/fault.h"
@@ -56,54 +58,32 @@ ChannelCore::ChannelCore(std::string target, std::string authority,
           target_, options.balancer, mesh_,
           std::make_shared<Leg>(std::move(destination), std::move(balancer))) {}
 
-// One logical call across its attempts.
-struct ChannelCore::Call {
-  std::string method;
-  std::string body;  // kept for replay when the call may be retried
-  Metadata metadata;
-  absl::Time start;
-  absl::Time deadline = absl::InfiniteFuture();
-  absl::Duration caller_timeout = absl::InfiniteDuration();
-  FaultDraw fault;  // drawn when routed
-  // For ring-hash backends: the route's hash of the call (none: random).
-  std::optional<uint64_t> hash;
-  Destination::Routes routes;  // keeps `route` and `metrics` alive
-  const CompiledRoute* route = nullptr;
-  RouteMetrics* metrics = nullptr;
-  bool replayable = false;
-  uint32_t attempts = 0;
-  std::string last_endpoint;  // the next attempt prefers another
-  // Waiting for endpoints: until when at most (the deadline, or the start
-  // plus the fail-fast timeout), whether the call has waited (it is then off
-  // its caller's thread), and whether its wait timed out.
-  absl::Time wait_until = absl::InfinitePast();
-  bool waited = false;
-  bool wait_expired = false;
-  // Picks retried at once because endpoints came while queuing (bounded).
-  int quick_repicks = 0;
-  // The caller's cancellation (null: none).
-  std::shared_ptr<Cancellation> cancel;
-  absl::AnyInvocable<void(CallResult)> done;
-
-  bool cancelled() const { return cancel != nullptr && cancel->cancelled(); }
-};
-
-struct ChannelCore::Picked {
-  std::shared_ptr<Leg> leg;
-  CallHandle handle;
-};
-
-// What an attempt's completion needs besides the call.
-struct ChannelCore::Attempt {
-  std::shared_ptr<Leg> leg;
-  CallHandle handle;
-  std::shared_ptr<EndpointMetrics> endpoint_metrics;  // null: none kept
-  bool counted = false;  // by the backend's circuit breaker
-};
-
 void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
                                const CallOptions& options,
                                absl::AnyInvocable<void(CallResult)> done) {
+  Start(method, std::move(request), options, std::move(done), nullptr);
+}
+
+std::shared_ptr<StreamCall> ChannelCore::StartStream(
+    absl::string_view method, const CallOptions& options,
+    StreamObserver* observer) {
+  // Every stream has a cancellation: ClientStream::Cancel raises it.
+  CallOptions with_cancel = options;
+  if (with_cancel.cancel == nullptr) {
+    with_cancel.cancel = std::make_shared<Cancellation>();
+  }
+  auto stream = std::make_shared<StreamCall>(observer, with_cancel.cancel);
+  Start(
+      method, std::string(), with_cancel,
+      [stream](CallResult result) { stream->Close(std::move(result)); },
+      stream);
+  return stream;
+}
+
+void ChannelCore::Start(absl::string_view method, std::string request,
+                        const CallOptions& options,
+                        absl::AnyInvocable<void(CallResult)> done,
+                        std::shared_ptr<StreamCall> stream) {
   if (absl::Status s = ValidateMethod(method); !s.ok()) {
     return Fail(done, std::move(s));
   }
@@ -128,6 +108,7 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
         std::max(options.deadline - call->start, absl::ZeroDuration()));
   }
   call->cancel = options.cancel;
+  call->stream = std::move(stream);
   call->method = std::string(method);
   call->metadata = options.metadata;
   call->body = std::move(request);
@@ -480,6 +461,12 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   // handle into the callback leaves the reference valid.
   const Endpoint& endpoint = attempt.handle.endpoint();
   Transport& transport = attempt.leg->destination->transport();
+  if (call->stream != nullptr) {
+    std::shared_ptr<StreamCall> stream = call->stream;
+    stream->Open(shared_from_this(), std::move(call), std::move(attempt),
+                 transport, endpoint, std::move(req));
+    return;
+  }
   transport.Send(endpoint, std::move(req),
                  [self = shared_from_this(), attempt = std::move(attempt),
                   call = std::move(call)](TransportResponse response) mutable {
@@ -573,7 +560,10 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.replayable = call->replayable;
   end.retry_connect_failures = options_.retry_connect_failures;
   end.retry_on = &route.retry_policy.retry_on;
-  if (RetryWanted(end) && !mesh_->shut_down() && !call->cancelled()) {
+  // A stream that received anything is the caller's now: not retried.
+  const bool committed = call->stream != nullptr && call->stream->committed();
+  if (RetryWanted(end) && !mesh_->shut_down() && !call->cancelled() &&
+      !committed) {
     const RetryPolicy& policy = route.retry_policy;
     thread_local absl::InsecureBitGen gen;
     absl::Duration wait =

@@ -23,6 +23,8 @@
 
 namespace mesh::internal {
 
+class StreamCall;
+
 class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
  public:
   // `authority` is what calls to clusters carry (the target's name:port).
@@ -35,6 +37,11 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void CallRawAsync(absl::string_view method, std::string request,
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
+  // Opens a stream (Channel::StartStream): routed, picked, waited for and
+  // retried as a call, its attempts opening transport streams.
+  std::shared_ptr<StreamCall> StartStream(absl::string_view method,
+                                          const CallOptions& options,
+                                          StreamObserver* observer);
   // The target's balancer statistics, and those of its backends' legs.
   std::vector<EndpointStats> Stats() { return legs_.Stats(); }
   // Channel::WaitForEndpoints: the routes first when the source requires
@@ -52,10 +59,16 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   Destination& destination() const { return *legs_.apex()->destination; }
 
  private:
+  friend class StreamCall;
   struct Call;
   struct Picked;
   struct Attempt;
 
+  // Validates a call or stream (`stream` not null) and starts routing it.
+  void Start(absl::string_view method, std::string request,
+             const CallOptions& options,
+             absl::AnyInvocable<void(CallResult)> done,
+             std::shared_ptr<StreamCall> stream);
   // Matches the call's route and applies it (deadline, metrics, budget,
   // fault), then starts the first attempt.
   void RouteCall(std::unique_ptr<Call> call);

@@ -166,6 +166,7 @@ TapExchange::TapExchange(TapExchange&& other) noexcept
     : claims_(std::move(other.claims_)),
       clock_(other.clock_),
       start_nanos_(other.start_nanos_),
+      response_init_nanos_(other.response_init_nanos_),
       head_(std::move(other.head_)) {
   other.claims_.clear();
 }
@@ -177,6 +178,7 @@ TapExchange& TapExchange::operator=(TapExchange&& other) noexcept {
     other.claims_.clear();
     clock_ = other.clock_;
     start_nanos_ = other.start_nanos_;
+    response_init_nanos_ = other.response_init_nanos_;
     head_ = std::move(other.head_);
   }
   return *this;
@@ -192,38 +194,86 @@ TapExchange::~TapExchange() {
 
 void TapExchange::Finish(const TapResponse& response) {
   if (claims_.empty()) return;
-  absl::Duration since = absl::Nanoseconds(clock_->NowNanos() - start_nanos_);
-  std::shared_ptr<TapResponseMetadata> metadata;
-  for (const Claim& claim : claims_) {
+  // One clock reading for both: since_response_init is 0.
+  const int64_t now = clock_->NowNanos();
+  ResponseInitAt(now,
+                 response.headers != nullptr ? *response.headers : Metadata(),
+                 response.http_status);
+  EndAt(now, response);
+}
+
+namespace {
+
+// The response metadata shown to subscriptions that extract headers
+// (redacted once for all of them); null when none does.
+template <typename Claims>
+std::shared_ptr<TapResponseMetadata> ResponseMetadataFor(
+    const Claims& claims, const Metadata* headers, const Metadata* trailers) {
+  for (const auto& claim : claims) {
     if (claim.sub->extract_headers()) {
-      metadata = std::make_shared<TapResponseMetadata>();
-      claim.sub->redactor().Append(response.headers, &metadata->headers);
-      claim.sub->redactor().Append(response.trailers, &metadata->trailers);
-      break;
+      auto metadata = std::make_shared<TapResponseMetadata>();
+      if (headers != nullptr) {
+        claim.sub->redactor().Append(headers, &metadata->headers);
+      }
+      if (trailers != nullptr) {
+        claim.sub->redactor().Append(trailers, &metadata->trailers);
+      }
+      return metadata;
     }
   }
+  return nullptr;
+}
+
+}  // namespace
+
+void TapExchange::ResponseInit(const Metadata& headers, uint32_t http_status) {
+  if (claims_.empty()) return;
+  ResponseInitAt(clock_->NowNanos(), headers, http_status);
+}
+
+void TapExchange::End(const TapResponse& response) {
+  if (claims_.empty()) return;
+  EndAt(clock_->NowNanos(), response);
+}
+
+void TapExchange::ResponseInitAt(int64_t now, const Metadata& headers,
+                                 uint32_t http_status) {
+  if (response_init_nanos_ >= 0) return;
+  response_init_nanos_ = now;
+  absl::Duration since = absl::Nanoseconds(response_init_nanos_ - start_nanos_);
+  std::shared_ptr<TapResponseMetadata> metadata =
+      ResponseMetadataFor(claims_, &headers, nullptr);
   for (const Claim& claim : claims_) {
-    TapSubscriptionState& sub = *claim.sub;
     TapQueuedEvent init;
     init.kind = TapEvent::Kind::kResponseInit;
     init.stream = claim.stream;
     init.head = head_;
-    if (sub.extract_headers()) init.metadata = metadata;
+    if (claim.sub->extract_headers()) init.metadata = metadata;
     init.since_request_init = since;
-    init.http_status = response.http_status;
+    init.http_status = http_status;
+    claim.sub->Push(std::move(init));
+  }
+}
 
+void TapExchange::EndAt(int64_t now, const TapResponse& response) {
+  if (response_init_nanos_ < 0) {
+    ResponseInitAt(now, Metadata(), response.http_status);
+  }
+  std::shared_ptr<TapResponseMetadata> metadata =
+      ResponseMetadataFor(claims_, response.headers, response.trailers);
+  for (const Claim& claim : claims_) {
     TapQueuedEvent end;
     end.kind = TapEvent::Kind::kResponseEnd;
     end.stream = claim.stream;
     end.head = head_;
-    if (sub.extract_headers()) end.metadata = metadata;
-    end.since_request_init = since;
+    if (claim.sub->extract_headers()) end.metadata = metadata;
+    end.since_request_init = absl::Nanoseconds(now - start_nanos_);
+    end.since_response_init = absl::Nanoseconds(now - response_init_nanos_);
     end.response_bytes = response.response_bytes;
+    end.response_messages = response.response_messages;
     end.grpc_status = response.grpc_status;
     end.reset_error_code = response.reset_error_code;
-
-    sub.Push(std::move(init));
-    sub.PushLast(std::move(end));
+    claim.sub->PushLast(std::move(end));
   }
   claims_.clear();
 }

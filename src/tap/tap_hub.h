@@ -50,6 +50,7 @@ struct TapResponse {
   uint32_t http_status = 0;  // 0: no response (an error before one)
   const Metadata* headers = nullptr;
   uint64_t response_bytes = 0;
+  uint64_t response_messages = 0;
   std::optional<uint32_t> grpc_status;
   std::optional<uint32_t> reset_error_code;  // HTTP/2 error code
   const Metadata* trailers = nullptr;
@@ -79,6 +80,12 @@ class TapExchange {
   // since_response_init is 0. Marks the exchange finished; later calls do
   // nothing.
   void Finish(const TapResponse& response);
+  // For a stream: emits ResponseInit when its headers come (once; `End`
+  // emits it first if it never came).
+  void ResponseInit(const Metadata& headers, uint32_t http_status);
+  // For a stream: emits ResponseEnd (its since_response_init counts from
+  // ResponseInit) and marks the exchange finished.
+  void End(const TapResponse& response);
 
  private:
   friend class TapHub;
@@ -90,6 +97,10 @@ class TapExchange {
   absl::InlinedVector<Claim, 1> claims_;
   Clock* clock_ = nullptr;
   int64_t start_nanos_ = 0;
+  int64_t response_init_nanos_ = -1;  // -1: no ResponseInit yet
+  void ResponseInitAt(int64_t now, const Metadata& headers,
+                      uint32_t http_status);
+  void EndAt(int64_t now, const TapResponse& response);
   std::shared_ptr<const TapExchangeHead> head_;
 };
 

@@ -57,7 +57,9 @@ struct TapQueuedEvent {
   std::shared_ptr<const TapResponseMetadata> metadata;  // null: none
   absl::Duration since_request_init;
   uint32_t http_status = 0;
+  absl::Duration since_response_init;
   uint64_t response_bytes = 0;
+  uint64_t response_messages = 0;
   std::optional<uint32_t> grpc_status;
   std::optional<uint32_t> reset_error_code;
 };
@@ -249,8 +251,9 @@ class TapSubscriptionState {
         break;
       case TapEvent::Kind::kResponseEnd:
         e.since_request_init = q.since_request_init;
-        e.since_response_init = absl::ZeroDuration();
+        e.since_response_init = q.since_response_init;
         e.response_bytes = q.response_bytes;
+        e.response_messages = q.response_messages;
         e.grpc_status = q.grpc_status;
         e.reset_error_code = q.reset_error_code;
         if (q.metadata != nullptr) e.trailers = q.metadata->trailers;

@@ -21,6 +21,43 @@ bool FindGrpcStatus(const Metadata& metadata, uint32_t* code) {
   return false;
 }
 
+// Reports one tapped stream: ResponseInit at its headers, ResponseEnd at
+// its close with the messages and bytes received. Owns itself; gone once
+// OnClose has returned.
+class TappedStreamObserver final : public TransportStreamObserver {
+ public:
+  TappedStreamObserver(TapExchange exchange, TransportStreamObserver* inner)
+      : exchange_(std::move(exchange)), inner_(inner) {}
+
+  void OnHeaders(Metadata headers) override {
+    exchange_.ResponseInit(headers, 200);
+    inner_->OnHeaders(std::move(headers));
+  }
+  void OnReadDone(bool ok, std::string message) override {
+    if (ok) {
+      ++messages_;
+      bytes_ += message.size();
+    }
+    inner_->OnReadDone(ok, std::move(message));
+  }
+  void OnWriteDone(bool ok) override { inner_->OnWriteDone(ok); }
+  void OnClose(TransportResponse response) override {
+    TapResponse tapped = TapResponseOf(response);
+    tapped.response_bytes = bytes_;
+    tapped.response_messages = messages_;
+    exchange_.End(tapped);
+    TransportStreamObserver* inner = inner_;
+    delete this;
+    inner->OnClose(std::move(response));
+  }
+
+ private:
+  TapExchange exchange_;
+  TransportStreamObserver* const inner_;
+  uint64_t messages_ = 0;
+  uint64_t bytes_ = 0;
+};
+
 class TapTransport final : public Transport {
  public:
   TapTransport(std::unique_ptr<Transport> inner, std::shared_ptr<TapHub> hub)
@@ -33,6 +70,21 @@ class TapTransport final : public Transport {
       return;
     }
     SendMaybeTapped(endpoint, std::move(request), std::move(done));
+  }
+
+  std::unique_ptr<TransportStream> StartStream(
+      const Endpoint& endpoint, TransportRequest request,
+      TransportStreamObserver* observer) override {
+    if (hub_->active()) {
+      TapRequestHead head{request.method,    request.scheme,
+                          request.authority, request.path,
+                          &endpoint,         request.route_labels};
+      TapExchange exchange = hub_->Start(head, request.headers);
+      if (exchange.tapped()) {
+        observer = new TappedStreamObserver(std::move(exchange), observer);
+      }
+    }
+    return inner_->StartStream(endpoint, std::move(request), observer);
   }
 
   void RetainOnly(const std::vector<std::string>& addresses) override {
@@ -72,6 +124,7 @@ TapResponse TapResponseOf(const TransportResponse& response) {
   out.headers = &response.headers;
   out.trailers = &response.trailers;
   out.response_bytes = response.body.size();
+  out.response_messages = response.status.ok() ? 1 : 0;
   if (response.http_status > 0) {
     out.http_status = static_cast<uint32_t>(response.http_status);
   } else if (!response.headers.empty() || response.status.ok()) {

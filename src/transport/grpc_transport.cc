@@ -2,6 +2,7 @@
 
 #include <grpcpp/generic/generic_stub.h>
 
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -58,6 +59,24 @@ int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
     default:
       return 200;
   }
+}
+
+// What a finished call's context and status say (no body).
+TransportResponse ResponseOf(grpc::ClientContext& context,
+                             const grpc::Status& status) {
+  TransportResponse response;
+  response.status =
+      absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                   status.error_message());
+  if (!status.ok() && !status.error_details().empty()) {
+    response.status.SetPayload(kGrpcStatusDetailsUrl,
+                               absl::Cord(status.error_details()));
+  }
+  response.headers = ToMetadata(context.GetServerInitialMetadata());
+  response.trailers = ToMetadata(context.GetServerTrailingMetadata());
+  response.never_sent = IsConnectFailure(status);
+  response.http_status = HttpStatusOf(status, response);
+  return response;
 }
 
 // The call whose callback this thread is running, if any: Shutdown() called
@@ -168,18 +187,7 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
 void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   // Until this returns, a cancel may still be touching the context.
   if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
-  TransportResponse response;
-  response.status =
-      absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                   status.error_message());
-  if (!status.ok() && !status.error_details().empty()) {
-    response.status.SetPayload(kGrpcStatusDetailsUrl,
-                               absl::Cord(status.error_details()));
-  }
-  response.headers = ToMetadata(call->context.GetServerInitialMetadata());
-  response.trailers = ToMetadata(call->context.GetServerTrailingMetadata());
-  response.never_sent = IsConnectFailure(status);
-  response.http_status = HttpStatusOf(status, response);
+  TransportResponse response = ResponseOf(call->context, status);
   if (status.ok()) response.body = Flatten(call->response);
   Callback done = std::move(call->done);
   finishing_call = call;
@@ -212,6 +220,207 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   DestroyLater([keep = std::move(keep), done = std::move(done)] {});
 }
 
+// One stream: a generic bidi reactor (client-, server- and bidi-streaming
+// methods look the same on the wire). It holds the call open (AddHold) so
+// that operations may start from any thread, until a Read finds the end or
+// it is cancelled; after that, writes and reads are refused here.
+class GrpcTransport::Stream final
+    : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+      public std::enable_shared_from_this<Stream> {
+ public:
+  Stream(GrpcTransport* transport, std::shared_ptr<grpc::Channel> channel,
+         TransportStreamObserver* observer)
+      : transport_(transport),
+        channel_(std::move(channel)),
+        observer_(observer) {}
+
+  grpc::ClientContext& context() { return context_; }
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+  bool done() const { return done_.load(std::memory_order_acquire); }
+
+  void Begin(const std::string& path, std::shared_ptr<Cancellation> cancel) {
+    if (cancel != nullptr) {
+      cancel_ = std::move(cancel);
+      cancel_watch_ = cancel_->Watch(
+          [weak = std::weak_ptr<Stream>(shared_from_this())] {
+            if (auto self = weak.lock()) self->Cancel();
+          });
+    }
+    grpc::GenericStub stub(channel_);
+    stub.PrepareBidiStreamingCall(&context_, path, grpc::StubOptions(), this);
+    AddHold();
+    StartCall();
+  }
+
+  void Write(std::string message) {
+    {
+      MutexLock lock(&mu_);
+      if (!released_) {
+        grpc::Slice slice(std::move(message));
+        write_buffer_ = grpc::ByteBuffer(&slice, 1);
+        StartWrite(&write_buffer_);
+        return;
+      }
+    }
+    observer_->OnWriteDone(false);
+  }
+
+  void WritesDone() {
+    MutexLock lock(&mu_);
+    if (!released_ && !writes_done_) {
+      writes_done_ = true;
+      StartWritesDone();
+    }
+  }
+
+  void Read() {
+    {
+      MutexLock lock(&mu_);
+      if (!released_) {
+        StartRead(&read_buffer_);
+        return;
+      }
+    }
+    observer_->OnReadDone(false, std::string());
+  }
+
+  // Once. TryCancel may finish the call inline (OnDone on this thread):
+  // nothing here is held across it.
+  void Cancel() {
+    if (cancelled_.exchange(true)) return;
+    context_.TryCancel();
+    Release();
+  }
+
+  void OnReadInitialMetadataDone(bool ok) override {
+    if (ok) {
+      observer_->OnHeaders(ToMetadata(context_.GetServerInitialMetadata()));
+    }
+  }
+  void OnReadDone(bool ok) override {
+    std::string message;
+    if (ok) message = Flatten(read_buffer_);
+    read_buffer_.Clear();
+    // The end: no more operations, so gRPC may finish the call.
+    if (!ok) Release();
+    observer_->OnReadDone(ok, std::move(message));
+  }
+  void OnWriteDone(bool ok) override { observer_->OnWriteDone(ok); }
+  void OnDone(const grpc::Status& status) override {
+    done_.store(true, std::memory_order_release);
+    if (cancel_ != nullptr) cancel_->Unwatch(cancel_watch_);
+    finishing_call = this;
+    observer_->OnClose(ResponseOf(context_, status));
+    finishing_call = nullptr;
+    transport_->StreamEnded(this);
+  }
+
+ private:
+  // Lets gRPC finish the call; later Writes and Reads are refused. Once.
+  void Release() {
+    {
+      MutexLock lock(&mu_);
+      if (released_) return;
+      released_ = true;
+    }
+    RemoveHold();
+  }
+
+  GrpcTransport* const transport_;
+  const std::shared_ptr<grpc::Channel> channel_;
+  TransportStreamObserver* const observer_;
+  grpc::ClientContext context_;
+  std::shared_ptr<Cancellation> cancel_;  // set in Begin, before any event
+  uint64_t cancel_watch_ = 0;
+  Mutex mu_;
+  bool released_ ABSL_GUARDED_BY(mu_) = false;
+  bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> done_{false};
+  grpc::ByteBuffer write_buffer_;
+  grpc::ByteBuffer read_buffer_;
+};
+
+// What the mesh holds: destroying it cancels a stream not yet done.
+class GrpcTransport::StreamHandle final : public TransportStream {
+ public:
+  explicit StreamHandle(std::shared_ptr<Stream> stream)
+      : stream_(std::move(stream)) {}
+  ~StreamHandle() override {
+    if (stream_ != nullptr && !stream_->done()) stream_->Cancel();
+  }
+  void Write(std::string message) override {
+    if (stream_) stream_->Write(std::move(message));
+  }
+  void WritesDone() override {
+    if (stream_) stream_->WritesDone();
+  }
+  void Read() override {
+    if (stream_) stream_->Read();
+  }
+  void Cancel() override {
+    if (stream_) stream_->Cancel();
+  }
+
+ private:
+  const std::shared_ptr<Stream> stream_;  // null: closed at its start
+};
+
+std::unique_ptr<TransportStream> GrpcTransport::StartStream(
+    const Endpoint& endpoint, TransportRequest request,
+    TransportStreamObserver* observer) {
+  std::shared_ptr<Stream> stream;
+  absl::Status error;
+  {
+    MutexLock lock(&mu_);
+    if (shutdown_) {
+      error = absl::UnavailableError("transport is shut down");
+    } else {
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+          ChannelFor(endpoint.address);
+      if (channel.ok()) {
+        stream = std::make_shared<Stream>(this, *std::move(channel), observer);
+        streams_.emplace(stream.get(), stream);
+      } else {
+        error = channel.status();
+      }
+    }
+  }
+  if (!error.ok()) {
+    TransportResponse response;
+    response.status = std::move(error);
+    response.never_sent = true;
+    observer->OnClose(std::move(response));
+    return std::make_unique<StreamHandle>(nullptr);
+  }
+  grpc::ClientContext& context = stream->context();
+  if (request.deadline != absl::InfiniteFuture()) {
+    context.set_deadline(absl::ToChronoTime(request.deadline));
+  }
+  const std::string& authority = endpoint.authority_override.empty()
+                                     ? request.authority
+                                     : endpoint.authority_override;
+  if (!authority.empty()) context.set_authority(authority);
+  for (const auto& [key, value] : request.headers) {
+    context.AddMetadata(key, value);
+  }
+  stream->Begin(request.path, std::move(request.cancel));
+  return std::make_unique<StreamHandle>(std::move(stream));
+}
+
+void GrpcTransport::StreamEnded(Stream* stream) {
+  std::shared_ptr<Stream> owned;
+  {
+    MutexLock lock(&mu_);
+    auto it = streams_.find(stream);
+    owned = std::move(it->second);
+    streams_.erase(it);
+  }
+  // Not on this gRPC thread: the stream holds a grpc::Channel, and a
+  // TryCancel that finished it inline may still hold its context's lock.
+  DestroyLater([owned = std::move(owned)] {});
+}
+
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   // Built (sorted) before taking the lock every Send takes.
   AddressSet retained(addresses);
@@ -233,20 +442,27 @@ void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
 
 void GrpcTransport::Shutdown() {
   std::vector<std::shared_ptr<Call>> calls;
+  std::vector<std::shared_ptr<Stream>> streams;
   {
     MutexLock lock(&mu_);
     shutdown_ = true;
     for (const auto& [ptr, call] : in_flight_) calls.push_back(call);
+    for (const auto& [ptr, stream] : streams_) streams.push_back(stream);
   }
   for (const auto& call : calls) call->context.TryCancel();
-  DestroyLater([calls = std::move(calls)] {});
-  // The call this thread is finishing, if any, cannot end while we wait.
-  Call* own = static_cast<Call*>(const_cast<void*>(finishing_call));
+  for (const auto& stream : streams) stream->Cancel();
+  DestroyLater([calls = std::move(calls), streams = std::move(streams)] {});
+  // The call or stream this thread is finishing, if any, cannot end while
+  // we wait.
+  const void* own = finishing_call;
   MutexLock lock(&mu_);
-  // (Finish's Unlock wakes this wait.)
+  // (Finish's and StreamEnded's Unlock wake this wait.)
   auto drained = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return in_flight_.empty() ||
-           (in_flight_.size() == 1 && in_flight_.contains(own));
+    size_t own_calls = in_flight_.contains(static_cast<Call*>(
+        const_cast<void*>(own))) ? 1 : 0;
+    size_t own_streams = streams_.contains(static_cast<Stream*>(
+        const_cast<void*>(own))) ? 1 : 0;
+    return in_flight_.size() == own_calls && streams_.size() == own_streams;
   };
   mu_.Await(absl::Condition(&drained));
   DestroyLater([channels = std::move(channels_)] {});

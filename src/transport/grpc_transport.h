@@ -27,6 +27,9 @@ class GrpcTransport final : public Transport {
 
   void Send(const Endpoint& endpoint, TransportRequest request,
             Callback done) override;
+  std::unique_ptr<TransportStream> StartStream(
+      const Endpoint& endpoint, TransportRequest request,
+      TransportStreamObserver* observer) override;
   void RetainOnly(const std::vector<std::string>& addresses) override;
   void Shutdown() override;
 
@@ -37,12 +40,16 @@ class GrpcTransport final : public Transport {
 
  private:
   struct Call;
+  class Stream;
+  class StreamHandle;
 
   // The channel for `address`, cached when the address is live. Returns null
   // with a status if the address does not parse or the transport is shut down.
   absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFor(
       const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(Call* call, const grpc::Status& status);
+  // A stream's OnDone: forgets it (Shutdown waits for this).
+  void StreamEnded(Stream* stream);
 
   grpc::ChannelArguments args_;
   // Taken twice per call (Send, Finish): not an absl::Mutex (mutex.h).
@@ -55,6 +62,8 @@ class GrpcTransport final : public Transport {
   absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>> channels_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Call*, std::shared_ptr<Call>> in_flight_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Stream*, std::shared_ptr<Stream>> streams_
       ABSL_GUARDED_BY(mu_);
 };
 

@@ -92,7 +92,10 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
       }
       absl::SleepFor(absl::Milliseconds(1));
     }
-    if (request.fail_code() != 0) return Failure(context, request);
+    if (request.fail_code() != 0 &&
+        (request.fail_on().empty() || request.fail_on() == owner_->address_)) {
+      return Failure(context, request);
+    }
     return grpc::Status::OK;
   }
 

@@ -1,0 +1,75 @@
+// The state of one call (or stream) of a ChannelCore across its attempts,
+// shared by channel_core.cc and stream_call.cc.
+//
+// Thread-compatible: one stage of the data path owns a call at a time.
+#ifndef MESH_SRC_CHANNEL_CALL_STATE_H_
+#define MESH_SRC_CHANNEL_CALL_STATE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+#include "mesh/cancellation.h"
+#include "mesh/channel.h"
+#include "src/balance/call_handle.h"
+#include "src/channel/channel_core.h"
+#include "src/channel/destination.h"
+#include "src/route/fault.h"
+
+namespace mesh::internal {
+
+class StreamCall;
+
+// One logical call across its attempts.
+struct ChannelCore::Call {
+  std::string method;
+  std::string body;  // kept for replay when the call may be retried
+  Metadata metadata;
+  absl::Time start;
+  absl::Time deadline = absl::InfiniteFuture();
+  absl::Duration caller_timeout = absl::InfiniteDuration();
+  FaultDraw fault;  // drawn when routed
+  // For ring-hash backends: the route's hash of the call (none: random).
+  std::optional<uint64_t> hash;
+  Destination::Routes routes;  // keeps `route` and `metrics` alive
+  const CompiledRoute* route = nullptr;
+  RouteMetrics* metrics = nullptr;
+  bool replayable = false;
+  uint32_t attempts = 0;
+  std::string last_endpoint;  // the next attempt prefers another
+  // Waiting for endpoints: until when at most (the deadline, or the start
+  // plus the fail-fast timeout), whether the call has waited (it is then off
+  // its caller's thread), and whether its wait timed out.
+  absl::Time wait_until = absl::InfinitePast();
+  bool waited = false;
+  bool wait_expired = false;
+  // Picks retried at once because endpoints came while queuing (bounded).
+  int quick_repicks = 0;
+  // The caller's cancellation (null: none).
+  std::shared_ptr<Cancellation> cancel;
+  // A stream's state; null for a unary call. Its attempts open streams,
+  // and one that received anything is not retried.
+  std::shared_ptr<StreamCall> stream;
+  absl::AnyInvocable<void(CallResult)> done;
+
+  bool cancelled() const { return cancel != nullptr && cancel->cancelled(); }
+};
+
+struct ChannelCore::Picked {
+  std::shared_ptr<Leg> leg;
+  CallHandle handle;
+};
+
+// What an attempt's completion needs besides the call.
+struct ChannelCore::Attempt {
+  std::shared_ptr<Leg> leg;
+  CallHandle handle;
+  std::shared_ptr<EndpointMetrics> endpoint_metrics;  // null: none kept
+  bool counted = false;  // by the backend's circuit breaker
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CHANNEL_CALL_STATE_H_

@@ -1,0 +1,295 @@
+#include "src/channel/stream_call.h"
+
+#include <utility>
+
+#include "src/base/destroy_later.h"
+
+namespace mesh::internal {
+
+StreamCall::StreamCall(StreamObserver* observer,
+                       std::shared_ptr<Cancellation> cancel)
+    : observer_(observer), cancel_(std::move(cancel)) {}
+
+StreamCall::~StreamCall() = default;
+
+bool StreamCall::closed() const {
+  MutexLock lock(&mu_);
+  return closed_;
+}
+
+bool StreamCall::committed() const {
+  MutexLock lock(&mu_);
+  return committed_;
+}
+
+void StreamCall::Write(std::string message) {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    if (closed_ || writes_done_) {
+      AddUserEvent(a);
+      a.user_write_done = false;
+    } else {
+      ++total_;
+      if (keep_log_) {
+        log_bytes_ += message.size();
+        if (log_bytes_ > ChannelCore::kMaxReplayBytes) {
+          log_.push_back(std::move(message));
+          StopKeepingLog();
+        } else {
+          log_.push_back(std::move(message));
+        }
+      } else {
+        log_.push_back(std::move(message));
+      }
+      Pump(a);
+    }
+  }
+  Run(a);
+}
+
+void StreamCall::WritesDone() {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    writes_done_ = true;
+    Pump(a);
+  }
+  Run(a);
+}
+
+void StreamCall::Read() {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    if (closed_ || read_wanted_) return;  // after OnClose, or a misuse
+    read_wanted_ = true;
+    if (buffered_.has_value()) Deliver(a);
+  }
+  Run(a);
+}
+
+void StreamCall::Open(std::shared_ptr<ChannelCore> core,
+                      std::unique_ptr<ChannelCore::Call> call,
+                      ChannelCore::Attempt attempt, Transport& transport,
+                      const Endpoint& endpoint, TransportRequest request) {
+  uint64_t number;
+  {
+    MutexLock lock(&mu_);
+    number = ++attempt_number_;
+    if (current_ != nullptr) retired_.push_back(std::move(current_));
+    open_ = true;
+    if (!keep_log_) call->replayable = false;
+    call_ = std::move(call);
+    attempt_.emplace(std::move(attempt));
+    core_ = std::move(core);
+    self_ = shared_from_this();
+    written_ = 0;
+    write_in_flight_ = false;
+    writes_done_sent_ = false;
+    read_in_flight_ = false;
+    read_end_ = false;
+    committed_ = false;
+    buffered_.reset();
+  }
+  // The transport may call back (even OnClose, and then a retry may open
+  // the next attempt) before this returns: the stream is kept below only
+  // if it is still the open attempt's.
+  std::unique_ptr<TransportStream> stream =
+      transport.StartStream(endpoint, std::move(request), this);
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    if (number != attempt_number_ || !open_) {
+      retired_.push_back(std::move(stream));
+    } else {
+      current_ = std::move(stream);
+      read_in_flight_ = true;  // read ahead from the start
+      a.read = true;
+      a.stream = current_.get();
+      Pump(a);
+    }
+  }
+  Run(a);
+}
+
+void StreamCall::Pump(Actions& a) {
+  if (!open_ || current_ == nullptr) return;
+  a.stream = current_.get();
+  if (!write_in_flight_ && written_ < total_ && written_ >= log_base_) {
+    write_in_flight_ = true;
+    std::string& next = log_[written_ - log_base_];
+    // A message kept for replay is copied; otherwise it is sent as it is.
+    a.write = keep_log_ ? next : std::move(next);
+  }
+  if (writes_done_ && !writes_done_sent_ && !write_in_flight_ &&
+      written_ == total_) {
+    writes_done_sent_ = true;
+    a.writes_done = true;
+  }
+}
+
+void StreamCall::AddUserEvent(Actions& a) {
+  ++callbacks_;
+  ++a.user_events;
+}
+
+void StreamCall::Deliver(Actions& a) {
+  AddUserEvent(a);
+  a.user_message = std::move(*buffered_);
+  buffered_.reset();
+  read_wanted_ = false;
+  if (open_ && current_ != nullptr && !read_end_ && !read_in_flight_) {
+    read_in_flight_ = true;
+    a.read = true;
+    a.stream = current_.get();
+  }
+}
+
+void StreamCall::StopKeepingLog() {
+  if (!keep_log_) return;
+  keep_log_ = false;
+  if (call_ != nullptr) call_->replayable = false;
+  // Sent messages are not needed any more.
+  while (!log_.empty() && log_base_ < written_) {
+    log_.pop_front();
+    ++log_base_;
+  }
+}
+
+void StreamCall::OnHeaders(Metadata headers) {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    if (!committed_) {
+      committed_ = true;
+      if (attempt_) attempt_->handle.SampleLatency();
+      StopKeepingLog();
+    }
+    if (!headers_given_ && !closed_) {
+      headers_given_ = true;
+      AddUserEvent(a);
+      a.user_headers = std::move(headers);
+    }
+  }
+  Run(a);
+}
+
+void StreamCall::OnReadDone(bool ok, std::string message) {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    read_in_flight_ = false;
+    if (!ok) {
+      read_end_ = true;  // OnClose follows
+    } else {
+      if (!committed_) {
+        committed_ = true;
+        if (attempt_) attempt_->handle.SampleLatency();
+        StopKeepingLog();
+      }
+      buffered_ = std::move(message);
+      if (read_wanted_) Deliver(a);
+    }
+  }
+  Run(a);
+}
+
+void StreamCall::OnWriteDone(bool ok) {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    write_in_flight_ = false;
+    if (ok) {
+      ++written_;
+      if (written_ > acked_) {
+        ++acked_;
+        AddUserEvent(a);
+        a.user_write_done = true;
+      }
+      if (!keep_log_) {
+        while (!log_.empty() && log_base_ < written_) {
+          log_.pop_front();
+          ++log_base_;
+        }
+      }
+      Pump(a);
+    }
+    // A failed write: OnClose follows, and decides.
+  }
+  Run(a);
+}
+
+void StreamCall::OnClose(TransportResponse response) {
+  std::unique_ptr<ChannelCore::Call> call;
+  std::optional<ChannelCore::Attempt> attempt;
+  std::shared_ptr<ChannelCore> core;
+  std::shared_ptr<StreamCall> self;
+  {
+    MutexLock lock(&mu_);
+    open_ = false;
+    call = std::move(call_);
+    attempt = std::move(attempt_);
+    attempt_.reset();
+    core = std::move(core_);
+    self = std::move(self_);
+  }
+  // Retries (opening another attempt here) or ends the call (Close).
+  core->OnAttemptDone(call, *attempt, std::move(response));
+  // A finished call, and this, may hold the last references to a channel:
+  // not released on a transport's thread.
+  DestroyLater([call = std::move(call), attempt = std::move(attempt),
+                core = std::move(core), self = std::move(self)] {});
+}
+
+void StreamCall::Close(CallResult result) {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return;
+    closed_ = true;
+    // What the user waits for ends too.
+    if (acked_ < total_) {
+      acked_ = total_;
+      AddUserEvent(a);
+      a.user_write_done = false;
+    }
+    if (read_wanted_) {
+      read_wanted_ = false;
+      AddUserEvent(a);
+      a.user_read_end = true;
+    }
+    result.body.clear();
+    if (callbacks_ - a.user_events > 0) {
+      pending_close_ = std::move(result);  // the last event running ends it
+    } else {
+      a.close = std::move(result);
+    }
+  }
+  Run(a);
+}
+
+void StreamCall::Run(Actions& a) {
+  if (a.stream != nullptr) {
+    if (a.write) a.stream->Write(std::move(*a.write));
+    if (a.writes_done) a.stream->WritesDone();
+    if (a.read) a.stream->Read();
+  }
+  if (a.user_events == 0 && !a.close) return;
+  if (a.user_headers) observer_->OnHeaders(*a.user_headers);
+  if (a.user_message) observer_->OnReadDone(true, std::move(*a.user_message));
+  if (a.user_write_done) observer_->OnWriteDone(*a.user_write_done);
+  if (a.user_read_end) observer_->OnReadDone(false, std::string());
+  std::optional<CallResult> close = std::move(a.close);
+  if (a.user_events > 0) {
+    MutexLock lock(&mu_);
+    callbacks_ -= a.user_events;
+    if (callbacks_ == 0 && pending_close_) {
+      close = std::move(pending_close_);
+      pending_close_.reset();
+    }
+  }
+  if (close) observer_->OnClose(*close);
+}
+
+}  // namespace mesh::internal

@@ -1,0 +1,136 @@
+// StreamCall: the state of one stream (Channel::StartStream, and a stream
+// of a grpc::Channel from Mesh::NewGrpcChannel) between its user and the
+// transport streams of its attempts.
+//
+// ChannelCore routes, picks, waits and retries the stream as a call; each
+// attempt opens a transport stream here (Open), and its close goes back to
+// ChannelCore, which retries it — only if nothing was received, replaying
+// the messages written so far — or ends it (Close). Writes are kept in a
+// log for replay until the stream commits (first headers or message) or
+// the log passes ChannelCore::kMaxReplayBytes. One message is read ahead of
+// the user, so the stream's end is seen even before the user reads it.
+//
+// Thread-safe.
+#ifndef MESH_SRC_CHANNEL_STREAM_CALL_H_
+#define MESH_SRC_CHANNEL_STREAM_CALL_H_
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mesh/cancellation.h"
+#include "mesh/channel.h"
+#include "mesh/stream.h"
+#include "mesh/transport.h"
+#include "src/base/mutex.h"
+#include "src/channel/call_state.h"
+#include "src/channel/channel_core.h"
+
+namespace mesh::internal {
+
+class StreamCall final : public TransportStreamObserver,
+                         public std::enable_shared_from_this<StreamCall> {
+ public:
+  StreamCall(StreamObserver* observer, std::shared_ptr<Cancellation> cancel);
+  ~StreamCall() override;
+
+  const std::shared_ptr<Cancellation>& cancellation() const { return cancel_; }
+
+  // The user's side (ClientStream).
+  void Write(std::string message);
+  void WritesDone();
+  void Read();
+  void Cancel() { cancel_->Cancel(); }
+  bool closed() const;
+
+  // ChannelCore's side. Opens an attempt on `transport`; `call` and
+  // `attempt` come back to `core` (OnAttemptDone) when it closes.
+  void Open(std::shared_ptr<ChannelCore> core,
+            std::unique_ptr<ChannelCore::Call> call,
+            ChannelCore::Attempt attempt, Transport& transport,
+            const Endpoint& endpoint, TransportRequest request);
+  // Whether the last attempt received anything (it may not be retried).
+  bool committed() const;
+  // The stream's end (its call's `done`).
+  void Close(CallResult result);
+
+  // TransportStreamObserver, for the open attempt.
+  void OnHeaders(Metadata headers) override;
+  void OnReadDone(bool ok, std::string message) override;
+  void OnWriteDone(bool ok) override;
+  void OnClose(TransportResponse response) override;
+
+ private:
+  // What to do once the lock is released: transport operations, then the
+  // user's events, then (when due) the user's OnClose.
+  struct Actions {
+    TransportStream* stream = nullptr;
+    std::optional<std::string> write;
+    bool writes_done = false;
+    bool read = false;
+    std::optional<Metadata> user_headers;
+    std::optional<std::string> user_message;  // OnReadDone(true, ...)
+    bool user_read_end = false;               // OnReadDone(false)
+    std::optional<bool> user_write_done;
+    int user_events = 0;  // counted in callbacks_
+    std::optional<CallResult> close;
+  };
+
+  // Adds the transport operations now due.
+  void Pump(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a user event about to run.
+  void AddUserEvent(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delivers a buffered message to a waiting Read, and reads ahead again.
+  void Deliver(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Once the stream has committed or the log grew too big: no replay.
+  void StopKeepingLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run(Actions& a) ABSL_LOCKS_EXCLUDED(mu_);
+
+  StreamObserver* const observer_;
+  const std::shared_ptr<Cancellation> cancel_;
+
+  mutable Mutex mu_;
+  // The open attempt: its number, its transport stream (earlier attempts'
+  // are kept in retired_ until this is destroyed: an operation may still be
+  // running on one), its call and attempt, the core, and this (the
+  // transport refers to us).
+  uint64_t attempt_number_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<TransportStream> current_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<TransportStream>> retired_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<ChannelCore::Call> call_ ABSL_GUARDED_BY(mu_);
+  std::optional<ChannelCore::Attempt> attempt_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ChannelCore> core_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<StreamCall> self_ ABSL_GUARDED_BY(mu_);
+
+  // The user's messages: log_ holds those from number log_base_ on.
+  std::deque<std::string> log_ ABSL_GUARDED_BY(mu_);
+  size_t log_base_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t total_ ABSL_GUARDED_BY(mu_) = 0;      // messages written by the user
+  size_t acked_ ABSL_GUARDED_BY(mu_) = 0;      // OnWriteDone(true) given
+  size_t log_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // while keeping the log
+  bool keep_log_ ABSL_GUARDED_BY(mu_) = true;  // every message since the 1st
+  bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
+
+  // The open attempt's progress.
+  size_t written_ ABSL_GUARDED_BY(mu_) = 0;  // messages it has sent
+  bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool writes_done_sent_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_end_ ABSL_GUARDED_BY(mu_) = false;  // a Read found the end
+  bool committed_ ABSL_GUARDED_BY(mu_) = false;
+
+  // The user's side.
+  bool read_wanted_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<std::string> buffered_ ABSL_GUARDED_BY(mu_);
+  bool headers_given_ ABSL_GUARDED_BY(mu_) = false;
+  int callbacks_ ABSL_GUARDED_BY(mu_) = 0;  // user events running
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<CallResult> pending_close_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CHANNEL_STREAM_CALL_H_
