@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo, in four parts:
+# The demo, in five parts:
 #   1. the quickstart: 5 echo backends on loopback, one slow, called through
 #      a P2C channel and a round-robin channel (static discovery);
 #   2. Linkerd discovery: mesh-control-plane serving a config file, three
@@ -14,7 +14,10 @@
 #      endpoints, each ACKed;
 #   4. mesh's own xDS client: mesh-call --xds-bootstrap, P2C over the
 #      endpoints the control plane sends, following an edit of the file,
-#      then splitting traffic by weight and routing a header to a canary.
+#      then splitting traffic by weight and routing a header to a canary;
+#   5. generated stubs: examples/greeter's client, an ordinary gRPC stub
+#      whose channel comes from Mesh::NewGrpcChannel, against two greeter
+#      servers (unary calls spread over both, then a server stream).
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -29,7 +32,8 @@ cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release \
 
 echo "demo: building"
 cmake --build build/demo -j "$(nproc)" --target mesh-quickstart \
-  mesh-control-plane mesh-call mesh-echo-server mesh-tap mesh-grpc-xds-client
+  mesh-control-plane mesh-call mesh-echo-server mesh-tap mesh-grpc-xds-client \
+  mesh-greeter-server mesh-greeter-client
 
 bin=build/demo/tools
 echo
@@ -163,3 +167,14 @@ if grep -q 'NACK from' "$work/control-plane.err"; then
   grep 'NACK from' "$work/control-plane.err" >&2
   exit 1
 fi
+
+echo
+echo "demo: part 5 — a generated gRPC stub over Mesh::NewGrpcChannel (examples/greeter)"
+greeters=()
+for name in alpha beta; do
+  start "greeter-$name" build/demo/examples/greeter/mesh-greeter-server "$name"
+  greeters+=("${line#listening on }")
+done
+echo "demo: greeter servers alpha=${greeters[0]} beta=${greeters[1]}"
+build/demo/examples/greeter/mesh-greeter-client "${greeters[0]},${greeters[1]}" |
+  sed 's/^/  /'

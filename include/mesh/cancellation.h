@@ -13,19 +13,16 @@
 #define MESH_CANCELLATION_H_
 
 #include <cstdint>
-#include <thread>
-#include <utility>
-#include <vector>
+#include <memory>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 
 namespace mesh {
 
 class Cancellation {
  public:
-  Cancellation() = default;
+  Cancellation();
+  ~Cancellation();
   Cancellation(const Cancellation&) = delete;
   Cancellation& operator=(const Cancellation&) = delete;
 
@@ -44,14 +41,8 @@ class Cancellation {
   void Unwatch(uint64_t id);
 
  private:
-  mutable absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::vector<std::pair<uint64_t, absl::AnyInvocable<void()>>> watchers_
-      ABSL_GUARDED_BY(mu_);
-  // The watcher Cancel is running (0: none), and the thread running it.
-  uint64_t running_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread::id runner_ ABSL_GUARDED_BY(mu_);
+  struct State;
+  const std::unique_ptr<State> state_;
 };
 
 }  // namespace mesh

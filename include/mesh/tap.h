@@ -121,9 +121,9 @@ struct TapEvent {
 
   // kResponseEnd
   absl::Duration since_response_init = absl::ZeroDuration();
-  uint64_t response_bytes = 0;     // the response messages' bytes
-  uint64_t response_messages = 0;  // a stream's messages; 1 for an answer
-  std::optional<uint32_t> grpc_status;       // from trailers (or the status)
+  uint64_t response_bytes = 0;          // the response messages' bytes
+  uint64_t response_messages = 0;       // a stream's messages; 1 for an answer
+  std::optional<uint32_t> grpc_status;  // from trailers (or the status)
   std::optional<uint32_t> reset_error_code;  // a stream reset instead
   Metadata trailers;                         // empty unless extract_headers
 };

@@ -1,44 +1,66 @@
 #include "mesh/cancellation.h"
 
 #include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "src/base/mutex.h"
 
 namespace mesh {
 
+struct Cancellation::State {
+  internal::Mutex mu;
+  bool cancelled ABSL_GUARDED_BY(mu) = false;
+  uint64_t next_id ABSL_GUARDED_BY(mu) = 1;
+  std::vector<std::pair<uint64_t, absl::AnyInvocable<void()>>> watchers
+      ABSL_GUARDED_BY(mu);
+  // The watcher Cancel is running (0: none), and the thread running it.
+  uint64_t running ABSL_GUARDED_BY(mu) = 0;
+  std::thread::id runner ABSL_GUARDED_BY(mu);
+};
+
+Cancellation::Cancellation() : state_(std::make_unique<State>()) {}
+
+Cancellation::~Cancellation() = default;
+
 void Cancellation::Cancel() {
-  mu_.Lock();
-  if (cancelled_) {
-    mu_.Unlock();
+  State& s = *state_;
+  s.mu.Lock();
+  if (s.cancelled) {
+    s.mu.Unlock();
     return;
   }
-  cancelled_ = true;
-  runner_ = std::this_thread::get_id();
+  s.cancelled = true;
+  s.runner = std::this_thread::get_id();
   // Watchers may Unwatch others (or themselves) while one runs: take them
   // one at a time from the front.
-  while (!watchers_.empty()) {
-    auto [id, on_cancel] = std::move(watchers_.front());
-    watchers_.erase(watchers_.begin());
-    running_ = id;
-    mu_.Unlock();
+  while (!s.watchers.empty()) {
+    auto [id, on_cancel] = std::move(s.watchers.front());
+    s.watchers.erase(s.watchers.begin());
+    s.running = id;
+    s.mu.Unlock();
     on_cancel();
     // Destroyed outside the lock too: it may own what Unwatches.
     on_cancel = nullptr;
-    mu_.Lock();
+    s.mu.Lock();
   }
-  running_ = 0;
-  mu_.Unlock();
+  s.running = 0;
+  s.mu.Unlock();
 }
 
 bool Cancellation::cancelled() const {
-  absl::MutexLock lock(&mu_);
-  return cancelled_;
+  internal::MutexLock lock(&state_->mu);
+  return state_->cancelled;
 }
 
 uint64_t Cancellation::Watch(absl::AnyInvocable<void()> on_cancel) {
+  State& s = *state_;
   {
-    absl::MutexLock lock(&mu_);
-    if (!cancelled_) {
-      uint64_t id = next_id_++;
-      watchers_.emplace_back(id, std::move(on_cancel));
+    internal::MutexLock lock(&s.mu);
+    if (!s.cancelled) {
+      uint64_t id = s.next_id++;
+      s.watchers.emplace_back(id, std::move(on_cancel));
       return id;
     }
   }
@@ -48,19 +70,20 @@ uint64_t Cancellation::Watch(absl::AnyInvocable<void()> on_cancel) {
 
 void Cancellation::Unwatch(uint64_t id) {
   if (id == 0) return;
+  State& s = *state_;
   absl::AnyInvocable<void()> dropped;  // destroyed after the lock is released
-  absl::MutexLock lock(&mu_);
-  auto it = std::find_if(watchers_.begin(), watchers_.end(),
+  internal::MutexLock lock(&s.mu);
+  auto it = std::find_if(s.watchers.begin(), s.watchers.end(),
                          [id](const auto& w) { return w.first == id; });
-  if (it != watchers_.end()) {
+  if (it != s.watchers.end()) {
     dropped = std::move(it->second);
-    watchers_.erase(it);
+    s.watchers.erase(it);
     return;
   }
-  if (running_ == id && runner_ != std::this_thread::get_id()) {
-    auto done = [this, id]()
-                    ABSL_NO_THREAD_SAFETY_ANALYSIS { return running_ != id; };
-    mu_.Await(absl::Condition(&done));
+  if (s.running == id && s.runner != std::this_thread::get_id()) {
+    auto done = [&s, id]()
+                    ABSL_NO_THREAD_SAFETY_ANALYSIS { return s.running != id; };
+    s.mu.Await(absl::Condition(&done));
   }
 }
 

@@ -64,9 +64,9 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
   Start(method, std::move(request), options, std::move(done), nullptr);
 }
 
-std::shared_ptr<StreamCall> ChannelCore::StartStream(
-    absl::string_view method, const CallOptions& options,
-    StreamObserver* observer) {
+std::shared_ptr<StreamCall> ChannelCore::StartStream(absl::string_view method,
+                                                     const CallOptions& options,
+                                                     StreamObserver* observer) {
   // Every stream has a cancellation: ClientStream::Cancel raises it.
   CallOptions with_cancel = options;
   if (with_cancel.cancel == nullptr) {

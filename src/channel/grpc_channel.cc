@@ -427,8 +427,7 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
 
   // Takes the waiters whose events have all happened (filling them comes
   // in Finish, outside the lock).
-  void Collect(std::vector<Waiter>& ready)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Collect(std::vector<Waiter>& ready) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       Waiter& w = *it;
       const bool closed = result_.has_value();

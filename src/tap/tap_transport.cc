@@ -76,9 +76,8 @@ class TapTransport final : public Transport {
       const Endpoint& endpoint, TransportRequest request,
       TransportStreamObserver* observer) override {
     if (hub_->active()) {
-      TapRequestHead head{request.method,    request.scheme,
-                          request.authority, request.path,
-                          &endpoint,         request.route_labels};
+      TapRequestHead head{request.method, request.scheme, request.authority,
+                          request.path,   &endpoint,      request.route_labels};
       TapExchange exchange = hub_->Start(head, request.headers);
       if (exchange.tapped()) {
         observer = new TappedStreamObserver(std::move(exchange), observer);

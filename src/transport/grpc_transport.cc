@@ -241,8 +241,8 @@ class GrpcTransport::Stream final
   void Begin(const std::string& path, std::shared_ptr<Cancellation> cancel) {
     if (cancel != nullptr) {
       cancel_ = std::move(cancel);
-      cancel_watch_ = cancel_->Watch(
-          [weak = std::weak_ptr<Stream>(shared_from_this())] {
+      cancel_watch_ =
+          cancel_->Watch([weak = std::weak_ptr<Stream>(shared_from_this())] {
             if (auto self = weak.lock()) self->Cancel();
           });
     }
@@ -458,10 +458,10 @@ void GrpcTransport::Shutdown() {
   MutexLock lock(&mu_);
   // (Finish's and StreamEnded's Unlock wake this wait.)
   auto drained = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    size_t own_calls = in_flight_.contains(static_cast<Call*>(
-        const_cast<void*>(own))) ? 1 : 0;
-    size_t own_streams = streams_.contains(static_cast<Stream*>(
-        const_cast<void*>(own))) ? 1 : 0;
+    size_t own_calls =
+        in_flight_.contains(static_cast<Call*>(const_cast<void*>(own))) ? 1 : 0;
+    size_t own_streams =
+        streams_.contains(static_cast<Stream*>(const_cast<void*>(own))) ? 1 : 0;
     return in_flight_.size() == own_calls && streams_.size() == own_streams;
   };
   mu_.Await(absl::Condition(&drained));

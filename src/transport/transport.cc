@@ -20,8 +20,8 @@ std::unique_ptr<TransportStream> Transport::StartStream(
     TransportStreamObserver* observer) {
   (void)endpoint;
   TransportResponse response;
-  response.status = absl::UnimplementedError(
-      "this transport cannot stream (" + request.path + ")");
+  response.status = absl::UnimplementedError("this transport cannot stream (" +
+                                             request.path + ")");
   response.never_sent = true;
   observer->OnClose(std::move(response));
   return std::make_unique<ClosedStream>();

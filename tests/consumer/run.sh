@@ -51,6 +51,10 @@ loaded_mesh() {
 check_program() {
   local program=$1
   "$program"
+  check_loaded "$program"
+}
+check_loaded() {
+  local program=$1
   local loaded
   loaded=$(loaded_mesh "$program")
   if [[ -n $soname ]]; then
@@ -67,6 +71,35 @@ cmake -S "$here" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake" -j2 >/dev/null
 check_program "$work/cmake/consumer"
 check_program "$work/cmake/xds_consumer"
+
+# 1b. The greeter example on its own (examples/greeter): its own protoc
+# step and a generated stub whose channel comes from Mesh::NewGrpcChannel,
+# against two of its servers on 127.0.0.1.
+greeter_src=$(cd "$here/../../examples/greeter" && pwd)
+cmake -S "$greeter_src" -B "$work/greeter" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/greeter" -j2 >/dev/null
+servers=()
+addresses=()
+for name in alpha beta; do
+  "$work/greeter/mesh-greeter-server" "$name" >"$work/$name.out" &
+  servers+=($!)
+done
+trap 'kill "${servers[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+for name in alpha beta; do
+  for _ in $(seq 1 100); do
+    grep -q '^listening on ' "$work/$name.out" && break
+    sleep 0.05
+  done
+  addresses+=("$(sed -n 's/^listening on //p' "$work/$name.out")")
+  [[ -n ${addresses[-1]} ]] || fail "mesh-greeter-server $name did not start"
+done
+greeter_out=$("$work/greeter/mesh-greeter-client" "${addresses[0]},${addresses[1]}") ||
+  fail "mesh-greeter-client failed: $greeter_out"
+grep -q '^SayHellos -> Hello #3, stream!' <<<"$greeter_out" ||
+  fail "mesh-greeter-client: no stream reply in: $greeter_out"
+check_loaded "$work/greeter/mesh-greeter-client"
+kill "${servers[@]}"
+wait "${servers[@]}" 2>/dev/null || true
 
 # 2. pkg-config: one compiler command line. A shared libmesh is found at run
 # time through a run path to pkg-config's libdir.

@@ -6,18 +6,18 @@
 #include <grpcpp/grpcpp.h>
 
 #include <map>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "meshtest/echo.grpc.pb.h"
+#include "src/base/mutex.h"
 #include "tests/support/test_echo_server.h"
 #include "tests/support/test_support.h"
 
@@ -99,7 +99,7 @@ TEST_F(GrpcChannelTest, CallbackUnary) {
   EchoRequest requests[kCalls];
   EchoResponse responses[kCalls];
   grpc::Status statuses[kCalls];
-  absl::Notification done[kCalls];
+  internal::Notification done[kCalls];
   for (int i = 0; i < kCalls; ++i) {
     requests[i].set_message("cb " + std::to_string(i));
     stub_->async()->Unary(&contexts[i], &requests[i], &responses[i],
@@ -170,7 +170,7 @@ TEST_F(GrpcChannelTest, TryCancelEndsTheCallAndTheServerSeesIt) {
   request.set_delay_ms(20000);
   EchoResponse response;
   grpc::Status status;
-  absl::Notification done;
+  internal::Notification done;
   stub_->async()->Unary(&context, &request, &response, [&](grpc::Status s) {
     status = std::move(s);
     done.Notify();
@@ -337,7 +337,9 @@ TEST_F(GrpcChannelTest, StreamErrorStatusKeepsDetails) {
   EXPECT_EQ(details.message(), "conflict");
 }
 
-// A callback bidi reactor that sends `total` messages, one per answer.
+// A callback bidi reactor that sends `total` messages, the next once the
+// last one's write is done and its echo read (gRPC allows one write
+// outstanding).
 class PingPong final
     : public grpc::ClientBidiReactor<EchoRequest, EchoResponse> {
  public:
@@ -347,37 +349,67 @@ class PingPong final
     StartRead(&response_);
     StartCall();
   }
+  void OnWriteDone(bool ok) override {
+    if (ok) Step(/*wrote=*/true);
+  }
   void OnReadDone(bool ok) override {
     if (!ok) return;
-    ++received_;
-    if (received_ == total_) {
-      StartWritesDone();
-    } else {
-      Send();
-    }
-    StartRead(&response_);
+    if (Step(/*wrote=*/false)) StartRead(&response_);
   }
   void OnDone(const grpc::Status& status) override {
     status_ = status;
     done_.Notify();
   }
-  bool Wait() { return done_.WaitForNotificationWithTimeout(absl::Seconds(20)); }
+  bool Wait() {
+    return done_.WaitForNotificationWithTimeout(absl::Seconds(20));
+  }
   const grpc::Status& status() const { return status_; }
-  int received() const { return received_; }
-  grpc::ClientContext& context() { return context_; }
+  int received() {
+    internal::MutexLock lock(&mu_);
+    return received_;
+  }
 
  private:
+  // Counts a write done or an echo read; sends the next message when both
+  // of the current one have come. True while more echoes are due.
+  bool Step(bool wrote) {
+    bool send = false;
+    bool close = false;
+    bool more;
+    {
+      internal::MutexLock lock(&mu_);
+      (wrote ? written_ : received_)++;
+      if (written_ == received_ && written_ == sent_) {
+        if (sent_ == total_) {
+          close = true;
+        } else {
+          send = true;
+        }
+      }
+      more = received_ < total_;
+    }
+    if (send) Send();
+    if (close) StartWritesDone();
+    return more;
+  }
   void Send() {
-    request_.set_message("p" + std::to_string(received_));
+    {
+      internal::MutexLock lock(&mu_);
+      ++sent_;
+      request_.set_message("p" + std::to_string(sent_));
+    }
     StartWrite(&request_);
   }
   const int total_;
   grpc::ClientContext context_;
   EchoRequest request_;
   EchoResponse response_;
+  internal::Mutex mu_;
+  int sent_ = 0;
+  int written_ = 0;
   int received_ = 0;
   grpc::Status status_;
-  absl::Notification done_;
+  internal::Notification done_;
 };
 
 TEST_F(GrpcChannelTest, CallbackBidiReactor) {
@@ -392,9 +424,12 @@ TEST_F(GrpcChannelTest, CompletionQueueServerStream) {
   grpc::ClientContext context;
   EchoRequest request;
   request.set_responses(4);
-  auto tag = [](int i) { return reinterpret_cast<void*>(static_cast<intptr_t>(i)); };
+  auto tag = [](int i) {
+    return reinterpret_cast<void*>(static_cast<intptr_t>(i));
+  };
   auto next = [&](void** t, bool* ok) {
-    return cq.AsyncNext(t, ok, absl::ToChronoTime(absl::Now() + absl::Seconds(10))) ==
+    return cq.AsyncNext(t, ok,
+                        absl::ToChronoTime(absl::Now() + absl::Seconds(10))) ==
            grpc::CompletionQueue::GOT_EVENT;
   };
   auto reader = stub_->AsyncServerStream(&context, request, &cq, tag(1));
@@ -433,7 +468,8 @@ TEST_F(GrpcChannelTest, StreamsSpreadOverEndpoints) {
     EXPECT_FALSE(reader->Read(&response));
     ASSERT_TRUE(reader->Finish().ok());
   }
-  for (const auto& s : servers_) EXPECT_GT(served[s->address()], 0) << s->address();
+  for (const auto& s : servers_)
+    EXPECT_GT(served[s->address()], 0) << s->address();
 }
 
 TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItLeavesTheSet) {
@@ -455,7 +491,8 @@ TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItLeavesTheSet) {
   for (int i = 0; i < 5; ++i) {
     grpc::ClientContext unary_context;
     EchoResponse unary_response;
-    ASSERT_TRUE(stub_->Unary(&unary_context, EchoRequest(), &unary_response).ok());
+    ASSERT_TRUE(
+        stub_->Unary(&unary_context, EchoRequest(), &unary_response).ok());
     if (unary_response.served_by() == endpoint) {
       // The update may still be on its way: allowed only at first.
       ASSERT_LT(i, 1);
@@ -522,6 +559,57 @@ TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItIsEjected) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+TEST_F(GrpcChannelTest, StreamToADeadEndpointIsRetriedElsewhere) {
+  // A port nothing listens on: streams picked there never reach a server,
+  // so they are retried on the live endpoints (nothing was received).
+  int dead_port;
+  {
+    auto probe = testing::TestEchoServer::Start();
+    dead_port =
+        std::stoi(probe->address().substr(probe->address().rfind(':') + 1));
+  }
+  std::vector<Endpoint> endpoints = {
+      {"127.0.0.1:" + std::to_string(dead_port)}};
+  for (const auto& s : servers_) endpoints.push_back({s->address()});
+  ASSERT_TRUE(mesh_.discovery->SetEndpoints(kTarget, endpoints).ok());
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    EchoRequest request;
+    request.set_responses(2);
+    auto reader = stub_->ServerStream(&context, request);
+    EchoResponse response;
+    int n = 0;
+    while (reader->Read(&response)) ++n;
+    grpc::Status status = reader->Finish();
+    ASSERT_TRUE(status.ok()) << i << ": " << status.error_message();
+    EXPECT_EQ(n, 2);
+  }
+}
+
+TEST_F(GrpcChannelTest, StreamsAreCountedInRouteMetrics) {
+  for (int i = 0; i < 3; ++i) {
+    grpc::ClientContext context;
+    EchoRequest request;
+    request.set_responses(2);
+    auto reader = stub_->ServerStream(&context, request);
+    EchoResponse response;
+    while (reader->Read(&response)) {
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  std::string metrics = mesh_.mesh->Metrics();
+  EXPECT_THAT(metrics,
+              HasSubstr("route_request_total{authority=\"" +
+                        std::string(kTarget) + "\",route=\"[default]\"} 3"));
+}
+
+TEST_F(GrpcChannelTest, UnknownSchemeIsRefusedNamingIt) {
+  auto channel = mesh_.mesh->NewGrpcChannel("nosuch:///echo:7000");
+  ASSERT_FALSE(channel.ok());
+  EXPECT_EQ(channel.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(channel.status().message(), HasSubstr("'nosuch'"));
+}
+
 TEST_F(GrpcChannelTest, TryCancelEndsAStream) {
   grpc::ClientContext context;
   auto stream = stub_->Bidi(&context);
@@ -537,7 +625,8 @@ TEST_F(GrpcChannelTest, TryCancelEndsAStream) {
 
 TEST_F(GrpcChannelTest, StreamDeadline) {
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Milliseconds(200)));
+  context.set_deadline(
+      absl::ToChronoTime(absl::Now() + absl::Milliseconds(200)));
   auto stream = stub_->Bidi(&context);
   EchoResponse response;
   // The server answers nothing until written to: the deadline ends it.
@@ -579,7 +668,9 @@ TEST_F(GrpcChannelTest, TapSeesStreams) {
 TEST_F(GrpcChannelTest, MeshDestroyedWithStreamsOpenEndsEachOne) {
   constexpr int kStreams = 4;
   grpc::ClientContext contexts[kStreams];
-  std::vector<std::unique_ptr<grpc::ClientReaderWriter<EchoRequest, EchoResponse>>> streams;
+  std::vector<
+      std::unique_ptr<grpc::ClientReaderWriter<EchoRequest, EchoResponse>>>
+      streams;
   for (int i = 0; i < kStreams; ++i) {
     streams.push_back(stub_->Bidi(&contexts[i]));
     EchoRequest request;
@@ -605,7 +696,7 @@ TEST_F(GrpcChannelTest, GenericStubCallsOfUnknownMethodsAreRefused) {
   grpc::ByteBuffer request(&slice, 1);
   grpc::ByteBuffer response;
   grpc::Status status;
-  absl::Notification done;
+  internal::Notification done;
   generic.UnaryCall(&context, "/unknown.Service/Do", grpc::StubOptions(),
                     &request, &response, [&](grpc::Status s) {
                       status = std::move(s);
@@ -648,7 +739,7 @@ TEST_F(GrpcChannelTest, MeshDestroyedWithCallsInFlightEndsEachOne) {
   request.set_delay_ms(20000);
   EchoResponse responses[kCalls];
   grpc::Status statuses[kCalls];
-  absl::Notification done[kCalls];
+  internal::Notification done[kCalls];
   for (int i = 0; i < kCalls; ++i) {
     stub_->async()->Unary(&contexts[i], &request, &responses[i],
                           [&, i](grpc::Status s) {
@@ -692,7 +783,7 @@ TEST_F(ChannelCallTest, CancelEndsTheCallInFlightAndTheServerSeesIt) {
   CallOptions options;
   options.cancel = std::make_shared<Cancellation>();
   CallResult result;
-  absl::Notification done;
+  internal::Notification done;
   mesh_channel_->CallRawAsync(kUnary, request.SerializeAsString(), options,
                               [&](CallResult r) {
                                 result = std::move(r);
@@ -715,7 +806,7 @@ TEST_F(ChannelCallTest, CancelEndsACallWaitingForEndpoints) {
   CallOptions options;
   options.cancel = std::make_shared<Cancellation>();
   CallResult result;
-  absl::Notification done;
+  internal::Notification done;
   (*channel)->CallRawAsync(kUnary, "", options, [&](CallResult r) {
     result = std::move(r);
     done.Notify();
@@ -796,24 +887,24 @@ class Collector final : public StreamObserver {
     auto_read_ = auto_read;
   }
   void OnHeaders(const Metadata& headers) override {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     headers_ = headers;
   }
   void OnReadDone(bool ok, std::string message) override {
     {
-      absl::MutexLock lock(&mu_);
+      internal::MutexLock lock(&mu_);
       if (ok) messages_.push_back(std::move(message));
       if (!ok) read_end_ = true;
     }
     if (ok && auto_read_) stream_->Read();
   }
   void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     (ok ? writes_ok_ : writes_failed_)++;
   }
   void OnClose(const CallResult& result) override {
     {
-      absl::MutexLock lock(&mu_);
+      internal::MutexLock lock(&mu_);
       result_ = result;
     }
     closed_.Notify();
@@ -822,21 +913,21 @@ class Collector final : public StreamObserver {
     return closed_.WaitForNotificationWithTimeout(absl::Seconds(20));
   }
   bool WaitMessages(size_t n) {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     auto enough = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       return messages_.size() >= n;
     };
     return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(20));
   }
   bool WaitWrites(int n) {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     auto enough = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       return writes_ok_ + writes_failed_ >= n;
     };
     return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(20));
   }
   std::vector<EchoResponse> Responses() {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     std::vector<EchoResponse> out;
     for (const std::string& m : messages_) {
       EchoResponse r;
@@ -846,29 +937,29 @@ class Collector final : public StreamObserver {
     return out;
   }
   CallResult result() {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     return result_;
   }
   Metadata headers() {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     return headers_;
   }
   int writes_ok() {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     return writes_ok_;
   }
 
  private:
   ClientStream* stream_ = nullptr;
   bool auto_read_ = false;
-  absl::Mutex mu_;
+  internal::Mutex mu_;
   Metadata headers_;
   std::vector<std::string> messages_;
   bool read_end_ = false;
   int writes_ok_ = 0;
   int writes_failed_ = 0;
   CallResult result_;
-  absl::Notification closed_;
+  internal::Notification closed_;
 };
 
 std::string Request(const std::string& message, int responses = 0) {
@@ -897,16 +988,16 @@ TEST_F(ChannelCallTest, ServerStreamThroughChannel) {
     EXPECT_EQ(responses[i].index(), i);
     EXPECT_EQ(responses[i].served_by(), result.endpoint);
   }
-  EXPECT_THAT(collector.headers(),
-              ::testing::Contains(std::pair<std::string, std::string>("echo-s",
-                                                                      "1")));
+  EXPECT_THAT(
+      collector.headers(),
+      ::testing::Contains(std::pair<std::string, std::string>("echo-s", "1")));
   EXPECT_EQ(collector.writes_ok(), 1);
 }
 
 TEST_F(ChannelCallTest, BidiStreamEchoesEachMessage) {
   Collector collector;
-  auto stream = mesh_channel_->StartStream("/meshtest.TestEcho/Bidi", {},
-                                           &collector);
+  auto stream =
+      mesh_channel_->StartStream("/meshtest.TestEcho/Bidi", {}, &collector);
   collector.Attach(stream.get(), /*auto_read=*/true);
   stream->Read();
   for (int i = 0; i < 10; ++i) {
@@ -926,8 +1017,8 @@ TEST_F(ChannelCallTest, BidiStreamEchoesEachMessage) {
 
 TEST_F(ChannelCallTest, CancelledStreamEndsCancelled) {
   Collector collector;
-  auto stream = mesh_channel_->StartStream("/meshtest.TestEcho/Bidi", {},
-                                           &collector);
+  auto stream =
+      mesh_channel_->StartStream("/meshtest.TestEcho/Bidi", {}, &collector);
   collector.Attach(stream.get(), /*auto_read=*/true);
   stream->Read();
   stream->Write(Request("one"));

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "src/base/mutex.h"
 
 namespace mesh {
 namespace {
@@ -58,8 +58,8 @@ TEST(CancellationTest, WatcherMayUnwatchItselfAndOthers) {
 
 TEST(CancellationTest, UnwatchWaitsForTheWatcherRunningElsewhere) {
   Cancellation cancel;
-  absl::Notification entered;
-  absl::Notification release;
+  internal::Notification entered;
+  internal::Notification release;
   std::atomic<bool> finished{false};
   uint64_t id = cancel.Watch([&] {
     entered.Notify();

@@ -1,0 +1,222 @@
+// mesh_stub_bench: a generated stub over Mesh::NewGrpcChannel against the
+// same stub on a direct grpc::Channel to the same backend (issue 16).
+//
+// In one process: one TestEchoServer (tests/support) on 127.0.0.1. Two
+// variants of meshtest.TestEcho's stub:
+//   direct  grpc::CreateCustomChannel to the backend's address
+//   mesh    Mesh::NewGrpcChannel over StaticDiscovery with that endpoint
+// Unary: closed-loop sync calls (`--concurrency` threads, each starting its
+// next call when the last returns); per call latency and the variant's
+// calls/s. Bidi: one stream per variant, a writer thread writing
+// `--messages` messages while the reader reads their echoes; messages/s.
+// The variants run interleaved, `--rounds` rounds, each variant first warmed
+// up; the goal ratios (mesh p50 / direct p50 <= 1.05, calls/s and
+// messages/s >= 0.95 of direct) are medians of per-round ratios. Prints a
+// table; writes stub.md and stub_goals.md into `--out`.
+//
+//   mesh_stub_bench --out results/ [--calls 2000] [--rounds 8]
+//       [--concurrency 1,8] [--messages 20000]
+//
+// Exits 1 if a variant cannot be set up.
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/e2e/bench_cli.h"
+#include "bench/e2e/latency_stats.h"
+#include "mesh/mesh.h"
+#include "meshtest/echo.grpc.pb.h"
+#include "tests/support/test_echo_server.h"
+
+namespace mesh::bench {
+namespace {
+
+struct Flags {
+  std::string out = "results";
+  int calls = 2000;  // measured calls per variant, round and concurrency
+  int rounds = 8;
+  int warmup = 500;
+  std::vector<int> concurrency = {1, 8};
+  int messages = 20000;  // per bidi run
+};
+
+using meshtest::EchoRequest;
+using meshtest::EchoResponse;
+using meshtest::TestEcho;
+
+struct UnaryRun {
+  double p50_ms = 0;
+  double calls_per_s = 0;
+};
+
+// `calls` calls split over `threads` closed-loop workers.
+UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads) {
+  std::vector<std::vector<double>> latencies(threads);
+  std::vector<int> ok(threads, 0);
+  const int per_thread = std::max(1, calls / threads);
+  EchoRequest request;
+  request.set_message(std::string(64, 'x'));
+  absl::Time start = absl::Now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      latencies[t].reserve(per_thread);
+      for (int i = 0; i < per_thread; ++i) {
+        grpc::ClientContext context;
+        context.set_deadline(
+            absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+        EchoResponse response;
+        absl::Time begin = absl::Now();
+        grpc::Status status = stub.Unary(&context, request, &response);
+        latencies[t].push_back(absl::ToDoubleMilliseconds(absl::Now() - begin));
+        if (status.ok()) ++ok[t];
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<double> all;
+  int succeeded = 0;
+  for (int t = 0; t < threads; ++t) {
+    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
+    succeeded += ok[t];
+  }
+  if (succeeded != per_thread * threads) {
+    Die(absl::StrCat(per_thread * threads - succeeded, " unary calls failed"));
+  }
+  LatencyStats stats = LatencyStats::From("run", std::move(all), succeeded);
+  return {stats.Percentile(50), per_thread * threads / seconds};
+}
+
+// Messages per second through one bidi stream: a writer thread and this
+// thread reading the echoes.
+double RunBidi(TestEcho::Stub& stub, int messages) {
+  grpc::ClientContext context;
+  auto stream = stub.Bidi(&context);
+  EchoRequest request;
+  request.set_message(std::string(64, 'y'));
+  absl::Time start = absl::Now();
+  std::thread writer([&] {
+    for (int i = 0; i < messages; ++i) {
+      if (!stream->Write(request)) break;
+    }
+    stream->WritesDone();
+  });
+  EchoResponse response;
+  int read = 0;
+  while (stream->Read(&response)) ++read;
+  writer.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  grpc::Status status = stream->Finish();
+  if (!status.ok() || read != messages) {
+    Die(absl::StrCat("bidi stream: ", read, " of ", messages,
+                     " echoes, status ", status.error_message()));
+  }
+  return messages / seconds;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+int Main(int argc, char** argv) {
+  Flags f;
+  ParseFlagsOrDie(argc, argv,
+                  {{"out", "DIR", TextFlag(&f.out)},
+                   {"calls", "N", IntFlag(&f.calls, 1)},
+                   {"rounds", "N", IntFlag(&f.rounds, 1)},
+                   {"warmup", "N", IntFlag(&f.warmup, 0)},
+                   {"concurrency", "N,N", IntListFlag(&f.concurrency, 1)},
+                   {"messages", "N", IntFlag(&f.messages, 1)}});
+  auto server = testing::TestEchoServer::Start();
+  auto discovery = StaticDiscovery::Create();
+  if (!discovery->SetEndpoints("echo:7000", {{server->address()}}).ok()) {
+    Die("cannot set the endpoint");
+  }
+  MeshOptions options;
+  options.discovery = discovery;
+  auto mesh = Mesh::Create(options);
+  if (!mesh.ok()) Die(mesh.status().ToString());
+  auto mesh_channel = (*mesh)->NewGrpcChannel("echo:7000");
+  if (!mesh_channel.ok()) Die(mesh_channel.status().ToString());
+  auto direct_channel = grpc::CreateCustomChannel(
+      server->address(), grpc::InsecureChannelCredentials(),
+      grpc::ChannelArguments());
+  std::unique_ptr<TestEcho::Stub> stubs[2] = {TestEcho::NewStub(direct_channel),
+                                              TestEcho::NewStub(*mesh_channel)};
+  const char* names[2] = {"direct", "mesh"};
+  for (auto& stub : stubs) {
+    for (int c : f.concurrency) RunUnary(*stub, f.warmup, c);
+    RunBidi(*stub, std::max(1, f.messages / 10));
+  }
+
+  MarkdownTable table(
+      {"measure", "in flight", "direct", "mesh", "mesh / direct"});
+  MarkdownTable goals({"goal", "measured", "verdict"});
+  for (int c : f.concurrency) {
+    std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2];
+    for (int r = 0; r < f.rounds; ++r) {
+      UnaryRun run[2];
+      for (int v = 0; v < 2; ++v) run[v] = RunUnary(*stubs[v], f.calls, c);
+      for (int v = 0; v < 2; ++v) {
+        p50[v].push_back(run[v].p50_ms);
+        rate[v].push_back(run[v].calls_per_s);
+      }
+      p50_ratio.push_back(run[1].p50_ms / run[0].p50_ms);
+      rate_ratio.push_back(run[1].calls_per_s / run[0].calls_per_s);
+    }
+    double pr = Median(p50_ratio), rr = Median(rate_ratio);
+    table.AddRow({"unary p50 (ms)", absl::StrCat(c),
+                  absl::StrFormat("%.3f", Median(p50[0])),
+                  absl::StrFormat("%.3f", Median(p50[1])),
+                  absl::StrFormat("%.3f", pr)});
+    table.AddRow({"unary calls/s", absl::StrCat(c),
+                  Thousands(static_cast<int64_t>(Median(rate[0]))),
+                  Thousands(static_cast<int64_t>(Median(rate[1]))),
+                  absl::StrFormat("%.3f", rr)});
+    goals.AddRow(
+        {absl::StrCat("stub unary p50 at ", c, " in flight <= 1.05x direct"),
+         absl::StrFormat("%.3fx", pr),
+         Verdict(pr <= 1.05, absl::StrFormat("%.3fx", pr / 1.05))});
+    goals.AddRow({absl::StrCat("stub unary calls/s at ", c,
+                               " in flight >= 0.95x direct"),
+                  absl::StrFormat("%.3fx", rr),
+                  Verdict(rr >= 0.95, absl::StrFormat("%.3fx", 0.95 / rr))});
+  }
+  std::vector<double> bidi_ratio, bidi[2];
+  for (int r = 0; r < f.rounds; ++r) {
+    double m[2];
+    for (int v = 0; v < 2; ++v) m[v] = RunBidi(*stubs[v], f.messages);
+    bidi[0].push_back(m[0]);
+    bidi[1].push_back(m[1]);
+    bidi_ratio.push_back(m[1] / m[0]);
+  }
+  double br = Median(bidi_ratio);
+  table.AddRow({"bidi messages/s", "1 stream",
+                Thousands(static_cast<int64_t>(Median(bidi[0]))),
+                Thousands(static_cast<int64_t>(Median(bidi[1]))),
+                absl::StrFormat("%.3f", br)});
+  goals.AddRow({"messages/s on one bidi stream >= 0.95x direct",
+                absl::StrFormat("%.3fx", br),
+                Verdict(br >= 0.95, absl::StrFormat("%.3fx", 0.95 / br))});
+  std::printf("%s\n%s", table.ToString().c_str(), goals.ToString().c_str());
+  (void)names;
+  WriteResultsOrDie(f.out, {{"stub.md", table.ToString()},
+                            {"stub_goals.md", goals.ToString()}});
+  return 0;
+}
+
+}  // namespace
+}  // namespace mesh::bench
+
+int main(int argc, char** argv) { return mesh::bench::Main(argc, argv); }
