@@ -5,9 +5,11 @@
 // variants of meshtest.TestEcho's stub:
 //   direct  grpc::CreateCustomChannel to the backend's address
 //   mesh    Mesh::NewGrpcChannel over StaticDiscovery with that endpoint
-// Unary: closed-loop sync calls (`--concurrency` threads, each starting its
-// next call when the last returns); per call latency and the variant's
-// calls/s. Bidi: one stream per variant, a writer thread writing
+// Unary: closed-loop calls (`--concurrency` threads, each starting its
+// next call when the last returns), with the sync stub and with the
+// callback stub (stub->async(), the thread waiting for the callback); per
+// call latency and the variant's calls/s. Bidi: one stream per variant, a
+// writer thread writing
 // `--messages` messages while the reader reads their echoes; messages/s.
 // The variants run interleaved, `--rounds` rounds, each variant first warmed
 // up; the goal ratios (mesh p50 / direct p50 <= 1.05, calls/s and
@@ -35,6 +37,7 @@
 #include "bench/e2e/latency_stats.h"
 #include "mesh/mesh.h"
 #include "meshtest/echo.grpc.pb.h"
+#include "src/base/mutex.h"
 #include "tests/support/test_echo_server.h"
 
 namespace mesh::bench {
@@ -58,8 +61,10 @@ struct UnaryRun {
   double calls_per_s = 0;
 };
 
-// `calls` calls split over `threads` closed-loop workers.
-UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads) {
+// `calls` calls split over `threads` closed-loop workers; sync stub calls,
+// or callback ones.
+UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads,
+                  bool callback = false) {
   std::vector<std::vector<double>> latencies(threads);
   std::vector<int> ok(threads, 0);
   const int per_thread = std::max(1, calls / threads);
@@ -76,7 +81,18 @@ UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads) {
             absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
         EchoResponse response;
         absl::Time begin = absl::Now();
-        grpc::Status status = stub.Unary(&context, request, &response);
+        grpc::Status status;
+        if (callback) {
+          internal::Notification done;
+          stub.async()->Unary(&context, &request, &response,
+                              [&](grpc::Status s) {
+                                status = std::move(s);
+                                done.Notify();
+                              });
+          done.WaitForNotification();
+        } else {
+          status = stub.Unary(&context, request, &response);
+        }
         latencies[t].push_back(absl::ToDoubleMilliseconds(absl::Now() - begin));
         if (status.ok()) ++ok[t];
       }
@@ -156,43 +172,50 @@ int Main(int argc, char** argv) {
                                               TestEcho::NewStub(*mesh_channel)};
   const char* names[2] = {"direct", "mesh"};
   for (auto& stub : stubs) {
-    for (int c : f.concurrency) RunUnary(*stub, f.warmup, c);
+    for (int c : f.concurrency) {
+      RunUnary(*stub, f.warmup, c);
+      RunUnary(*stub, f.warmup, c, /*callback=*/true);
+    }
     RunBidi(*stub, std::max(1, f.messages / 10));
   }
 
   MarkdownTable table(
       {"measure", "in flight", "direct", "mesh", "mesh / direct"});
   MarkdownTable goals({"goal", "measured", "verdict"});
-  for (int c : f.concurrency) {
-    std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2];
-    for (int r = 0; r < f.rounds; ++r) {
-      UnaryRun run[2];
-      for (int v = 0; v < 2; ++v) run[v] = RunUnary(*stubs[v], f.calls, c);
-      for (int v = 0; v < 2; ++v) {
-        p50[v].push_back(run[v].p50_ms);
-        rate[v].push_back(run[v].calls_per_s);
+  for (bool callback : {false, true})
+    for (int c : f.concurrency) {
+      const char* api = callback ? "callback" : "sync";
+      std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2];
+      for (int r = 0; r < f.rounds; ++r) {
+        UnaryRun run[2];
+        for (int v = 0; v < 2; ++v) {
+          run[v] = RunUnary(*stubs[v], f.calls, c, callback);
+        }
+        for (int v = 0; v < 2; ++v) {
+          p50[v].push_back(run[v].p50_ms);
+          rate[v].push_back(run[v].calls_per_s);
+        }
+        p50_ratio.push_back(run[1].p50_ms / run[0].p50_ms);
+        rate_ratio.push_back(run[1].calls_per_s / run[0].calls_per_s);
       }
-      p50_ratio.push_back(run[1].p50_ms / run[0].p50_ms);
-      rate_ratio.push_back(run[1].calls_per_s / run[0].calls_per_s);
+      double pr = Median(p50_ratio), rr = Median(rate_ratio);
+      table.AddRow({absl::StrCat(api, " unary p50 (ms)"), absl::StrCat(c),
+                    absl::StrFormat("%.3f", Median(p50[0])),
+                    absl::StrFormat("%.3f", Median(p50[1])),
+                    absl::StrFormat("%.3f", pr)});
+      table.AddRow({absl::StrCat(api, " unary calls/s"), absl::StrCat(c),
+                    Thousands(static_cast<int64_t>(Median(rate[0]))),
+                    Thousands(static_cast<int64_t>(Median(rate[1]))),
+                    absl::StrFormat("%.3f", rr)});
+      goals.AddRow({absl::StrCat(api, " stub unary p50 at ", c,
+                                 " in flight <= 1.05x direct"),
+                    absl::StrFormat("%.3fx", pr),
+                    Verdict(pr <= 1.05, absl::StrFormat("%.3fx", pr / 1.05))});
+      goals.AddRow({absl::StrCat(api, " stub unary calls/s at ", c,
+                                 " in flight >= 0.95x direct"),
+                    absl::StrFormat("%.3fx", rr),
+                    Verdict(rr >= 0.95, absl::StrFormat("%.3fx", 0.95 / rr))});
     }
-    double pr = Median(p50_ratio), rr = Median(rate_ratio);
-    table.AddRow({"unary p50 (ms)", absl::StrCat(c),
-                  absl::StrFormat("%.3f", Median(p50[0])),
-                  absl::StrFormat("%.3f", Median(p50[1])),
-                  absl::StrFormat("%.3f", pr)});
-    table.AddRow({"unary calls/s", absl::StrCat(c),
-                  Thousands(static_cast<int64_t>(Median(rate[0]))),
-                  Thousands(static_cast<int64_t>(Median(rate[1]))),
-                  absl::StrFormat("%.3f", rr)});
-    goals.AddRow(
-        {absl::StrCat("stub unary p50 at ", c, " in flight <= 1.05x direct"),
-         absl::StrFormat("%.3fx", pr),
-         Verdict(pr <= 1.05, absl::StrFormat("%.3fx", pr / 1.05))});
-    goals.AddRow({absl::StrCat("stub unary calls/s at ", c,
-                               " in flight >= 0.95x direct"),
-                  absl::StrFormat("%.3fx", rr),
-                  Verdict(rr >= 0.95, absl::StrFormat("%.3fx", 0.95 / rr))});
-  }
   std::vector<double> bidi_ratio, bidi[2];
   for (int r = 0; r < f.rounds; ++r) {
     double m[2];

@@ -401,6 +401,8 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
     w.need_message = Has(methods, InterceptionHookPoints::PRE_RECV_MESSAGE);
     w.need_status = Has(methods, InterceptionHookPoints::PRE_RECV_STATUS);
     std::shared_ptr<StreamCall> read_on;
+    std::shared_ptr<StreamCall> discard_on;
+    int discard_at_end = -1;  // -1: unchanged
     std::vector<Waiter> ready;
     {
       MutexLock lock(&mu_);
@@ -418,8 +420,19 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
         w.reading = true;
         read_on = stream_;
       }
+      // Asking for the status with no read pending: the caller reads no
+      // more, so the end need not wait for messages it will not read.
+      bool reading = w.reading;
+      for (const Waiter& other : waiters_) reading = reading || other.reading;
+      if (w.need_status || w.need_message) {
+        discard_at_end = (w.need_status && !reading) ? 1 : 0;
+        discard_on = stream_;
+      }
       waiters_.push_back(std::move(w));
       Collect(ready);
+    }
+    if (discard_on != nullptr && discard_at_end >= 0) {
+      discard_on->SetDiscardUnreadAtEnd(discard_at_end == 1);
     }
     if (read_on != nullptr) read_on->Read();
     Finish(ready);

@@ -26,23 +26,19 @@ void StreamCall::Write(std::string message) {
   Actions a;
   {
     MutexLock lock(&mu_);
-    if (closed_ || writes_done_) {
+    if (end_ || closed_ || writes_done_) {
       AddUserEvent(a);
       a.user_write_done = false;
     } else {
       ++total_;
-      if (keep_log_) {
-        log_bytes_ += message.size();
-        if (log_bytes_ > ChannelCore::kMaxReplayBytes) {
-          log_.push_back(std::move(message));
-          StopKeepingLog();
-        } else {
-          log_.push_back(std::move(message));
-        }
-      } else {
-        log_.push_back(std::move(message));
+      unsent_bytes_ += message.size();
+      if (keep_log_) log_bytes_ += message.size();
+      log_.push_back(std::move(message));
+      if (keep_log_ && log_bytes_ > ChannelCore::kMaxReplayBytes) {
+        StopKeepingLog();
       }
       Pump(a);
+      MaybeAck(a);
     }
   }
   Run(a);
@@ -64,7 +60,39 @@ void StreamCall::Read() {
     MutexLock lock(&mu_);
     if (closed_ || read_wanted_) return;  // after OnClose, or a misuse
     read_wanted_ = true;
-    if (buffered_.has_value()) Deliver(a);
+    if (!ahead_.empty()) {
+      Deliver(a);
+      Pump(a);
+    }
+    MaybeEnd(a);
+  }
+  Run(a);
+}
+
+void StreamCall::Cancel() {
+  cancel_->Cancel();
+  // An ended stream whose messages read ahead wait for the user: the user
+  // gave up on them.
+  DiscardUnread();
+}
+
+void StreamCall::SetDiscardUnreadAtEnd(bool discard) {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    discard_at_end_ = discard;
+    MaybeEnd(a);
+  }
+  Run(a);
+}
+
+void StreamCall::DiscardUnread() {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    ahead_.clear();
+    ahead_bytes_ = 0;
+    MaybeEnd(a);
   }
   Run(a);
 }
@@ -85,12 +113,13 @@ void StreamCall::Open(std::shared_ptr<ChannelCore> core,
     core_ = std::move(core);
     self_ = shared_from_this();
     written_ = 0;
+    unsent_bytes_ = 0;
+    for (const std::string& m : log_) unsent_bytes_ += m.size();
     write_in_flight_ = false;
     writes_done_sent_ = false;
     read_in_flight_ = false;
     read_end_ = false;
     committed_ = false;
-    buffered_.reset();
   }
   // The transport may call back (even OnClose, and then a retry may open
   // the next attempt) before this returns: the stream is kept below only
@@ -104,10 +133,7 @@ void StreamCall::Open(std::shared_ptr<ChannelCore> core,
       retired_.push_back(std::move(stream));
     } else {
       current_ = std::move(stream);
-      read_in_flight_ = true;  // read ahead from the start
-      a.read = true;
-      a.stream = current_.get();
-      Pump(a);
+      Pump(a);  // reads ahead from the start
     }
   }
   Run(a);
@@ -119,6 +145,7 @@ void StreamCall::Pump(Actions& a) {
   if (!write_in_flight_ && written_ < total_ && written_ >= log_base_) {
     write_in_flight_ = true;
     std::string& next = log_[written_ - log_base_];
+    in_flight_bytes_ = next.size();
     // A message kept for replay is copied; otherwise it is sent as it is.
     a.write = keep_log_ ? next : std::move(next);
   }
@@ -126,6 +153,47 @@ void StreamCall::Pump(Actions& a) {
       written_ == total_) {
     writes_done_sent_ = true;
     a.writes_done = true;
+  }
+  if (!read_in_flight_ && !read_end_ && ahead_bytes_ < kWindowBytes) {
+    read_in_flight_ = true;
+    a.read = true;
+  }
+}
+
+void StreamCall::MaybeAck(Actions& a) {
+  if (acked_ < total_ &&
+      (unsent_bytes_ <= kWindowBytes || written_ == total_)) {
+    acked_ = total_;
+    AddUserEvent(a);
+    a.user_write_done = true;
+  }
+}
+
+void StreamCall::MaybeEnd(Actions& a) {
+  if (!end_ || closed_) return;
+  if (!ahead_.empty()) {
+    if (!discard_at_end_) return;  // the user reads them first
+    ahead_.clear();
+    ahead_bytes_ = 0;
+  }
+  closed_ = true;
+  // What the user waits for ends too.
+  if (acked_ < total_) {
+    acked_ = total_;
+    AddUserEvent(a);
+    a.user_write_done = false;
+  }
+  if (read_wanted_) {
+    read_wanted_ = false;
+    AddUserEvent(a);
+    a.user_read_end = true;
+  }
+  CallResult result = std::move(*end_);
+  end_.reset();
+  if (callbacks_ - a.user_events > 0) {
+    pending_close_ = std::move(result);  // the last event running ends it
+  } else {
+    a.close = std::move(result);
   }
 }
 
@@ -136,14 +204,10 @@ void StreamCall::AddUserEvent(Actions& a) {
 
 void StreamCall::Deliver(Actions& a) {
   AddUserEvent(a);
-  a.user_message = std::move(*buffered_);
-  buffered_.reset();
+  ahead_bytes_ -= ahead_.front().size();
+  a.user_message = std::move(ahead_.front());
+  ahead_.pop_front();
   read_wanted_ = false;
-  if (open_ && current_ != nullptr && !read_end_ && !read_in_flight_) {
-    read_in_flight_ = true;
-    a.read = true;
-    a.stream = current_.get();
-  }
 }
 
 void StreamCall::StopKeepingLog() {
@@ -166,7 +230,7 @@ void StreamCall::OnHeaders(Metadata headers) {
       if (attempt_) attempt_->handle.SampleLatency();
       StopKeepingLog();
     }
-    if (!headers_given_ && !closed_) {
+    if (!headers_given_ && !closed_ && !end_) {
       headers_given_ = true;
       AddUserEvent(a);
       a.user_headers = std::move(headers);
@@ -188,8 +252,10 @@ void StreamCall::OnReadDone(bool ok, std::string message) {
         if (attempt_) attempt_->handle.SampleLatency();
         StopKeepingLog();
       }
-      buffered_ = std::move(message);
+      ahead_bytes_ += message.size();
+      ahead_.push_back(std::move(message));
       if (read_wanted_) Deliver(a);
+      Pump(a);
     }
   }
   Run(a);
@@ -202,11 +268,8 @@ void StreamCall::OnWriteDone(bool ok) {
     write_in_flight_ = false;
     if (ok) {
       ++written_;
-      if (written_ > acked_) {
-        ++acked_;
-        AddUserEvent(a);
-        a.user_write_done = true;
-      }
+      unsent_bytes_ -= in_flight_bytes_;
+      in_flight_bytes_ = 0;
       if (!keep_log_) {
         while (!log_.empty() && log_base_ < written_) {
           log_.pop_front();
@@ -214,6 +277,7 @@ void StreamCall::OnWriteDone(bool ok) {
         }
       }
       Pump(a);
+      MaybeAck(a);
     }
     // A failed write: OnClose follows, and decides.
   }
@@ -246,25 +310,15 @@ void StreamCall::Close(CallResult result) {
   Actions a;
   {
     MutexLock lock(&mu_);
-    if (closed_) return;
-    closed_ = true;
-    // What the user waits for ends too.
-    if (acked_ < total_) {
-      acked_ = total_;
-      AddUserEvent(a);
-      a.user_write_done = false;
-    }
-    if (read_wanted_) {
-      read_wanted_ = false;
-      AddUserEvent(a);
-      a.user_read_end = true;
-    }
+    if (end_ || closed_) return;
     result.body.clear();
-    if (callbacks_ - a.user_events > 0) {
-      pending_close_ = std::move(result);  // the last event running ends it
-    } else {
-      a.close = std::move(result);
+    end_ = std::move(result);
+    // A stream the user cancelled ends at once.
+    if (cancel_->cancelled()) {
+      ahead_.clear();
+      ahead_bytes_ = 0;
     }
+    MaybeEnd(a);
   }
   Run(a);
 }

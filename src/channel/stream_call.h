@@ -7,8 +7,12 @@
 // ChannelCore, which retries it — only if nothing was received, replaying
 // the messages written so far — or ends it (Close). Writes are kept in a
 // log for replay until the stream commits (first headers or message) or
-// the log passes ChannelCore::kMaxReplayBytes. One message is read ahead of
-// the user, so the stream's end is seen even before the user reads it.
+// the log passes ChannelCore::kMaxReplayBytes. As gRPC's own streams do, a
+// write is done for its user once it is buffered (while at most
+// kWindowBytes wait for the transport), and messages are read ahead of the
+// user up to kWindowBytes: a stream keeps its pipeline full without a
+// thread switch per message. Its end reaches the user after the messages
+// read ahead, unless it was cancelled.
 //
 // Thread-safe.
 #ifndef MESH_SRC_CHANNEL_STREAM_CALL_H_
@@ -38,12 +42,23 @@ class StreamCall final : public TransportStreamObserver,
 
   const std::shared_ptr<Cancellation>& cancellation() const { return cancel_; }
 
+  // What may wait for the transport to take it, and be read ahead of the
+  // user (a larger message still goes, alone).
+  static constexpr size_t kWindowBytes = 64 * 1024;
+
   // The user's side (ClientStream).
   void Write(std::string message);
   void WritesDone();
   void Read();
-  void Cancel() { cancel_->Cancel(); }
+  void Cancel();
   bool closed() const;
+  // Drops the messages read ahead that the user has not read, so that an
+  // ended stream's end reaches the user now.
+  void DiscardUnread();
+  // Whether the stream's end, when it comes, drops what the user has not
+  // read rather than waiting for it (gRPC's Finish with no read pending:
+  // the caller reads no more).
+  void SetDiscardUnreadAtEnd(bool discard);
 
   // ChannelCore's side. Opens an attempt on `transport`; `call` and
   // `attempt` come back to `core` (OnAttemptDone) when it closes.
@@ -82,8 +97,13 @@ class StreamCall final : public TransportStreamObserver,
   void Pump(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts a user event about to run.
   void AddUserEvent(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Delivers a buffered message to a waiting Read, and reads ahead again.
+  // Delivers a message read ahead to a waiting Read.
   void Deliver(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Acknowledges the user's write once it fits in the window.
+  void MaybeAck(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The stream's end to the user, once nothing read ahead is left for it
+  // (or it cancelled): pending writes and reads fail, then OnClose.
+  void MaybeEnd(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Once the stream has committed or the log grew too big: no replay.
   void StopKeepingLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run(Actions& a) ABSL_LOCKS_EXCLUDED(mu_);
@@ -116,6 +136,10 @@ class StreamCall final : public TransportStreamObserver,
 
   // The open attempt's progress.
   size_t written_ ABSL_GUARDED_BY(mu_) = 0;  // messages it has sent
+  // Bytes of the messages from written_ on (the transport has not taken
+  // them), and the size of the one it is taking.
+  size_t unsent_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t in_flight_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_sent_ ABSL_GUARDED_BY(mu_) = false;
   bool read_in_flight_ ABSL_GUARDED_BY(mu_) = false;
@@ -124,10 +148,14 @@ class StreamCall final : public TransportStreamObserver,
 
   // The user's side.
   bool read_wanted_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<std::string> buffered_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> ahead_ ABSL_GUARDED_BY(mu_);  // read ahead
+  size_t ahead_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // The stream's end, kept while the user has messages read ahead to read.
+  std::optional<CallResult> end_ ABSL_GUARDED_BY(mu_);
+  bool discard_at_end_ ABSL_GUARDED_BY(mu_) = false;
   bool headers_given_ ABSL_GUARDED_BY(mu_) = false;
-  int callbacks_ ABSL_GUARDED_BY(mu_) = 0;  // user events running
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int callbacks_ ABSL_GUARDED_BY(mu_) = 0;    // user events running
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;  // end_ given to the user
   std::optional<CallResult> pending_close_ ABSL_GUARDED_BY(mu_);
 };
 

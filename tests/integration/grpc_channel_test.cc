@@ -281,6 +281,20 @@ TEST_F(GrpcChannelTest, SyncServerStream) {
   EXPECT_EQ(trailing.find("trail-t")->second, "y");
 }
 
+TEST_F(GrpcChannelTest, FinishWithoutReadingToTheEnd) {
+  grpc::ClientContext context;
+  EchoRequest request;
+  request.set_responses(200);
+  auto reader = stub_->ServerStream(&context, request);
+  EchoResponse response;
+  ASSERT_TRUE(reader->Read(&response));
+  ASSERT_TRUE(reader->Read(&response));
+  // The caller reads no more: Finish returns the server's status without
+  // waiting for the 198 messages left.
+  grpc::Status status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
 TEST_F(GrpcChannelTest, SyncClientStream) {
   grpc::ClientContext context;
   EchoResponse response;
