@@ -46,6 +46,8 @@ timeout 60 "$bin/mesh_churn_bench" --out "$out" --endpoints 2000 --rounds 1 \
   --phase_seconds 0.5 --warmup_seconds 0.1 >/dev/null
 timeout 60 "$bin/mesh_tap_load_bench" --out "$out" --calls 50 --rounds 1 \
   --warmup 10 --subscribers 5 >/dev/null
+timeout 60 "$bin/mesh_stub_bench" --out "$out" --calls 40 --rounds 1 \
+  --warmup 10 --messages 200 --concurrency 1,2 >/dev/null
 
 # What each program reports, by the rows it must have.
 expect() { # file, fixed string
@@ -68,6 +70,13 @@ expect memory.md "| xDS | 1,000 |"
 expect churn.md "| quiet (no updates) |"
 expect churn.md "| churn: Linkerd Destination stream"
 expect tap_load.md "| 5 | **"
+for api in sync callback; do
+  for c in 1 2; do
+    expect stub.md "| $api unary p50 (ms) | $c |"
+    expect stub.md "| $api unary calls/s | $c |"
+  done
+done
+expect stub.md "| bidi messages/s | 1 stream |"
 [[ $(grep -c '^| `BM_' <(jq -r -f "$src/scripts/bench/micro.jq" "$out/micro.json")) -eq \
   $("$bin/mesh_micro_bench" --benchmark_list_tests | wc -l) ]] ||
   fail "micro.jq does not list every benchmark"
@@ -78,14 +87,14 @@ echo "- smoke test" >"$out/machine.md"
 cp "$src/docs/benchmarks.md" "$tmp/doc.md"
 "$src/scripts/bench/report.sh" "$out" "$tmp/doc.md" "$tmp/img" >/dev/null
 # Goal rows: 10 micro, 2 tail latency, 3 per overhead concurrency, 2 memory
-# (static, xDS), 4 per churn mode (churn, reset), 1 tap load; each with a
-# verdict.
+# (static, xDS), 4 per churn mode (churn, reset), 1 tap load, 2 per stub
+# API and concurrency and 1 bidi; each with a verdict.
 rows=$(tail -n +3 "$out/goals.md" | wc -l)
-[[ $rows -eq 29 ]] || fail "goals.md has $rows rows, not 29"
+[[ $rows -eq 38 ]] || fail "goals.md has $rows rows, not 38"
 bad=$(tail -n +3 "$out/goals.md" |
   grep -cvE '\| (met|\*\*missed\*\* by -?[0-9.]+(×| points)|\*\*missed\*\*: [^|]+) \|$' || true)
 [[ $bad -eq 0 ]] || fail "goals.md has $bad rows without a verdict"
-for name in machine goals micro tail_latency overhead memory churn tap_load; do
+for name in machine goals micro tail_latency overhead memory churn tap_load stub; do
   section=$(sed -n "/^<!-- bench:$name begin -->\$/,/^<!-- bench:$name end -->\$/p" "$tmp/doc.md")
   [[ $(printf '%s\n' "$section" | wc -l) -gt 3 ]] || fail "section $name left empty"
   printf '%s\n' "$section" | grep -qF -- "$(head -1 "$out/$name.md")" ||
@@ -113,4 +122,4 @@ fi
 grep -q "bench:churn end" "$tmp/err" || fail "the refusal does not name the marker: $(cat "$tmp/err")"
 cmp -s "$tmp/broken.md" "$tmp/broken_before.md" || fail "a refused report changed the document"
 
-echo "bench smoke: 6 programs, report and plots OK"
+echo "bench smoke: 7 programs, report and plots OK"
