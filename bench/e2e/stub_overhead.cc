@@ -61,6 +61,24 @@ struct UnaryRun {
   double calls_per_s = 0;
 };
 
+// The p50 and rate of a run that started at `start` and has just ended;
+// dies if any of its `expected` calls failed.
+UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
+                   const std::vector<int>& ok, int expected, absl::Time start) {
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<double> all;
+  int succeeded = 0;
+  for (size_t t = 0; t < latencies.size(); ++t) {
+    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
+    succeeded += ok[t];
+  }
+  if (succeeded != expected) {
+    Die(absl::StrCat(expected - succeeded, " unary calls failed"));
+  }
+  LatencyStats stats = LatencyStats::From("run", std::move(all), succeeded);
+  return {stats.Percentile(50), expected / seconds};
+}
+
 // `calls` calls split over `threads` closed-loop workers; sync stub calls,
 // or callback ones.
 UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads,
@@ -99,18 +117,7 @@ UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads,
     });
   }
   for (auto& w : workers) w.join();
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  std::vector<double> all;
-  int succeeded = 0;
-  for (int t = 0; t < threads; ++t) {
-    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
-    succeeded += ok[t];
-  }
-  if (succeeded != per_thread * threads) {
-    Die(absl::StrCat(per_thread * threads - succeeded, " unary calls failed"));
-  }
-  LatencyStats stats = LatencyStats::From("run", std::move(all), succeeded);
-  return {stats.Percentile(50), per_thread * threads / seconds};
+  return Summarize(latencies, ok, per_thread * threads, start);
 }
 
 // The same closed loop through mesh::Channel::Call (typed, blocking), no
@@ -139,19 +146,7 @@ UnaryRun RunChannelUnary(Channel& channel, int calls, int threads) {
     });
   }
   for (auto& w : workers) w.join();
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  std::vector<double> all;
-  int succeeded = 0;
-  for (int t = 0; t < threads; ++t) {
-    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
-    succeeded += ok[t];
-  }
-  if (succeeded != per_thread * threads) {
-    Die(absl::StrCat(per_thread * threads - succeeded,
-                     " channel calls failed"));
-  }
-  LatencyStats stats = LatencyStats::From("run", std::move(all), succeeded);
-  return {stats.Percentile(50), per_thread * threads / seconds};
+  return Summarize(latencies, ok, per_thread * threads, start);
 }
 
 // Messages per second through one bidi stream: a writer thread and this

@@ -79,6 +79,30 @@ TransportResponse ResponseOf(grpc::ClientContext& context,
   return response;
 }
 
+// The answer to a request that could not be sent (shut down, a bad
+// address).
+TransportResponse NotSent(absl::Status error) {
+  TransportResponse response;
+  response.status = std::move(error);
+  response.never_sent = true;
+  return response;
+}
+
+// A request's deadline, authority and metadata on its context.
+void Prepare(grpc::ClientContext& context, const Endpoint& endpoint,
+             const TransportRequest& request) {
+  if (request.deadline != absl::InfiniteFuture()) {
+    context.set_deadline(absl::ToChronoTime(request.deadline));
+  }
+  const std::string& authority = endpoint.authority_override.empty()
+                                     ? request.authority
+                                     : endpoint.authority_override;
+  if (!authority.empty()) context.set_authority(authority);
+  for (const auto& [key, value] : request.headers) {
+    context.AddMetadata(key, value);
+  }
+}
+
 // The call whose callback this thread is running, if any: Shutdown() called
 // from inside that callback (say, by destroying the Mesh) must not wait for
 // the very call it runs in.
@@ -147,24 +171,9 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
       }
     }
   }
-  if (!error.ok()) {
-    TransportResponse response;
-    response.status = std::move(error);
-    response.never_sent = true;
-    done(std::move(response));
-    return;
-  }
+  if (!error.ok()) return done(NotSent(std::move(error)));
   call->done = std::move(done);
-  if (request.deadline != absl::InfiniteFuture()) {
-    call->context.set_deadline(absl::ToChronoTime(request.deadline));
-  }
-  const std::string& authority = endpoint.authority_override.empty()
-                                     ? request.authority
-                                     : endpoint.authority_override;
-  if (!authority.empty()) call->context.set_authority(authority);
-  for (const auto& [key, value] : request.headers) {
-    call->context.AddMetadata(key, value);
-  }
+  Prepare(call->context, endpoint, request);
   grpc::Slice slice(request.body);
   call->request = grpc::ByteBuffer(&slice, 1);
   grpc::GenericStub stub(call->channel);
@@ -387,23 +396,10 @@ std::unique_ptr<TransportStream> GrpcTransport::StartStream(
     }
   }
   if (!error.ok()) {
-    TransportResponse response;
-    response.status = std::move(error);
-    response.never_sent = true;
-    observer->OnClose(std::move(response));
+    observer->OnClose(NotSent(std::move(error)));
     return std::make_unique<StreamHandle>(nullptr);
   }
-  grpc::ClientContext& context = stream->context();
-  if (request.deadline != absl::InfiniteFuture()) {
-    context.set_deadline(absl::ToChronoTime(request.deadline));
-  }
-  const std::string& authority = endpoint.authority_override.empty()
-                                     ? request.authority
-                                     : endpoint.authority_override;
-  if (!authority.empty()) context.set_authority(authority);
-  for (const auto& [key, value] : request.headers) {
-    context.AddMetadata(key, value);
-  }
+  Prepare(stream->context(), endpoint, request);
   stream->Begin(request.path, std::move(request.cancel));
   return std::make_unique<StreamHandle>(std::move(stream));
 }

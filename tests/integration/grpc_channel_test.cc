@@ -486,6 +486,22 @@ TEST_F(GrpcChannelTest, StreamsSpreadOverEndpoints) {
     EXPECT_GT(served[s->address()], 0) << s->address();
 }
 
+// Five more messages on an open bidi stream, each answered by `endpoint`,
+// then its end, OK.
+void FinishOn(grpc::ClientReaderWriter<EchoRequest, EchoResponse>& stream,
+              const std::string& endpoint) {
+  for (int i = 0; i < 5; ++i) {
+    EchoRequest request;
+    request.set_message("more" + std::to_string(i));
+    ASSERT_TRUE(stream.Write(request));
+    EchoResponse response;
+    ASSERT_TRUE(stream.Read(&response));
+    EXPECT_EQ(response.served_by(), endpoint);
+  }
+  stream.WritesDone();
+  EXPECT_TRUE(stream.Finish().ok());
+}
+
 TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItLeavesTheSet) {
   grpc::ClientContext context;
   auto stream = stub_->Bidi(&context);
@@ -512,14 +528,7 @@ TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItLeavesTheSet) {
       ASSERT_LT(i, 1);
     }
   }
-  for (int i = 0; i < 5; ++i) {
-    request.set_message("more" + std::to_string(i));
-    ASSERT_TRUE(stream->Write(request));
-    ASSERT_TRUE(stream->Read(&response));
-    EXPECT_EQ(response.served_by(), endpoint);
-  }
-  stream->WritesDone();
-  EXPECT_TRUE(stream->Finish().ok());
+  FinishOn(*stream, endpoint);
 }
 
 TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItIsEjected) {
@@ -563,14 +572,7 @@ TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItIsEjected) {
     ASSERT_TRUE(stub_->Unary(&c, EchoRequest(), &r).ok());
     EXPECT_NE(r.served_by(), endpoint);
   }
-  for (int i = 0; i < 5; ++i) {
-    request.set_message("still" + std::to_string(i));
-    ASSERT_TRUE(stream->Write(request));
-    ASSERT_TRUE(stream->Read(&response));
-    EXPECT_EQ(response.served_by(), endpoint);
-  }
-  stream->WritesDone();
-  EXPECT_TRUE(stream->Finish().ok());
+  FinishOn(*stream, endpoint);
 }
 
 TEST_F(GrpcChannelTest, StreamToADeadEndpointIsRetriedElsewhere) {
