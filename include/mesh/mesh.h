@@ -138,9 +138,13 @@ class Mesh {
   // with the ClientContext's deadline, metadata and TryCancel honoured and
   // the server's status (code, message, error details, trailing metadata)
   // passed back unchanged. The channel never connects anywhere itself.
-  // Sync, callback and CompletionQueue stubs all work; it carries generated
-  // protobuf methods' unary calls (streams and grpc::GenericStub calls end
-  // UNIMPLEMENTED, saying so). Errors as NewChannel.
+  // Sync, callback and CompletionQueue stubs all work, unary and
+  // streaming. It carries generated protobuf stubs only: the answer is
+  // parsed into the stub's message. Do not use a grpc::GenericStub on it (a
+  // ByteBuffer is no message: calls of methods not linked into the program
+  // end UNIMPLEMENTED, but those of linked methods would be parsed into the
+  // buffer); mesh::Channel::CallRaw carries raw bytes. Errors as
+  // NewChannel.
   absl::StatusOr<std::shared_ptr<grpc::Channel>> NewGrpcChannel(
       const std::string& target, const ChannelOptions& options = {});
 

@@ -37,10 +37,12 @@ class StreamCall;
 }
 
 // A stream's events. OnReadDone and OnWriteDone may run at the same time on
-// different threads (as gRPC's reactions); OnHeaders comes before any
-// OnReadDone(true); OnClose comes once, last, after every other has
-// returned. They run on mesh or gRPC threads — OnReadDone also inside Read
-// when a message is already waiting — and must not block.
+// different threads (as gRPC's reactions), and so may OnHeaders with the
+// first OnReadDone(true); OnClose comes once, last, after every other has
+// returned, and after the messages already received have been read (a
+// stream cancelled, or past its deadline, drops them). They run on mesh or gRPC
+// threads — OnReadDone also inside Read when a message is already waiting — and
+// must not block.
 class StreamObserver {
  public:
   virtual ~StreamObserver() = default;
@@ -64,11 +66,14 @@ class ClientStream {
   ClientStream& operator=(const ClientStream&) = delete;
 
   // Sends one message (serialized, no framing). One at a time: the next
-  // after OnWriteDone.
-  void Write(std::string message);
+  // after OnWriteDone. False when the stream is over (or WritesDone was
+  // called): nothing is sent and no OnWriteDone follows.
+  bool Write(std::string message);
   // No more messages from the client (its half-close).
   void WritesDone();
   // Asks for the next message. One at a time: the next after OnReadDone.
+  // Read until OnReadDone(false): as with gRPC, the stream's end waits for
+  // the messages it received to be read.
   void Read();
   // Ends the stream CANCELLED, telling the server if it was open.
   void Cancel();

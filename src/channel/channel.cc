@@ -98,8 +98,8 @@ ClientStream::~ClientStream() {
   if (!call_->closed()) call_->Cancel();
 }
 
-void ClientStream::Write(std::string message) {
-  call_->Write(std::move(message));
+bool ClientStream::Write(std::string message) {
+  return call_->Write(std::move(message));
 }
 
 void ClientStream::WritesDone() { call_->WritesDone(); }

@@ -54,6 +54,8 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
     return mesh_->RunLater(delay, task);
   }
 
+  const std::shared_ptr<TimerThread>& timers() const { return mesh_->timers(); }
+
   // Requests larger than this are not kept for replay, so never retried.
   static constexpr size_t kMaxReplayBytes = 64 * 1024;
   Destination& destination() const { return *legs_.apex()->destination; }

@@ -4,6 +4,7 @@
 #include <google/protobuf/message_lite.h>
 #include <grpcpp/support/client_interceptor.h>
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <utility>
@@ -248,6 +249,20 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
   MeshStreamInterceptor(std::shared_ptr<ChannelCore> core, ClientRpcInfo* info)
       : core_(std::move(core)), info_(info) {}
 
+  // Dies with its ClientContext, possibly before the stream ended (a caller
+  // that gave up on it): the stream stops calling this, and is cancelled,
+  // as gRPC cancels a call whose context goes away.
+  ~MeshStreamInterceptor() override {
+    std::shared_ptr<StreamCall> stream;
+    {
+      MutexLock lock(&mu_);
+      stream = std::move(stream_);
+    }
+    if (stream == nullptr) return;
+    stream->Detach();
+    stream->Cancel();
+  }
+
   void Intercept(InterceptorBatchMethods* methods) override {
     if (Has(methods, InterceptionHookPoints::PRE_SEND_CANCEL)) {
       return OnCancel();  // no Proceed for a cancel
@@ -261,7 +276,9 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
         Has(methods, InterceptionHookPoints::PRE_RECV_MESSAGE) ||
         Has(methods, InterceptionHookPoints::PRE_RECV_STATUS);
     if (sends) return OnSends(methods);
-    if (receives || in_hijack_) return OnReceives(methods);
+    if (receives || in_hijack_.load(std::memory_order_relaxed)) {
+      return OnReceives(methods);
+    }
     methods->Proceed();  // nothing to wait for
   }
 
@@ -337,6 +354,13 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
   };
 
   void OnSends(InterceptorBatchMethods* methods) {
+    // Everything of the batch is read first: once its write is done,
+    // another thread may let it go on, and the call (with this) may end.
+    const bool first = !hijacked_.load(std::memory_order_relaxed);
+    const bool write = Has(methods, InterceptionHookPoints::PRE_SEND_MESSAGE);
+    const bool close = Has(methods, InterceptionHookPoints::PRE_SEND_CLOSE);
+    std::string message;
+    if (write) message = Flatten(methods->GetSerializedSendMessage());
     std::shared_ptr<StreamCall> stream;
     if (Has(methods, InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
       CallOptions options;
@@ -345,52 +369,70 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
       }
       options.deadline = DeadlineOf(info_->client_context());
       options.cancel = std::make_shared<Cancellation>();
-      {
-        MutexLock lock(&mu_);
-        if (cancelled_) options.cancel->Cancel();
-      }
       // May close at once (OnClose here): a malformed call, no endpoints.
       stream = core_->StartStream(info_->method(), options, this);
-      MutexLock lock(&mu_);
-      stream_ = stream;
+      bool cancelled;
+      {
+        MutexLock lock(&mu_);
+        stream_ = stream;
+        cancelled = cancelled_;
+      }
+      // A TryCancel while the stream was starting found no stream.
+      if (cancelled) stream->Cancel();
     } else {
       MutexLock lock(&mu_);
       stream = stream_;
     }
-    // Read everything of the batch first: once its write is done, another
-    // thread may let it go on.
-    const bool write = Has(methods, InterceptionHookPoints::PRE_SEND_MESSAGE);
-    const bool close = Has(methods, InterceptionHookPoints::PRE_SEND_CLOSE);
-    std::string message;
-    if (write) message = Flatten(methods->GetSerializedSendMessage());
     if (write) {
       {
         MutexLock lock(&mu_);
         // Registered before the write: its OnWriteDone may come inline.
-        if (hijacked_) {
+        if (first) {
+          hijack_write_pending_ = true;
+        } else {
           Waiter w;
           w.methods = methods;
           w.need_write = true;
           waiters_.push_back(std::move(w));
-        } else {
-          hijack_write_pending_ = true;
         }
       }
-      stream->Write(std::move(message));
+      if (!stream->Write(std::move(message))) {
+        // The stream is over: no OnWriteDone comes. The batch fails its
+        // write, here, unless the stream's end let it go already.
+        std::vector<Waiter> ready;
+        {
+          MutexLock lock(&mu_);
+          if (first) {
+            early_writes_.push_back(false);
+          } else {
+            for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+              if (it->methods == methods) {
+                it->need_write = false;
+                it->write_ok = false;
+                ready.push_back(std::move(*it));
+                waiters_.erase(it);
+                break;
+              }
+            }
+          }
+        }
+        Finish(ready);
+        if (!first) return;
+      }
     }
     // (A client streams its half-close after its last write's batch.)
     if (close) stream->WritesDone();
-    if (!hijacked_) {
+    if (first) {
       // Runs this again at once with the batch's receive hooks, if any; the
       // batch goes on from there.
-      hijacked_ = true;
-      in_hijack_ = true;
+      hijacked_.store(true, std::memory_order_relaxed);
+      in_hijack_.store(true, std::memory_order_relaxed);
       methods->Hijack();
-      in_hijack_ = false;
+      in_hijack_.store(false, std::memory_order_relaxed);
       return;
     }
     if (!write) methods->Proceed();
-    // else: on its OnWriteDone.
+    // else: on its OnWriteDone (and nothing of this is touched after it).
   }
 
   void OnReceives(InterceptorBatchMethods* methods) {
@@ -401,12 +443,10 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
     w.need_message = Has(methods, InterceptionHookPoints::PRE_RECV_MESSAGE);
     w.need_status = Has(methods, InterceptionHookPoints::PRE_RECV_STATUS);
     std::shared_ptr<StreamCall> read_on;
-    std::shared_ptr<StreamCall> discard_on;
-    int discard_at_end = -1;  // -1: unchanged
     std::vector<Waiter> ready;
     {
       MutexLock lock(&mu_);
-      if (in_hijack_ && hijack_write_pending_) {
+      if (in_hijack_.load(std::memory_order_relaxed) && hijack_write_pending_) {
         // The first batch wrote a message: it waits for that too.
         hijack_write_pending_ = false;
         w.need_write = true;
@@ -420,19 +460,8 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
         w.reading = true;
         read_on = stream_;
       }
-      // Asking for the status with no read pending: the caller reads no
-      // more, so the end need not wait for messages it will not read.
-      bool reading = w.reading;
-      for (const Waiter& other : waiters_) reading = reading || other.reading;
-      if (w.need_status || w.need_message) {
-        discard_at_end = (w.need_status && !reading) ? 1 : 0;
-        discard_on = stream_;
-      }
       waiters_.push_back(std::move(w));
       Collect(ready);
-    }
-    if (discard_on != nullptr && discard_at_end >= 0) {
-      discard_on->SetDiscardUnreadAtEnd(discard_at_end == 1);
     }
     if (read_on != nullptr) read_on->Read();
     Finish(ready);
@@ -536,9 +565,10 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
 
   const std::shared_ptr<ChannelCore> core_;
   ClientRpcInfo* const info_;
-  // Set and read by the thread intercepting the first batch only.
-  bool hijacked_ = false;
-  bool in_hijack_ = false;
+  // Set by the thread intercepting the first batch; read by any (gRPC runs
+  // a batch's way back through this on its own threads).
+  std::atomic<bool> hijacked_{false};
+  std::atomic<bool> in_hijack_{false};
 
   Mutex mu_;
   std::shared_ptr<StreamCall> stream_ ABSL_GUARDED_BY(mu_);

@@ -1,14 +1,16 @@
 #include "src/channel/stream_call.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
 
 namespace mesh::internal {
 
 StreamCall::StreamCall(StreamObserver* observer,
                        std::shared_ptr<Cancellation> cancel)
-    : observer_(observer), cancel_(std::move(cancel)) {}
+    : cancel_(std::move(cancel)), observer_(observer) {}
 
 StreamCall::~StreamCall() = default;
 
@@ -22,13 +24,12 @@ bool StreamCall::committed() const {
   return committed_;
 }
 
-void StreamCall::Write(std::string message) {
+bool StreamCall::Write(std::string message) {
   Actions a;
   {
     MutexLock lock(&mu_);
     if (end_ || closed_ || writes_done_) {
-      AddUserEvent(a);
-      a.user_write_done = false;
+      return false;
     } else {
       ++total_;
       unsent_bytes_ += message.size();
@@ -42,6 +43,7 @@ void StreamCall::Write(std::string message) {
     }
   }
   Run(a);
+  return true;
 }
 
 void StreamCall::WritesDone() {
@@ -76,14 +78,17 @@ void StreamCall::Cancel() {
   DiscardUnread();
 }
 
-void StreamCall::SetDiscardUnreadAtEnd(bool discard) {
-  Actions a;
-  {
-    MutexLock lock(&mu_);
-    discard_at_end_ = discard;
-    MaybeEnd(a);
-  }
-  Run(a);
+void StreamCall::Detach() {
+  MutexLock lock(&mu_);
+  observer_ = nullptr;
+  const std::thread::id self = std::this_thread::get_id();
+  auto others_done = [this, self]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (const std::thread::id& id : in_events_) {
+      if (id != self) return false;
+    }
+    return true;
+  };
+  mu_.Await(absl::Condition(&others_done));
 }
 
 void StreamCall::DiscardUnread() {
@@ -108,6 +113,8 @@ void StreamCall::Open(std::shared_ptr<ChannelCore> core,
     if (current_ != nullptr) retired_.push_back(std::move(current_));
     open_ = true;
     if (!keep_log_) call->replayable = false;
+    deadline_ = call->deadline;
+    timers_ = core->timers();
     call_ = std::move(call);
     attempt_.emplace(std::move(attempt));
     core_ = std::move(core);
@@ -171,10 +178,9 @@ void StreamCall::MaybeAck(Actions& a) {
 
 void StreamCall::MaybeEnd(Actions& a) {
   if (!end_ || closed_) return;
-  if (!ahead_.empty()) {
-    if (!discard_at_end_) return;  // the user reads them first
-    ahead_.clear();
-    ahead_bytes_ = 0;
+  if (!ahead_.empty()) {  // the user reads them first
+    ArmDrainDeadline();
+    return;
   }
   closed_ = true;
   // What the user waits for ends too.
@@ -193,13 +199,53 @@ void StreamCall::MaybeEnd(Actions& a) {
   if (callbacks_ - a.user_events > 0) {
     pending_close_ = std::move(result);  // the last event running ends it
   } else {
+    Register(a);
     a.close = std::move(result);
   }
 }
 
+void StreamCall::Register(Actions& a) {
+  if (a.registered) return;
+  a.registered = true;
+  a.observer = observer_;
+  in_events_.push_back(std::this_thread::get_id());
+}
+
 void StreamCall::AddUserEvent(Actions& a) {
+  Register(a);
   ++callbacks_;
   ++a.user_events;
+}
+
+void StreamCall::ArmDrainDeadline() {
+  if (drain_timer_ || timers_ == nullptr ||
+      deadline_ == absl::InfiniteFuture()) {
+    return;
+  }
+  drain_timer_ = true;
+  absl::AnyInvocable<void()> expire =
+      [weak = std::weak_ptr<StreamCall>(shared_from_this())] {
+        if (auto self = weak.lock()) self->DrainDeadlinePassed();
+      };
+  // (A closed timer thread means the Mesh is going: the stream is
+  // cancelled by its shutdown.)
+  timers_->TryRunAfter(std::max(deadline_ - absl::Now(), absl::ZeroDuration()),
+                       expire);
+}
+
+void StreamCall::DrainDeadlinePassed() {
+  Actions a;
+  {
+    MutexLock lock(&mu_);
+    if (!end_ || closed_ || ahead_.empty()) return;
+    end_->status = absl::DeadlineExceededError(
+        absl::StrCat("deadline passed with ", ahead_.size(),
+                     " message(s) of the stream unread"));
+    ahead_.clear();
+    ahead_bytes_ = 0;
+    MaybeEnd(a);
+  }
+  Run(a);
 }
 
 void StreamCall::Deliver(Actions& a) {
@@ -214,6 +260,9 @@ void StreamCall::StopKeepingLog() {
   if (!keep_log_) return;
   keep_log_ = false;
   if (call_ != nullptr) call_->replayable = false;
+  // Between attempts the call (and its retry) is elsewhere: a retry may
+  // still come, and replays the whole log once (Open makes it the last).
+  if (!open_) return;
   // Sent messages are not needed any more.
   while (!log_.empty() && log_base_ < written_) {
     log_.pop_front();
@@ -329,11 +378,14 @@ void StreamCall::Run(Actions& a) {
     if (a.writes_done) a.stream->WritesDone();
     if (a.read) a.stream->Read();
   }
-  if (a.user_events == 0 && !a.close) return;
-  if (a.user_headers) observer_->OnHeaders(*a.user_headers);
-  if (a.user_message) observer_->OnReadDone(true, std::move(*a.user_message));
-  if (a.user_write_done) observer_->OnWriteDone(*a.user_write_done);
-  if (a.user_read_end) observer_->OnReadDone(false, std::string());
+  if (!a.registered) return;
+  StreamObserver* observer = a.observer;
+  if (observer != nullptr) {
+    if (a.user_headers) observer->OnHeaders(*a.user_headers);
+    if (a.user_message) observer->OnReadDone(true, std::move(*a.user_message));
+    if (a.user_write_done) observer->OnWriteDone(*a.user_write_done);
+    if (a.user_read_end) observer->OnReadDone(false, std::string());
+  }
   std::optional<CallResult> close = std::move(a.close);
   if (a.user_events > 0) {
     MutexLock lock(&mu_);
@@ -343,7 +395,15 @@ void StreamCall::Run(Actions& a) {
       pending_close_.reset();
     }
   }
-  if (close) observer_->OnClose(*close);
+  // (This thread stays in in_events_ until the close has run: Detach waits
+  // for it.)
+  if (close && observer != nullptr) observer->OnClose(*close);
+  {
+    MutexLock lock(&mu_);
+    auto it = std::find(in_events_.begin(), in_events_.end(),
+                        std::this_thread::get_id());
+    if (it != in_events_.end()) in_events_.erase(it);
+  }
 }
 
 }  // namespace mesh::internal

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mesh/cancellation.h"
@@ -29,6 +30,7 @@
 #include "mesh/stream.h"
 #include "mesh/transport.h"
 #include "src/base/mutex.h"
+#include "src/base/timer_thread.h"
 #include "src/channel/call_state.h"
 #include "src/channel/channel_core.h"
 
@@ -46,8 +48,9 @@ class StreamCall final : public TransportStreamObserver,
   // user (a larger message still goes, alone).
   static constexpr size_t kWindowBytes = 64 * 1024;
 
-  // The user's side (ClientStream).
-  void Write(std::string message);
+  // The user's side (ClientStream). Write returns false, and no event
+  // follows, once the stream is over.
+  bool Write(std::string message);
   void WritesDone();
   void Read();
   void Cancel();
@@ -55,10 +58,10 @@ class StreamCall final : public TransportStreamObserver,
   // Drops the messages read ahead that the user has not read, so that an
   // ended stream's end reaches the user now.
   void DiscardUnread();
-  // Whether the stream's end, when it comes, drops what the user has not
-  // read rather than waiting for it (gRPC's Finish with no read pending:
-  // the caller reads no more).
-  void SetDiscardUnreadAtEnd(bool discard);
+  // Forgets the observer: no event reaches it after this returns (it waits
+  // for those running on other threads). For an observer that may go away
+  // before OnClose (the interceptor dies with its ClientContext).
+  void Detach();
 
   // ChannelCore's side. Opens an attempt on `transport`; `call` and
   // `attempt` come back to `core` (OnAttemptDone) when it closes.
@@ -91,12 +94,18 @@ class StreamCall final : public TransportStreamObserver,
     std::optional<bool> user_write_done;
     int user_events = 0;  // counted in callbacks_
     std::optional<CallResult> close;
+    // The observer, and whether this thread is in in_events_: set with the
+    // first user event or the close.
+    StreamObserver* observer = nullptr;
+    bool registered = false;
   };
 
   // Adds the transport operations now due.
   void Pump(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts a user event about to run.
   void AddUserEvent(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the observer for `a` and marks this thread as running its events.
+  void Register(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers a message read ahead to a waiting Read.
   void Deliver(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Acknowledges the user's write once it fits in the window.
@@ -107,11 +116,21 @@ class StreamCall final : public TransportStreamObserver,
   // Once the stream has committed or the log grew too big: no replay.
   void StopKeepingLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run(Actions& a) ABSL_LOCKS_EXCLUDED(mu_);
-
-  StreamObserver* const observer_;
+  // With unread messages at the end: when the deadline passes, they are
+  // dropped and the stream ends DEADLINE_EXCEEDED, as gRPC's own stream
+  // does (its status waits for the messages to be read).
+  void ArmDrainDeadline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DrainDeadlinePassed();
   const std::shared_ptr<Cancellation> cancel_;
 
   mutable Mutex mu_;
+  StreamObserver* observer_ ABSL_GUARDED_BY(mu_);  // null once detached
+  // The threads running user events (one entry per Actions), for Detach.
+  std::vector<std::thread::id> in_events_ ABSL_GUARDED_BY(mu_);
+  // The stream's deadline and the Mesh's timers (set by Open).
+  absl::Time deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  std::shared_ptr<TimerThread> timers_ ABSL_GUARDED_BY(mu_);
+  bool drain_timer_ ABSL_GUARDED_BY(mu_) = false;
   // The open attempt: its number, its transport stream (earlier attempts'
   // are kept in retired_ until this is destroyed: an operation may still be
   // running on one), its call and attempt, the core, and this (the
@@ -152,7 +171,6 @@ class StreamCall final : public TransportStreamObserver,
   size_t ahead_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // The stream's end, kept while the user has messages read ahead to read.
   std::optional<CallResult> end_ ABSL_GUARDED_BY(mu_);
-  bool discard_at_end_ ABSL_GUARDED_BY(mu_) = false;
   bool headers_given_ ABSL_GUARDED_BY(mu_) = false;
   int callbacks_ ABSL_GUARDED_BY(mu_) = 0;    // user events running
   bool closed_ ABSL_GUARDED_BY(mu_) = false;  // end_ given to the user

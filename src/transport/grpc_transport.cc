@@ -247,31 +247,50 @@ class GrpcTransport::Stream final
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   bool done() const { return done_.load(std::memory_order_acquire); }
 
+  // Binds the reactor and starts the call (the context is prepared), then
+  // follows the caller's cancellation: a cancel from here on, or one that
+  // came before, cancels the call. A Release (Cancel, Shutdown) before the
+  // call started removes its hold once it has.
   void Begin(const std::string& path, std::shared_ptr<Cancellation> cancel) {
-    if (cancel != nullptr) {
-      cancel_ = std::move(cancel);
-      cancel_watch_ =
-          cancel_->Watch([weak = std::weak_ptr<Stream>(shared_from_this())] {
-            if (auto self = weak.lock()) self->Cancel();
-          });
-    }
     grpc::GenericStub stub(channel_);
     stub.PrepareBidiStreamingCall(&context_, path, grpc::StubOptions(), this);
     AddHold();
     StartCall();
-  }
-
-  void Write(std::string message) {
+    bool release_now;
     {
       MutexLock lock(&mu_);
-      if (!released_) {
-        grpc::Slice slice(std::move(message));
-        write_buffer_ = grpc::ByteBuffer(&slice, 1);
-        StartWrite(&write_buffer_);
-        return;
-      }
+      started_ = true;
+      release_now = released_;
     }
-    observer_->OnWriteDone(false);
+    if (release_now) RemoveHold();
+    if (cancel != nullptr) {
+      uint64_t id =
+          cancel->Watch([weak = std::weak_ptr<Stream>(shared_from_this())] {
+            if (auto self = weak.lock()) self->Cancel();
+          });
+      bool done;
+      {
+        MutexLock lock(&mu_);
+        done = done_.load(std::memory_order_acquire);
+        if (!done) {
+          cancel_ = cancel;
+          cancel_watch_ = id;
+        }
+      }
+      // OnDone has run and found no watch to drop: dropped here.
+      if (done) cancel->Unwatch(id);
+    }
+  }
+
+  // After the release the call is ending (OnClose follows): refused
+  // silently, as TransportStream allows.
+  void Write(std::string message) {
+    MutexLock lock(&mu_);
+    if (!released_) {
+      grpc::Slice slice(std::move(message));
+      write_buffer_ = grpc::ByteBuffer(&slice, 1);
+      StartWrite(&write_buffer_);
+    }
   }
 
   void WritesDone() {
@@ -283,14 +302,8 @@ class GrpcTransport::Stream final
   }
 
   void Read() {
-    {
-      MutexLock lock(&mu_);
-      if (!released_) {
-        StartRead(&read_buffer_);
-        return;
-      }
-    }
-    observer_->OnReadDone(false, std::string());
+    MutexLock lock(&mu_);
+    if (!released_) StartRead(&read_buffer_);
   }
 
   // Once. TryCancel may finish the call inline (OnDone on this thread):
@@ -316,8 +329,15 @@ class GrpcTransport::Stream final
   }
   void OnWriteDone(bool ok) override { observer_->OnWriteDone(ok); }
   void OnDone(const grpc::Status& status) override {
-    done_.store(true, std::memory_order_release);
-    if (cancel_ != nullptr) cancel_->Unwatch(cancel_watch_);
+    std::shared_ptr<Cancellation> cancel;
+    uint64_t watch = 0;
+    {
+      MutexLock lock(&mu_);
+      done_.store(true, std::memory_order_release);
+      cancel = std::move(cancel_);
+      watch = cancel_watch_;
+    }
+    if (cancel != nullptr) cancel->Unwatch(watch);
     finishing_call = this;
     observer_->OnClose(ResponseOf(context_, status));
     finishing_call = nullptr;
@@ -326,11 +346,13 @@ class GrpcTransport::Stream final
 
  private:
   // Lets gRPC finish the call; later Writes and Reads are refused. Once.
+  // Before the call started, Begin removes the hold when it has.
   void Release() {
     {
       MutexLock lock(&mu_);
       if (released_) return;
       released_ = true;
+      if (!started_) return;
     }
     RemoveHold();
   }
@@ -339,9 +361,10 @@ class GrpcTransport::Stream final
   const std::shared_ptr<grpc::Channel> channel_;
   TransportStreamObserver* const observer_;
   grpc::ClientContext context_;
-  std::shared_ptr<Cancellation> cancel_;  // set in Begin, before any event
-  uint64_t cancel_watch_ = 0;
   Mutex mu_;
+  std::shared_ptr<Cancellation> cancel_ ABSL_GUARDED_BY(mu_);
+  uint64_t cancel_watch_ ABSL_GUARDED_BY(mu_) = 0;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool released_ ABSL_GUARDED_BY(mu_) = false;
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> cancelled_{false};
@@ -378,28 +401,39 @@ class GrpcTransport::StreamHandle final : public TransportStream {
 std::unique_ptr<TransportStream> GrpcTransport::StartStream(
     const Endpoint& endpoint, TransportRequest request,
     TransportStreamObserver* observer) {
-  std::shared_ptr<Stream> stream;
+  std::shared_ptr<grpc::Channel> channel;
   absl::Status error;
   {
     MutexLock lock(&mu_);
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
-      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> found =
           ChannelFor(endpoint.address);
-      if (channel.ok()) {
-        stream = std::make_shared<Stream>(this, *std::move(channel), observer);
-        streams_.emplace(stream.get(), stream);
+      if (found.ok()) {
+        channel = *std::move(found);
       } else {
-        error = channel.status();
+        error = found.status();
       }
     }
   }
+  std::shared_ptr<Stream> stream;
+  if (error.ok()) {
+    // Prepared before it is published: Shutdown may cancel it from then on.
+    stream = std::make_shared<Stream>(this, std::move(channel), observer);
+    Prepare(stream->context(), endpoint, request);
+    MutexLock lock(&mu_);
+    if (shutdown_) {
+      error = absl::UnavailableError("transport is shut down");
+    } else {
+      streams_.emplace(stream.get(), stream);
+    }
+  }
   if (!error.ok()) {
+    if (stream != nullptr) DestroyLater([stream = std::move(stream)] {});
     observer->OnClose(NotSent(std::move(error)));
     return std::make_unique<StreamHandle>(nullptr);
   }
-  Prepare(stream->context(), endpoint, request);
   stream->Begin(request.path, std::move(request.cancel));
   return std::make_unique<StreamHandle>(std::move(stream));
 }

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -281,18 +282,47 @@ TEST_F(GrpcChannelTest, SyncServerStream) {
   EXPECT_EQ(trailing.find("trail-t")->second, "y");
 }
 
-TEST_F(GrpcChannelTest, FinishWithoutReadingToTheEnd) {
+TEST_F(GrpcChannelTest, FinishWithoutReadingToTheEndWaitsAsGrpcDoes) {
+  // gRPC's own stream gives the status only once every message has been
+  // read: a Finish that leaves messages unread ends at the deadline. Mesh's
+  // stream too, although its transport call ended long before.
   grpc::ClientContext context;
+  context.set_deadline(
+      absl::ToChronoTime(absl::Now() + absl::Milliseconds(300)));
   EchoRequest request;
   request.set_responses(200);
   auto reader = stub_->ServerStream(&context, request);
   EchoResponse response;
   ASSERT_TRUE(reader->Read(&response));
   ASSERT_TRUE(reader->Read(&response));
-  // The caller reads no more: Finish returns the server's status without
-  // waiting for the 198 messages left.
   grpc::Status status = reader->Finish();
-  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("unread"));
+}
+
+TEST_F(GrpcChannelTest, AbandonedStreamIsCancelledAndReleasesItsEndpoint) {
+  {
+    grpc::ClientContext context;
+    auto stream = stub_->Bidi(&context);
+    EchoRequest request;
+    ASSERT_TRUE(stream->Write(request));
+    EchoResponse response;
+    ASSERT_TRUE(stream->Read(&response));
+    // Destroyed without Finish: gRPC cancels a call whose context goes.
+  }
+  // No endpoint keeps a stream pending.
+  EXPECT_TRUE(testing::WaitFor([&] {
+    std::istringstream lines(mesh_.mesh->Metrics());
+    std::string line;
+    int pending = 0;
+    while (std::getline(lines, line)) {
+      if (line.rfind("endpoint_pending{", 0) == 0) {
+        pending += std::stoi(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    return pending == 0;
+  }));
 }
 
 TEST_F(GrpcChannelTest, SyncClientStream) {
