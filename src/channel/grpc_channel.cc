@@ -96,6 +96,24 @@ class MeshCallInterceptor final : public grpc::experimental::Interceptor {
     if (!refused.ok()) result_.emplace().status = std::move(refused);
   }
 
+  // Dies with its ClientContext. A context destroyed while its call is in
+  // mesh (a CompletionQueue call never finished) cancels the call and waits
+  // for its answer, which refers to this.
+  ~MeshCallInterceptor() override {
+    std::shared_ptr<Cancellation> cancel;
+    {
+      MutexLock lock(&mu_);
+      if (!started_ || result_.has_value()) return;
+      cancel = cancel_;
+    }
+    if (cancel != nullptr) cancel->Cancel();
+    MutexLock lock(&mu_);
+    auto answered = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return result_.has_value();
+    };
+    mu_.Await(absl::Condition(&answered));
+  }
+
   void Intercept(InterceptorBatchMethods* methods) override {
     if (Has(methods, InterceptionHookPoints::PRE_SEND_CANCEL)) {
       return OnCancel();  // no Proceed for a cancel
