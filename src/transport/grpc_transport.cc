@@ -244,7 +244,6 @@ class GrpcTransport::Stream final
         observer_(observer) {}
 
   grpc::ClientContext& context() { return context_; }
-  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   bool done() const { return done_.load(std::memory_order_acquire); }
 
   // Binds the reactor and starts the call (the context is prepared), then

@@ -43,6 +43,19 @@ std::multimap<std::string, std::string> Strings(
   return out;
 }
 
+// One message written and its echo read on an open bidi stream: the
+// endpoint that answered, or "" (with a failure) if it did not.
+std::string Exchange(
+    grpc::ClientReaderWriter<EchoRequest, EchoResponse>& stream) {
+  EchoRequest request;
+  EchoResponse response;
+  if (!stream.Write(request) || !stream.Read(&response)) {
+    ADD_FAILURE() << "no echo on the stream";
+    return "";
+  }
+  return response.served_by();
+}
+
 class GrpcChannelTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -305,10 +318,7 @@ TEST_F(GrpcChannelTest, AbandonedStreamIsCancelledAndReleasesItsEndpoint) {
   {
     grpc::ClientContext context;
     auto stream = stub_->Bidi(&context);
-    EchoRequest request;
-    ASSERT_TRUE(stream->Write(request));
-    EchoResponse response;
-    ASSERT_TRUE(stream->Read(&response));
+    ASSERT_FALSE(Exchange(*stream).empty());
     // Destroyed without Finish: gRPC cancels a call whose context goes.
   }
   // No endpoint keeps a stream pending.
@@ -571,11 +581,8 @@ TEST_F(GrpcChannelTest, StreamKeepsItsEndpointWhenItIsEjected) {
   stub_ = TestEcho::NewStub(*channel);
   grpc::ClientContext context;
   auto stream = stub_->Bidi(&context);
-  EchoRequest request;
-  ASSERT_TRUE(stream->Write(request));
-  EchoResponse response;
-  ASSERT_TRUE(stream->Read(&response));
-  const std::string endpoint = response.served_by();
+  const std::string endpoint = Exchange(*stream);
+  ASSERT_FALSE(endpoint.empty());
   testing::TestEchoServer* server = nullptr;
   for (const auto& s : servers_) {
     if (s->address() == endpoint) server = s.get();
@@ -659,11 +666,9 @@ TEST_F(GrpcChannelTest, UnknownSchemeIsRefusedNamingIt) {
 TEST_F(GrpcChannelTest, TryCancelEndsAStream) {
   grpc::ClientContext context;
   auto stream = stub_->Bidi(&context);
-  EchoRequest request;
-  ASSERT_TRUE(stream->Write(request));
-  EchoResponse response;
-  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_FALSE(Exchange(*stream).empty());
   context.TryCancel();
+  EchoResponse response;
   EXPECT_FALSE(stream->Read(&response));
   grpc::Status status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
