@@ -639,6 +639,73 @@ TEST_F(GrpcChannelTest, StreamToADeadEndpointIsRetriedElsewhere) {
   }
 }
 
+TEST_F(GrpcChannelTest, StreamRefusedBeforeAnyAnswerIsRetriedWithItsWrites) {
+  // servers_[0] ends each bidi stream UNAVAILABLE at its first message,
+  // before answering anything; the route retries UNAVAILABLE. A stream
+  // picked there goes on elsewhere with every message written so far, and
+  // its half-close, sent again in order.
+  const std::string refuser = servers_[0]->address();
+  ServiceConfig config;
+  RetryPolicy policy;
+  policy.max_attempts = 3;
+  policy.retry_on = {absl::StatusCode::kUnavailable};
+  config.routes.push_back(RouteBuilder("all").Retryable(policy).Build());
+  ASSERT_TRUE(mesh_.discovery->SetServiceConfig(kTarget, config).ok());
+  int streams = 0;
+  // Bounded: P2C picks the refuser for some stream long before 100 (each
+  // pick misses it with probability 1/3).
+  while (servers_[0]->calls() == 0 && streams < 100) {
+    ++streams;
+    grpc::ClientContext context;
+    auto stream = stub_->Bidi(&context);
+    for (int i = 0; i < 3; ++i) {
+      EchoRequest request;
+      request.set_message("m" + std::to_string(i));
+      request.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+      request.set_fail_on(refuser);
+      stream->Write(request);  // may see the refused attempt end: no check
+    }
+    stream->WritesDone();
+    std::vector<std::string> echoed;
+    std::string served_by;
+    EchoResponse response;
+    while (stream->Read(&response)) {
+      echoed.push_back(response.message());
+      served_by = response.served_by();
+    }
+    grpc::Status status = stream->Finish();
+    ASSERT_TRUE(status.ok()) << streams << ": " << status.error_message();
+    EXPECT_THAT(echoed, ::testing::ElementsAre("m0", "m1", "m2"));
+    EXPECT_NE(served_by, refuser);
+  }
+  EXPECT_GT(servers_[0]->calls(), 0) << "no stream was ever picked there";
+}
+
+TEST_F(GrpcChannelTest, StreamThatReceivedAnAnswerIsNotRetried) {
+  // The same retrying route; every server fails the stream at its second
+  // message, after echoing the first: the app has seen an answer, so the
+  // failure is the stream's end, on the one endpoint that served it.
+  ServiceConfig config;
+  RetryPolicy policy;
+  policy.max_attempts = 3;
+  policy.retry_on = {absl::StatusCode::kUnavailable};
+  config.routes.push_back(RouteBuilder("all").Retryable(policy).Build());
+  ASSERT_TRUE(mesh_.discovery->SetServiceConfig(kTarget, config).ok());
+  grpc::ClientContext context;
+  auto stream = stub_->Bidi(&context);
+  std::string endpoint = Exchange(*stream);
+  EchoRequest failing;
+  failing.set_fail_code(grpc::StatusCode::UNAVAILABLE);
+  failing.set_fail_message("second message refused");
+  stream->Write(failing);
+  EchoResponse response;
+  EXPECT_FALSE(stream->Read(&response));
+  grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(), "second message refused");
+  EXPECT_EQ(TotalCalls(), 1) << "the stream was sent again";
+}
+
 TEST_F(GrpcChannelTest, StreamsAreCountedInRouteMetrics) {
   for (int i = 0; i < 3; ++i) {
     grpc::ClientContext context;

@@ -66,7 +66,10 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
     meshtest::EchoRequest request;
     int i = 0;
     while (stream->Read(&request)) {
-      if (request.fail_code() != 0) return Failure(context, request);
+      if (request.fail_code() != 0 && (request.fail_on().empty() ||
+                                       request.fail_on() == owner_->address_)) {
+        return Failure(context, request);
+      }
       meshtest::EchoResponse response;
       response.set_message(request.message());
       response.set_served_by(owner_->address_);
