@@ -27,11 +27,14 @@ PARTS = {
     "route": (("base", "model"), ("re2",)),
     "metrics": (("base", "model"), ()),
     "tap": (("base", "model"), ("grpc", "protobuf", "proto")),
-    "transport": (("base", "model"), ("grpc",)),
+    # Identity: certificate checks and TLS credentials.
+    "tls": (("base", "model"), ("grpc", "openssl")),
+    "transport": (("base", "model", "tls"), ("grpc",)),
     "discovery": (("base", "model", "route", "transport"),
                   ("grpc", "protobuf", "proto", "re2")),
     "channel": (("base", "model", "balance", "route", "metrics", "tap",
-                 "transport", "discovery"), ("grpc", "protobuf", "proto")),
+                 "tls", "transport", "discovery"),
+                ("grpc", "protobuf", "proto")),
     "proto": ((), ()),  # .proto files only
 }
 # Files of a part held to a narrower rule than their folder.
@@ -46,6 +49,7 @@ OUTSIDE = [
     ("protobuf", re.compile(r"^google/protobuf/")),
     ("c-ares", re.compile(r"^(ares|ares_[a-z_]+)\.h$")),
     ("re2", re.compile(r"^re2/")),
+    ("openssl", re.compile(r"^openssl/")),
     ("proto", re.compile(r"^[a-z0-9_/]+\.(pb|grpc\.pb)\.h$")),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

@@ -29,6 +29,7 @@
 #include "mesh/channel.h"
 #include "mesh/discovery.h"
 #include "mesh/tap.h"
+#include "mesh/tls.h"
 #include "mesh/transport.h"
 
 namespace grpc {
@@ -67,9 +68,13 @@ struct MeshOptions {
   // "xds:///name:port"), so that one Mesh serves several control planes.
   std::map<std::string, std::shared_ptr<DiscoverySource>> discovery_by_scheme;
   // Makes the transport for one destination (shared by that destination's
-  // channels). Empty: the gRPC transport with default options. The Mesh
-  // wraps it in its tap hook (see mesh/tap.h).
+  // channels). Empty: the gRPC transport with default options (and the
+  // identity below). The Mesh wraps it in its tap hook (see mesh/tap.h).
   std::function<std::unique_ptr<Transport>()> transport_factory;
+  // The workload's identity for mutual TLS to endpoints that discovery
+  // gives an identity (see mesh/tls.h). Default: none, every endpoint in
+  // plaintext. Used by the default transport (not a transport_factory's).
+  IdentityOptions identity;
   // Where to serve Linkerd's tap API (io.linkerd.proxy.tap.Tap/Observe) for
   // `linkerd viz tap` and `mesh-tap`, e.g. "127.0.0.1:4190" (Linkerd's
   // port; 0 picks one, see tap_port()). Empty: no server (Mesh::Tap still

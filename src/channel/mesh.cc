@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
     }
   }
   auto core = std::make_shared<internal::MeshCore>(std::move(options));
+  if (absl::Status s = core->StartIdentity(); !s.ok()) return s;
   if (absl::Status s = core->StartTapServer(); !s.ok()) return s;
   return std::unique_ptr<Mesh>(new Mesh(std::move(core)));
 }

@@ -8,6 +8,7 @@
 #include "src/base/mutex.h"
 #include "src/model/address.h"
 #include "src/tap/tap_transport.h"
+#include "src/transport/grpc_transport.h"
 
 namespace mesh::internal {
 
@@ -61,6 +62,29 @@ absl::Status ValidateTapTls(const TapTlsOptions& tls,
 }
 
 }  // namespace
+
+absl::Status MeshCore::StartIdentity() {
+  if (!options_.identity.enabled()) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<IdentityStore>> store =
+      IdentityStore::Create(options_.identity);
+  if (!store.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MeshOptions.", store.status().message()));
+  }
+  identity_ = *std::move(store);
+  if (identity_->watches_files()) ScheduleIdentityRefresh();
+  return absl::OkStatus();
+}
+
+void MeshCore::ScheduleIdentityRefresh() {
+  absl::AnyInvocable<void()> refresh = [this] {
+    // Close() at shutdown runs the pending refresh once: nothing to read.
+    if (shut_down()) return;
+    identity_->Refresh();
+    ScheduleIdentityRefresh();
+  };
+  timers_->TryRunAfter(options_.identity.refresh_interval, refresh);
+}
 
 absl::Status MeshCore::StartTapServer() {
   if (absl::Status s = ValidateTapTls(options_.tap_tls, options_.tap_address);
@@ -154,9 +178,10 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
     // most the live targets plus those dropped since the last new one.
     absl::erase_if(destinations_,
                    [](const auto& entry) { return entry.second.expired(); });
-    std::unique_ptr<Transport> transport = options_.transport_factory
-                                               ? options_.transport_factory()
-                                               : NewGrpcTransport();
+    std::unique_ptr<Transport> transport =
+        options_.transport_factory ? options_.transport_factory()
+                                   : std::make_unique<GrpcTransport>(
+                                         GrpcTransportOptions{}, identity_);
     if (transport == nullptr) {
       return absl::InvalidArgumentError(
           "MeshOptions.transport_factory returned null");

@@ -18,6 +18,7 @@
 #include "src/channel/destination.h"
 #include "src/tap/observe_server.h"
 #include "src/tap/tap_hub.h"
+#include "src/tls/identity_store.h"
 
 namespace mesh::internal {
 
@@ -36,12 +37,19 @@ class MeshCore {
   absl::StatusOr<std::shared_ptr<Destination>> GetClusterDestination(
       const std::string& target, const std::string& cluster);
 
+  // The workload's identity; null without MeshOptions::identity.
+  const std::shared_ptr<IdentityStore>& identity() const { return identity_; }
+
   // A JSON array with one object per destination in use (Mesh::Describe).
   std::string Describe();
 
   // Route and endpoint metrics in the Prometheus text format (Mesh::Metrics).
   std::string Metrics();
 
+  // Reads and checks MeshOptions::identity, if set, and schedules its
+  // refresh on the timer thread; INVALID_ARGUMENT naming what is wrong.
+  // Call once, before use.
+  absl::Status StartIdentity();
   // Starts the Observe server if MeshOptions::tap_address is set; the error
   // names that field. Call once, before use.
   absl::Status StartTapServer();
@@ -79,10 +87,14 @@ class MeshCore {
   Mutex mu_;
   absl::flat_hash_map<std::string, std::weak_ptr<Destination>> destinations_
       ABSL_GUARDED_BY(mu_);
+  // Re-reads the identity's files every refresh_interval until Shutdown.
+  void ScheduleIdentityRefresh();
+
   // Retries' backoff, and the release and timeout of calls waiting for
-  // endpoints; shared with the destinations.
+  // endpoints, the identity's refresh; shared with the destinations.
   const std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
   const std::shared_ptr<TapHub> tap_hub_;
+  std::shared_ptr<IdentityStore> identity_;        // set before use
   std::unique_ptr<ObserveServer> observe_server_;  // set before use
   int tap_port_ = 0;                               // set before use
 };

@@ -61,20 +61,36 @@ int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
   }
 }
 
-// What a finished call's context and status say (no body).
+// How a call over TLS went out, to explain a refused handshake.
+struct TlsAttempt {
+  const HandshakeRecord* handshakes = nullptr;  // null: plaintext
+  std::string address;
+};
+
+// What a finished call's context and status say (no body). A call that
+// could not connect while its connection's last TLS handshake had refused
+// the server says so, naming the expected and the presented identity,
+// instead of gRPC's generic connect failure.
 TransportResponse ResponseOf(grpc::ClientContext& context,
-                             const grpc::Status& status) {
+                             const grpc::Status& status,
+                             const TlsAttempt& tls = {}) {
   TransportResponse response;
+  response.never_sent = IsConnectFailure(status);
+  std::string message = status.error_message();
+  if (tls.handshakes != nullptr && response.never_sent) {
+    if (std::optional<std::string> refusal = tls.handshakes->LastRefusal()) {
+      message = absl::StrCat("mesh: TLS handshake with ", tls.address,
+                             " refused: ", *refusal);
+    }
+  }
   response.status =
-      absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                   status.error_message());
+      absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
   if (!status.ok() && !status.error_details().empty()) {
     response.status.SetPayload(kGrpcStatusDetailsUrl,
                                absl::Cord(status.error_details()));
   }
   response.headers = ToMetadata(context.GetServerInitialMetadata());
   response.trailers = ToMetadata(context.GetServerTrailingMetadata());
-  response.never_sent = IsConnectFailure(status);
   response.http_status = HttpStatusOf(status, response);
   return response;
 }
@@ -115,6 +131,8 @@ thread_local const void* cancelling_call = nullptr;
 
 struct GrpcTransport::Call {
   grpc::ClientContext context;
+  TlsAttempt tls;
+  std::shared_ptr<HandshakeRecord> handshakes;
   grpc::ByteBuffer request;
   grpc::ByteBuffer response;
   Callback done;
@@ -123,7 +141,9 @@ struct GrpcTransport::Call {
   uint64_t cancel_watch = 0;
 };
 
-GrpcTransport::GrpcTransport(const GrpcTransportOptions& options) {
+GrpcTransport::GrpcTransport(const GrpcTransportOptions& options,
+                             std::shared_ptr<IdentityStore> identity)
+    : identity_(std::move(identity)) {
   PinGrpcCallbackQueue();
   // Each endpoint gets its own connection, closed with its channel, rather
   // than one shared through gRPC's global subchannel pool.
@@ -136,20 +156,53 @@ GrpcTransport::GrpcTransport(const GrpcTransportOptions& options) {
 
 GrpcTransport::~GrpcTransport() { Shutdown(); }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
-    const std::string& address) {
+absl::StatusOr<GrpcTransport::Connection> GrpcTransport::ConnectionFor(
+    const Endpoint& endpoint) {
+  const std::string& address = endpoint.address;
+  const bool tls = identity_ != nullptr && !endpoint.tls_identity.empty();
+  if (identity_ != nullptr && !tls && identity_->options().require_identity) {
+    return absl::UnavailableError(absl::StrCat(
+        "mesh: endpoint ", address,
+        " has no TLS identity, and MeshOptions.identity.require_identity "
+        "refuses plaintext"));
+  }
+  std::shared_ptr<const IdentityMaterial> material =
+      tls ? identity_->Current() : nullptr;
+  const uint64_t generation = tls ? material->generation : 0;
   auto it = channels_.find(address);
-  if (it != channels_.end()) return it->second;
+  if (it != channels_.end() &&
+      it->second.identity == (tls ? endpoint.tls_identity : "") &&
+      it->second.generation == generation) {
+    return it->second;
+  }
   absl::StatusOr<SocketAddress> parsed = SocketAddress::Parse(address);
   if (!parsed.ok()) return parsed.status();
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-      GrpcTargetFor(*parsed), grpc::InsecureChannelCredentials(), args_);
-  // An address that is no longer live (a pick from just before an update)
-  // gets a channel for this call only.
-  if (!retained_known_ || retained_.contains(address)) {
-    channels_.emplace(address, channel);
+  Connection connection;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (tls) {
+    connection.identity = endpoint.tls_identity;
+    connection.generation = generation;
+    connection.handshakes = std::make_shared<HandshakeRecord>();
+    credentials = MutualTlsCredentials(*material, endpoint.tls_identity,
+                                       connection.handshakes);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
   }
-  return channel;
+  connection.channel =
+      grpc::CreateCustomChannel(GrpcTargetFor(*parsed), credentials, args_);
+  // An address that is no longer live (a pick from just before an update)
+  // gets a channel for this call only. A live one's channel replaces the
+  // one made for another identity or an older certificate (calls on that
+  // one finish on it).
+  if (!retained_known_ || retained_.contains(address)) {
+    if (it != channels_.end()) {
+      DestroyLater([old = std::move(it->second)] {});
+      it->second = connection;
+    } else {
+      channels_.emplace(address, connection);
+    }
+  }
+  return connection;
 }
 
 void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
@@ -161,18 +214,19 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
-      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-          ChannelFor(endpoint.address);
-      if (channel.ok()) {
-        call->channel = *std::move(channel);
+      absl::StatusOr<Connection> connection = ConnectionFor(endpoint);
+      if (connection.ok()) {
+        call->channel = std::move(connection->channel);
+        call->handshakes = std::move(connection->handshakes);
         in_flight_.emplace(call.get(), call);
       } else {
-        error = channel.status();
+        error = connection.status();
       }
     }
   }
   if (!error.ok()) return done(NotSent(std::move(error)));
   call->done = std::move(done);
+  call->tls = {call->handshakes.get(), endpoint.address};
   Prepare(call->context, endpoint, request);
   grpc::Slice slice(request.body);
   call->request = grpc::ByteBuffer(&slice, 1);
@@ -196,7 +250,7 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
 void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   // Until this returns, a cancel may still be touching the context.
   if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
-  TransportResponse response = ResponseOf(call->context, status);
+  TransportResponse response = ResponseOf(call->context, status, call->tls);
   if (status.ok()) response.body = Flatten(call->response);
   Callback done = std::move(call->done);
   finishing_call = call;
@@ -237,10 +291,12 @@ class GrpcTransport::Stream final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
       public std::enable_shared_from_this<Stream> {
  public:
-  Stream(GrpcTransport* transport, std::shared_ptr<grpc::Channel> channel,
-         TransportStreamObserver* observer)
+  Stream(GrpcTransport* transport, Connection connection,
+         const std::string& address, TransportStreamObserver* observer)
       : transport_(transport),
-        channel_(std::move(channel)),
+        channel_(std::move(connection.channel)),
+        handshakes_(std::move(connection.handshakes)),
+        tls_{handshakes_.get(), address},
         observer_(observer) {}
 
   grpc::ClientContext& context() { return context_; }
@@ -338,7 +394,7 @@ class GrpcTransport::Stream final
     }
     if (cancel != nullptr) cancel->Unwatch(watch);
     finishing_call = this;
-    observer_->OnClose(ResponseOf(context_, status));
+    observer_->OnClose(ResponseOf(context_, status, tls_));
     finishing_call = nullptr;
     transport_->StreamEnded(this);
   }
@@ -358,6 +414,8 @@ class GrpcTransport::Stream final
 
   GrpcTransport* const transport_;
   const std::shared_ptr<grpc::Channel> channel_;
+  const std::shared_ptr<HandshakeRecord> handshakes_;
+  const TlsAttempt tls_;
   TransportStreamObserver* const observer_;
   grpc::ClientContext context_;
   Mutex mu_;
@@ -400,17 +458,16 @@ class GrpcTransport::StreamHandle final : public TransportStream {
 std::unique_ptr<TransportStream> GrpcTransport::StartStream(
     const Endpoint& endpoint, TransportRequest request,
     TransportStreamObserver* observer) {
-  std::shared_ptr<grpc::Channel> channel;
+  Connection connection;
   absl::Status error;
   {
     MutexLock lock(&mu_);
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
-      absl::StatusOr<std::shared_ptr<grpc::Channel>> found =
-          ChannelFor(endpoint.address);
+      absl::StatusOr<Connection> found = ConnectionFor(endpoint);
       if (found.ok()) {
-        channel = *std::move(found);
+        connection = *std::move(found);
       } else {
         error = found.status();
       }
@@ -419,7 +476,8 @@ std::unique_ptr<TransportStream> GrpcTransport::StartStream(
   std::shared_ptr<Stream> stream;
   if (error.ok()) {
     // Prepared before it is published: Shutdown may cancel it from then on.
-    stream = std::make_shared<Stream>(this, std::move(channel), observer);
+    stream = std::make_shared<Stream>(this, std::move(connection),
+                                      endpoint.address, observer);
     Prepare(stream->context(), endpoint, request);
     MutexLock lock(&mu_);
     if (shutdown_) {
@@ -456,7 +514,7 @@ void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   MutexLock lock(&mu_);
   retained_known_ = true;
   retained_ = std::move(retained);
-  std::vector<std::shared_ptr<grpc::Channel>> dropped;
+  std::vector<Connection> dropped;
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (!retained_.contains(it->first)) {
       dropped.push_back(std::move(it->second));

@@ -1,5 +1,13 @@
 // GrpcTransport: the default Transport (see mesh/transport.h).
 //
+// With an identity (MeshOptions::identity), an endpoint that has a
+// tls_identity is reached over mutual TLS checked against that identity
+// (src/tls/tls_credentials.h); its channel belongs to (address, identity,
+// version of the workload's certificate), so a changed identity or a
+// rotated certificate makes a new connection while calls on the old one
+// finish. Endpoints without an identity are plaintext, or refused when the
+// identity requires one.
+//
 // Thread-safe. Every call in flight is registered so that Shutdown() can
 // cancel it and wait for its callback.
 #ifndef MESH_SRC_TRANSPORT_GRPC_TRANSPORT_H_
@@ -17,12 +25,16 @@
 #include "mesh/transport.h"
 #include "src/base/mutex.h"
 #include "src/model/address_set.h"
+#include "src/tls/identity_store.h"
+#include "src/tls/tls_credentials.h"
 
 namespace mesh::internal {
 
 class GrpcTransport final : public Transport {
  public:
-  explicit GrpcTransport(const GrpcTransportOptions& options);
+  // `identity` null: plaintext to every endpoint.
+  explicit GrpcTransport(const GrpcTransportOptions& options,
+                         std::shared_ptr<IdentityStore> identity = nullptr);
   ~GrpcTransport() override;
 
   void Send(const Endpoint& endpoint, TransportRequest request,
@@ -43,15 +55,25 @@ class GrpcTransport final : public Transport {
   class Stream;
   class StreamHandle;
 
-  // The channel for `address`, cached when the address is live. Returns null
-  // with a status if the address does not parse or the transport is shut down.
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFor(
-      const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One endpoint's channel, and for TLS what its handshakes saw.
+  struct Connection {
+    std::shared_ptr<grpc::Channel> channel;
+    std::string identity;     // expected server identity; empty: plaintext
+    uint64_t generation = 0;  // of the workload's certificate
+    std::shared_ptr<HandshakeRecord> handshakes;  // null: plaintext
+  };
+
+  // The connection for `endpoint`, cached when its address is live. An
+  // error if the address does not parse, or it has no identity and one is
+  // required.
+  absl::StatusOr<Connection> ConnectionFor(const Endpoint& endpoint)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(Call* call, const grpc::Status& status);
   // A stream's OnDone: forgets it (Shutdown waits for this).
   void StreamEnded(Stream* stream);
 
   grpc::ChannelArguments args_;
+  const std::shared_ptr<IdentityStore> identity_;
   // Taken twice per call (Send, Finish): not an absl::Mutex (mutex.h).
   mutable Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
@@ -59,8 +81,8 @@ class GrpcTransport final : public Transport {
   bool retained_known_ ABSL_GUARDED_BY(mu_) = false;
   // The live addresses, packed (one buffer; no per-address allocation).
   AddressSet retained_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>> channels_
-      ABSL_GUARDED_BY(mu_);
+  // By address.
+  absl::flat_hash_map<std::string, Connection> channels_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Call*, std::shared_ptr<Call>> in_flight_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Stream*, std::shared_ptr<Stream>> streams_

@@ -4,18 +4,13 @@
 // cannot tap without a certificate; invalid tap_tls options are refused by
 // Mesh::Create. Services served beside Observe (CSDS) follow the same rule.
 //
-// Certificates are made at run time with the `openssl` command (a CA, a
-// server certificate for localhost / 127.0.0.1, two client certificates
-// with SPIFFE URIs) in a temporary directory; without `openssl` every test
-// fails saying so (scripts/install-deps.sh installs it).
+// Certificates are made at run time with the `openssl` command
+// (tests/support/test_pki.h: a CA, a server certificate for localhost /
+// 127.0.0.1, two client certificates with SPIFFE URIs); without `openssl`
+// every test fails saying so (scripts/install-deps.sh installs it).
 #include <grpcpp/grpcpp.h>
-#include <stdlib.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,6 +26,7 @@
 #include "src/tap/observe_server.h"
 #include "src/tap/tap_hub.h"
 #include "tests/support/tap_fixtures.h"
+#include "tests/support/test_pki.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -48,11 +44,7 @@ constexpr char kTarget[] = "books.test:7000";
 constexpr char kAllowed[] = "spiffe://mesh.test/ns/viz/sa/tap";
 constexpr char kIntruder[] = "spiffe://mesh.test/ns/other/sa/intruder";
 
-// A key and certificate, PEM.
-struct KeyPair {
-  std::string key;
-  std::string cert;
-};
+using ::mesh::testing::KeyPair;
 
 struct Certificates {
   std::string error;  // empty when every certificate was made
@@ -62,97 +54,34 @@ struct Certificates {
   KeyPair intruder_client;
 };
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-
-// Runs `command` in a shell, bounded to 30 s, its output into `log`; an
-// error naming it, with its output, unless it exits 0.
-std::string Run(const std::string& command, const std::filesystem::path& log) {
-  int rc = std::system(
-      absl::StrCat("timeout 30 ", command, " >", log.string(), " 2>&1")
-          .c_str());
-  if (rc == 0) return "";
-  return absl::StrCat("`", command, "` failed (status ", rc,
-                      "): ", ReadFile(log));
-}
-
-// Makes the test PKI in a fresh directory under the test temp dir, which
-// is removed before returning. EC P-256 keys, valid for one day.
+// The test PKI (tests/support/test_pki.h): a server certificate for
+// localhost / 127.0.0.1 and two client certificates with SPIFFE URIs.
 Certificates MakeCertificates() {
   Certificates out;
-  if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
-    out.error =
-        "the `openssl` command is not installed; it makes this test's "
-        "certificates (scripts/install-deps.sh installs it)";
+  auto pki = testing::TestPki::Create();
+  if (!pki.ok()) {
+    out.error = std::string(pki.status().message());
     return out;
   }
-  std::string tmpl = ::testing::TempDir() + "observe_tls_XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    out.error =
-        "cannot create a temporary directory under " + ::testing::TempDir();
-    return out;
-  }
-  const std::filesystem::path dir = tmpl;
-  // A configuration of our own, so the system's openssl.cnf does not matter.
-  WriteFile(dir / "req.cnf",
-            "[req]\ndistinguished_name = dn\n[dn]\n"
-            "[v3_ca]\nbasicConstraints = critical,CA:true\n"
-            "keyUsage = critical,keyCertSign,cRLSign\n"
-            "subjectKeyIdentifier = hash\n");
-  const std::string cnf = (dir / "req.cnf").string();
-  const std::string newkey =
-      "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
-  auto path = [&](const std::string& name) { return (dir / name).string(); };
-  out.error = Run(absl::StrCat("openssl req -x509 -config ", cnf,
-                               " -extensions v3_ca -days 1 ", newkey,
-                               " -subj /CN=mesh-test-ca -keyout ",
-                               path("ca.key"), " -out ", path("ca.pem")),
-                  dir / "openssl.log");
-  // Signs a leaf certificate with subject CN `cn` and extensions `ext`.
   auto leaf = [&](const std::string& name, const std::string& cn,
-                  const std::string& ext, int serial) -> KeyPair {
+                  const std::string& san) -> KeyPair {
     if (!out.error.empty()) return {};
-    WriteFile(dir / (name + ".ext"),
-              absl::StrCat("basicConstraints = CA:FALSE\n",
-                           "authorityKeyIdentifier = keyid\n", ext));
-    out.error =
-        Run(absl::StrCat("openssl req -new -config ", cnf, " ", newkey,
-                         " -subj /CN=", cn, " -keyout ", path(name + ".key"),
-                         " -out ", path(name + ".csr")),
-            dir / "openssl.log");
-    if (!out.error.empty()) return {};
-    out.error = Run(
-        absl::StrCat("openssl x509 -req -in ", path(name + ".csr"), " -CA ",
-                     path("ca.pem"), " -CAkey ", path("ca.key"),
-                     " -set_serial ", serial, " -days 1 -out ",
-                     path(name + ".pem"), " -extfile ", path(name + ".ext")),
-        dir / "openssl.log");
-    if (!out.error.empty()) return {};
-    return {ReadFile(dir / (name + ".key")), ReadFile(dir / (name + ".pem"))};
+    testing::LeafOptions options;
+    options.cn = cn;
+    options.sans = {san};
+    absl::StatusOr<KeyPair> pair = (*pki)->Issue(name, options);
+    if (!pair.ok()) {
+      out.error = std::string(pair.status().message());
+      return {};
+    }
+    return *std::move(pair);
   };
-  out.server = leaf("server", "localhost",
-                    "subjectAltName = DNS:localhost,IP:127.0.0.1\n"
-                    "extendedKeyUsage = serverAuth\n",
-                    2);
-  out.allowed_client = leaf("tap", "tap-client",
-                            absl::StrCat("subjectAltName = URI:", kAllowed,
-                                         "\nextendedKeyUsage = clientAuth\n"),
-                            3);
-  out.intruder_client = leaf("intruder", "intruder-client",
-                             absl::StrCat("subjectAltName = URI:", kIntruder,
-                                          "\nextendedKeyUsage = clientAuth\n"),
-                             4);
-  if (out.error.empty()) out.ca = ReadFile(dir / "ca.pem");
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
+  out.server = leaf("server", "localhost", "DNS:localhost,IP:127.0.0.1");
+  out.allowed_client =
+      leaf("tap", "tap-client", absl::StrCat("URI:", kAllowed));
+  out.intruder_client =
+      leaf("intruder", "intruder-client", absl::StrCat("URI:", kIntruder));
+  out.ca = (*pki)->ca_pem();
   return out;
 }
 

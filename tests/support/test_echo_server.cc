@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "google/rpc/status.pb.h"
+#include "src/tls/certificate_check.h"
 
 namespace mesh::testing {
 
@@ -102,7 +103,20 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
     return grpc::Status::OK;
   }
 
-  static void Echo(grpc::ServerContext* context) {
+  void Echo(grpc::ServerContext* context) {
+    std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+    if (auth != nullptr) {
+      for (const grpc::string_ref& pem :
+           auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
+        absl::StatusOr<internal::CertificateFacts> cert =
+            internal::ReadLeafCertificate(
+                absl::string_view(pem.data(), pem.size()));
+        if (cert.ok()) {
+          internal::MutexLock lock(&owner_->mu_);
+          owner_->client_serials_.push_back(cert->serial);
+        }
+      }
+    }
     for (const auto& [key, value] : context->client_metadata()) {
       std::string k(key.data(), key.size());
       std::string v(value.data(), value.size());
@@ -124,13 +138,24 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
   TestEchoServer* const owner_;
 };
 
-std::unique_ptr<TestEchoServer> TestEchoServer::Start() {
+std::unique_ptr<TestEchoServer> TestEchoServer::Start(
+    const EchoServerTls& tls) {
   std::unique_ptr<TestEchoServer> server(new TestEchoServer());
   server->service_ = std::make_unique<Service>(server.get());
   int port = 0;
+  std::shared_ptr<grpc::ServerCredentials> credentials =
+      grpc::InsecureServerCredentials();
+  if (!tls.cert_chain.empty()) {
+    grpc::SslServerCredentialsOptions ssl(
+        tls.client_ca.empty()
+            ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+            : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = tls.client_ca;
+    ssl.pem_key_cert_pairs.push_back({tls.private_key, tls.cert_chain});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
+  builder.AddListeningPort("127.0.0.1:0", credentials, &port);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || port == 0) {
@@ -145,6 +170,11 @@ TestEchoServer::~TestEchoServer() {
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now());
   }
+}
+
+std::vector<std::string> TestEchoServer::client_serials() const {
+  internal::MutexLock lock(&mu_);
+  return client_serials_;
 }
 
 }  // namespace mesh::testing

@@ -2,6 +2,8 @@
 // meshtest.TestEcho (tests/proto/meshtest/echo.proto) with generated code,
 // for the tests of generated stubs over mesh. Request metadata named
 // "echo-*" comes back as initial metadata, "trail-*" as trailing metadata.
+// With TLS (EchoServerTls) it serves over TLS, and with a client CA it
+// requires and verifies client certificates, remembering their serials.
 //
 // Thread-safe.
 #ifndef MESH_TESTS_SUPPORT_TEST_ECHO_SERVER_H_
@@ -12,16 +14,29 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "meshtest/echo.grpc.pb.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
+
+struct EchoServerTls {
+  std::string cert_chain;  // PEM; empty: plaintext
+  std::string private_key;
+  // PEM; set: client certificates are required and verified against it.
+  std::string client_ca;
+};
 
 class TestEchoServer {
  public:
   // Listens on an ephemeral port; aborts the test binary if it cannot.
-  static std::unique_ptr<TestEchoServer> Start();
+  static std::unique_ptr<TestEchoServer> Start(const EchoServerTls& tls = {});
   ~TestEchoServer();
+
+  // The serial (upper-case hex) of the client certificate of each call
+  // that presented one, in order.
+  std::vector<std::string> client_serials() const;
 
   const std::string& address() const { return address_; }
   // Calls that began, and calls the server saw cancelled while it worked.
@@ -36,6 +51,8 @@ class TestEchoServer {
   std::unique_ptr<grpc::Server> server_;
   std::atomic<int> calls_{0};
   std::atomic<int> cancellations_{0};
+  mutable internal::Mutex mu_;
+  std::vector<std::string> client_serials_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mesh::testing

@@ -1,0 +1,57 @@
+// What mesh reads from PEM certificates and keys before it uses them, with
+// the TLS API that OpenSSL and BoringSSL share: a chain and key that belong
+// together and are valid now, trust roots that parse, and the names a
+// certificate carries.
+//
+// Thread-safe (pure functions).
+#ifndef MESH_SRC_TLS_CERTIFICATE_CHECK_H_
+#define MESH_SRC_TLS_CERTIFICATE_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace mesh::internal {
+
+// A certificate's facts, as logs, Describe() and tests show them.
+struct CertificateFacts {
+  std::string serial;  // upper-case hex, no leading zeros ("1A")
+  std::string subject_cn;
+  std::vector<std::string> dns_names;  // subjectAltName DNS entries
+  std::vector<std::string> uri_names;  // subjectAltName URI entries
+  absl::Time not_before;
+  absl::Time not_after;
+};
+
+// The first certificate of a PEM chain. INVALID_ARGUMENT if there is none
+// or it does not parse.
+absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem);
+
+// Checks that `chain_pem` (leaf first) and `key_pem` make an identity usable
+// at `now`: both parse, the key is the leaf's, and the leaf is within its
+// validity. The leaf's facts, or INVALID_ARGUMENT saying which check failed.
+absl::StatusOr<CertificateFacts> CheckKeyPair(absl::string_view chain_pem,
+                                              absl::string_view key_pem,
+                                              absl::Time now);
+
+// Checks that `pem` holds at least one certificate and every one parses.
+absl::Status CheckTrustRoots(absl::string_view pem);
+
+// Whether a certificate with these names carries `identity`: a URI-like
+// identity ("spiffe://...", anything with "://") must be one of the URI
+// names, a DNS-like one one of the DNS names (case-insensitive, exact: no
+// wildcards, as Linkerd's identities are exact names).
+bool CarriesIdentity(absl::string_view identity,
+                     const std::vector<std::string>& dns_names,
+                     const std::vector<std::string>& uri_names);
+
+// "DNS:a, URI:spiffe://b" for messages; "no DNS or URI names" when empty.
+std::string DescribeNames(const std::vector<std::string>& dns_names,
+                          const std::vector<std::string>& uri_names);
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TLS_CERTIFICATE_CHECK_H_

@@ -1,0 +1,146 @@
+#include "src/tls/identity_store.h"
+
+#include <grpc/support/log.h>
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace mesh::internal {
+namespace {
+
+// One part of the identity: a file's contents, or the PEM given in code.
+absl::StatusOr<std::string> ReadPart(const std::string& file,
+                                     const std::string& pem,
+                                     const char* field) {
+  if (file.empty()) return pem;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " '", file, "' cannot be read"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Where a part came from, for messages.
+std::string Source(const std::string& file, const char* pem_field) {
+  return file.empty() ? std::string(pem_field) : absl::StrCat("'", file, "'");
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<IdentityStore>> IdentityStore::Create(
+    const IdentityOptions& options, std::function<absl::Time()> now) {
+  if (!options.enabled()) {
+    return absl::InvalidArgumentError(
+        "identity: no certificate chain (cert_chain_file or cert_chain_pem)");
+  }
+  if (options.private_key_file.empty() && options.private_key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "identity: no private key (private_key_file or private_key_pem)");
+  }
+  if (options.trust_roots_file.empty() && options.trust_roots_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "identity: no trust roots (trust_roots_file or trust_roots_pem)");
+  }
+  if (options.refresh_interval < absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError(
+        "identity: refresh_interval is below 10 ms");
+  }
+  std::shared_ptr<IdentityStore> store(
+      new IdentityStore(options, std::move(now)));
+  absl::StatusOr<IdentityMaterial> loaded = store->Load();
+  if (!loaded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("identity: ", loaded.status().message()));
+  }
+  loaded->generation = 1;
+  MutexLock lock(&store->mu_);
+  store->current_ =
+      std::make_shared<const IdentityMaterial>(*std::move(loaded));
+  return store;
+}
+
+std::shared_ptr<const IdentityMaterial> IdentityStore::Current() const {
+  MutexLock lock(&mu_);
+  return current_;
+}
+
+bool IdentityStore::watches_files() const {
+  return !options_.cert_chain_file.empty() ||
+         !options_.private_key_file.empty() ||
+         !options_.trust_roots_file.empty();
+}
+
+absl::StatusOr<IdentityMaterial> IdentityStore::Load() const {
+  IdentityMaterial m;
+  absl::StatusOr<std::string> chain = ReadPart(
+      options_.cert_chain_file, options_.cert_chain_pem, "cert_chain_file");
+  if (!chain.ok()) return chain.status();
+  absl::StatusOr<std::string> key = ReadPart(
+      options_.private_key_file, options_.private_key_pem, "private_key_file");
+  if (!key.ok()) return key.status();
+  absl::StatusOr<std::string> roots = ReadPart(
+      options_.trust_roots_file, options_.trust_roots_pem, "trust_roots_file");
+  if (!roots.ok()) return roots.status();
+  absl::StatusOr<CertificateFacts> leaf = CheckKeyPair(*chain, *key, now_());
+  if (!leaf.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Source(options_.cert_chain_file, "cert_chain_pem"), " with ",
+        Source(options_.private_key_file, "private_key_pem"), ": ",
+        leaf.status().message()));
+  }
+  absl::Status roots_ok = CheckTrustRoots(*roots);
+  if (!roots_ok.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Source(options_.trust_roots_file, "trust_roots_pem"), ": ",
+                     roots_ok.message()));
+  }
+  m.cert_chain_pem = *std::move(chain);
+  m.private_key_pem = *std::move(key);
+  m.trust_roots_pem = *std::move(roots);
+  m.leaf = *std::move(leaf);
+  return m;
+}
+
+bool IdentityStore::Refresh() {
+  if (!watches_files()) return false;
+  MutexLock refreshing(&refresh_mu_);
+  std::shared_ptr<const IdentityMaterial> current = Current();
+  absl::StatusOr<IdentityMaterial> loaded = Load();
+  if (!loaded.ok()) {
+    std::string refusal(loaded.status().message());
+    {
+      MutexLock lock(&mu_);
+      if (refusal == last_refusal_) return false;
+      last_refusal_ = refusal;
+    }
+    gpr_log(GPR_ERROR,
+            "mesh: identity: refused the new version: %s; keeping the "
+            "certificate in use (serial %s)",
+            refusal.c_str(), current->leaf.serial.c_str());
+    return false;
+  }
+  if (loaded->cert_chain_pem == current->cert_chain_pem &&
+      loaded->private_key_pem == current->private_key_pem &&
+      loaded->trust_roots_pem == current->trust_roots_pem) {
+    return false;
+  }
+  loaded->generation = current->generation + 1;
+  auto next = std::make_shared<const IdentityMaterial>(*std::move(loaded));
+  gpr_log(GPR_INFO,
+          "mesh: identity: now using certificate serial %s (was %s), valid "
+          "until %s",
+          next->leaf.serial.c_str(), current->leaf.serial.c_str(),
+          absl::FormatTime(next->leaf.not_after, absl::UTCTimeZone()).c_str());
+  MutexLock lock(&mu_);
+  current_ = std::move(next);
+  last_refusal_.clear();
+  return true;
+}
+
+}  // namespace mesh::internal

@@ -1,0 +1,79 @@
+// IdentityStore: the workload's identity (MeshOptions::identity) as last
+// checked: certificate chain, private key and trust roots, read from files
+// or PEM, each version checked before use (certificate_check.h).
+//
+//   auto store = IdentityStore::Create(options.identity);  // StatusOr
+//   std::shared_ptr<const IdentityMaterial> id = (*store)->Current();
+//   (*store)->Refresh();  // on a timer: picks up replaced files
+//
+// Thread-safe. Current() is a copy of a shared_ptr under a lock; what it
+// returns never changes.
+#ifndef MESH_SRC_TLS_IDENTITY_STORE_H_
+#define MESH_SRC_TLS_IDENTITY_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "mesh/tls.h"
+#include "src/base/mutex.h"
+#include "src/tls/certificate_check.h"
+
+namespace mesh::internal {
+
+// One checked version of the identity.
+struct IdentityMaterial {
+  std::string cert_chain_pem;
+  std::string private_key_pem;
+  std::string trust_roots_pem;
+  CertificateFacts leaf;
+  // 1 for the first version; one more for each replacement taken.
+  uint64_t generation = 0;
+};
+
+class IdentityStore {
+ public:
+  // Reads and checks the identity. INVALID_ARGUMENT naming the field or file
+  // and what is wrong with it. `now` is the clock validity is checked
+  // against (tests pass their own).
+  static absl::StatusOr<std::shared_ptr<IdentityStore>> Create(
+      const IdentityOptions& options,
+      std::function<absl::Time()> now = absl::Now);
+
+  std::shared_ptr<const IdentityMaterial> Current() const;
+
+  // Reads the files again. A version that differs from the current one and
+  // checks out becomes current (true; logged with its serial). One that does
+  // not check out is refused with a log line naming the file and the reason
+  // (once per distinct content: a bad file left in place is not logged
+  // again at every refresh) and the current version stays.
+  bool Refresh();
+
+  // Whether any part comes from a file (else Refresh never changes
+  // anything).
+  bool watches_files() const;
+  const IdentityOptions& options() const { return options_; }
+
+ private:
+  IdentityStore(IdentityOptions options, std::function<absl::Time()> now)
+      : options_(std::move(options)), now_(std::move(now)) {}
+
+  // Reads every part (files or PEM) and checks them together.
+  absl::StatusOr<IdentityMaterial> Load() const;
+
+  const IdentityOptions options_;
+  const std::function<absl::Time()> now_;
+  mutable Mutex mu_;
+  std::shared_ptr<const IdentityMaterial> current_ ABSL_GUARDED_BY(mu_);
+  // What the last refused version said, so that it is logged once.
+  std::string last_refusal_ ABSL_GUARDED_BY(mu_);
+  // Refresh runs one at a time.
+  Mutex refresh_mu_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TLS_IDENTITY_STORE_H_

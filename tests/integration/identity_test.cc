@@ -1,0 +1,376 @@
+// Identity (MeshOptions::identity): mutual TLS to endpoints that discovery
+// gives an identity, against real TLS gRPC servers on 127.0.0.1 that
+// require and verify client certificates. Certificates are made at run time
+// with the `openssl` command (tests/support/test_pki.h).
+//
+// The right identity (DNS-like and SPIFFE URI) serves and the server sees
+// the client's certificate; a server presenting another identity is refused
+// at the handshake with a status naming both, and traffic goes to the
+// others; a plaintext endpoint with require_identity is refused; rotated
+// files are used by new connections while open streams keep theirs; bad
+// replacements (expired, key of another certificate) are refused with a
+// log line and the identity in use kept; bad options fail Mesh::Create.
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mesh/mesh.h"
+#include "meshtest/echo.grpc.pb.h"
+#include "src/tls/certificate_check.h"
+#include "src/tls/identity_store.h"
+#include "tests/support/log_capture.h"
+#include "tests/support/test_echo_server.h"
+#include "tests/support/test_pki.h"
+#include "tests/support/test_support.h"
+
+namespace mesh {
+namespace {
+
+using meshtest::EchoRequest;
+using meshtest::EchoResponse;
+using meshtest::TestEcho;
+using testing::EchoServerTls;
+using ::testing::HasSubstr;
+using testing::KeyPair;
+using testing::LeafOptions;
+using testing::TestEchoServer;
+using testing::TestPki;
+
+constexpr char kTarget[] = "books.test:7000";
+constexpr char kBooksIdentity[] = "books.ns.serviceaccount.identity.mesh.test";
+constexpr char kSpiffe[] = "spiffe://mesh.test/ns/books/sa/books";
+
+LeafOptions Names(std::vector<std::string> sans) {
+  LeafOptions leaf;
+  leaf.sans = std::move(sans);
+  return leaf;
+}
+
+class IdentityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pki = TestPki::Create();
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = *std::move(pki);
+    auto client = pki_->Issue("client", Names({"URI:spiffe://mesh.test/ns/"
+                                               "web/sa/web"}));
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+
+  // A TLS echo server presenting a certificate with `sans`, requiring
+  // client certificates from the test CA.
+  std::unique_ptr<TestEchoServer> Server(const std::string& name,
+                                         std::vector<std::string> sans) {
+    auto cert = pki_->Issue(name, Names(std::move(sans)));
+    EXPECT_TRUE(cert.ok()) << cert.status();
+    if (!cert.ok()) return nullptr;
+    EchoServerTls tls;
+    tls.cert_chain = cert->cert;
+    tls.private_key = cert->key;
+    tls.client_ca = pki_->ca_pem();
+    return TestEchoServer::Start(tls);
+  }
+
+  // The client identity from files, read again every 20 ms.
+  IdentityOptions ClientIdentity() const {
+    IdentityOptions id;
+    id.cert_chain_file = client_.cert_file;
+    id.private_key_file = client_.key_file;
+    id.trust_roots_file = pki_->ca_file();
+    id.refresh_interval = absl::Milliseconds(20);
+    return id;
+  }
+
+  // A Mesh with `identity` over static discovery.
+  void MakeMesh(const IdentityOptions& identity) {
+    discovery_ = StaticDiscovery::Create();
+    MeshOptions options;
+    options.discovery = discovery_;
+    options.identity = identity;
+    auto mesh = Mesh::Create(options);
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    mesh_ = *std::move(mesh);
+    auto channel = mesh_->NewGrpcChannel(kTarget);
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    stub_ = TestEcho::NewStub(*channel);
+  }
+
+  grpc::Status Call(EchoResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    return stub_->Unary(&context, EchoRequest(), response);
+  }
+
+  std::unique_ptr<TestPki> pki_;
+  KeyPair client_;
+  std::shared_ptr<StaticDiscovery> discovery_;
+  std::unique_ptr<Mesh> mesh_;
+  std::unique_ptr<TestEcho::Stub> stub_;
+};
+
+Endpoint WithIdentity(const std::string& address, const std::string& id) {
+  Endpoint e(address);
+  e.tls_identity = id;
+  return e;
+}
+
+TEST_F(IdentityTest, RightDnsIdentityServesAndTheServerSeesTheClientCert) {
+  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+  ASSERT_NE(server, nullptr);
+  MakeMesh(ClientIdentity());
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {WithIdentity(server->address(),
+                                                        kBooksIdentity)})
+                  .ok());
+  for (int i = 0; i < 3; ++i) {
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.served_by(), server->address());
+  }
+  EXPECT_THAT(
+      server->client_serials(),
+      ::testing::ElementsAre(client_.serial, client_.serial, client_.serial));
+}
+
+TEST_F(IdentityTest, SpiffeUriIdentityIsCheckedAgainstUriNames) {
+  auto server = Server("books", {std::string("URI:") + kSpiffe});
+  // The same SPIFFE ID as a DNS name would not do: a URI identity needs a
+  // URI SAN.
+  auto dns_only = Server("dns-only", {"DNS:books.mesh.test"});
+  ASSERT_NE(server, nullptr);
+  ASSERT_NE(dns_only, nullptr);
+  MakeMesh(ClientIdentity());
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints(kTarget, {WithIdentity(server->address(), kSpiffe)})
+          .ok());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(server->client_serials().size(), 1u);
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints(kTarget, {WithIdentity(dns_only->address(), kSpiffe)})
+          .ok());
+  status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr(kSpiffe));
+  EXPECT_TRUE(dns_only->client_serials().empty());
+}
+
+TEST_F(IdentityTest, ImpostorIsRefusedNamingBothAndTheOthersServe) {
+  auto good1 = Server("books-1", {std::string("DNS:") + kBooksIdentity});
+  auto good2 = Server("books-2", {std::string("DNS:") + kBooksIdentity});
+  auto impostor = Server("impostor", {"DNS:impostor.mesh.test"});
+  ASSERT_TRUE(good1 && good2 && impostor);
+  MakeMesh(ClientIdentity());
+  // Alone, the impostor's refusal is what the caller sees.
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {WithIdentity(impostor->address(),
+                                                        kBooksIdentity)})
+                  .ok());
+  EchoResponse response;
+  grpc::Status refused = Call(&response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr("TLS handshake with " + impostor->address() +
+                        " refused: server identity mismatch"));
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr(std::string("expected '") + kBooksIdentity + "'"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("DNS:impostor.mesh.test"));
+  EXPECT_EQ(impostor->calls(), 0);
+  // Among others (a fresh Mesh: the lone impostor's retries spent the
+  // first one's retry budget), every call is served by them.
+  MakeMesh(ClientIdentity());
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints(kTarget,
+                         {WithIdentity(impostor->address(), kBooksIdentity),
+                          WithIdentity(good1->address(), kBooksIdentity),
+                          WithIdentity(good2->address(), kBooksIdentity)})
+          .ok());
+  for (int i = 0; i < 30; ++i) {
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << i << ": " << status.error_message();
+    EXPECT_NE(response.served_by(), impostor->address());
+  }
+  EXPECT_EQ(impostor->calls(), 0);
+  EXPECT_EQ(good1->calls() + good2->calls(), 30);
+}
+
+TEST_F(IdentityTest, RequireIdentityRefusesAPlaintextEndpoint) {
+  auto plain = TestEchoServer::Start();
+  IdentityOptions identity = ClientIdentity();
+  identity.require_identity = true;
+  MakeMesh(identity);
+  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, {{plain->address()}}).ok());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("require_identity"));
+  EXPECT_THAT(status.error_message(), HasSubstr(plain->address()));
+  EXPECT_EQ(plain->calls(), 0);
+}
+
+TEST_F(IdentityTest, WithoutRequireIdentityAPlaintextEndpointServes) {
+  auto plain = TestEchoServer::Start();
+  MakeMesh(ClientIdentity());
+  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, {{plain->address()}}).ok());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(plain->calls(), 1);
+}
+
+TEST_F(IdentityTest, RotatedFilesAreUsedByNewConnectionsOpenStreamsKeepTheirs) {
+  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+  ASSERT_NE(server, nullptr);
+  MakeMesh(ClientIdentity());
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {WithIdentity(server->address(),
+                                                        kBooksIdentity)})
+                  .ok());
+  // A stream opened with the first certificate.
+  grpc::ClientContext stream_context;
+  auto stream = stub_->Bidi(&stream_context);
+  EchoRequest request;
+  EchoResponse response;
+  ASSERT_TRUE(stream->Write(request) && stream->Read(&response));
+  // The agent replaces the files (certificate, then key).
+  auto next = pki_->Issue("client-next", Names({"URI:spiffe://mesh.test/ns/"
+                                                "web/sa/web"}));
+  ASSERT_TRUE(next.ok()) << next.status();
+  testing::ReplaceTextFile(client_.cert_file, next->cert);
+  testing::ReplaceTextFile(client_.key_file, next->key);
+  // New calls present it, once a refresh has read both files.
+  bool rotated = testing::WaitFor([&] {
+    EchoResponse r;
+    return Call(&r).ok() && server->client_serials().back() == next->serial;
+  });
+  EXPECT_TRUE(rotated) << "the server never saw serial " << next->serial;
+  // The stream still works, on its first connection.
+  ASSERT_TRUE(stream->Write(request) && stream->Read(&response));
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+  std::vector<std::string> serials = server->client_serials();
+  EXPECT_EQ(serials.front(), client_.serial);  // the stream's
+}
+
+class IdentityRefusalTest : public IdentityTest {
+ protected:
+  // Replaces the client's files with `replacement`'s and checks that the
+  // refusal is logged with `reason` and the first certificate stays in
+  // use.
+  void ExpectRefused(const KeyPair& replacement_cert,
+                     const KeyPair& replacement_key,
+                     const std::string& reason) {
+    auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+    ASSERT_NE(server, nullptr);
+    MakeMesh(ClientIdentity());
+    ASSERT_TRUE(discovery_
+                    ->SetEndpoints(kTarget, {WithIdentity(server->address(),
+                                                          kBooksIdentity)})
+                    .ok());
+    testing::LogCapture log;
+    testing::ReplaceTextFile(client_.cert_file, replacement_cert.cert);
+    testing::ReplaceTextFile(client_.key_file, replacement_key.key);
+    EXPECT_TRUE(log.WaitForLine(
+        {"identity: refused the new version", client_.cert_file.string(),
+         reason, "keeping the certificate in use", client_.serial}));
+    // A new connection (another endpoint) still presents the first one.
+    auto other = Server("books-2", {std::string("DNS:") + kBooksIdentity});
+    ASSERT_TRUE(discovery_
+                    ->SetEndpoints(kTarget, {WithIdentity(other->address(),
+                                                          kBooksIdentity)})
+                    .ok());
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_THAT(other->client_serials(),
+                ::testing::ElementsAre(client_.serial));
+  }
+};
+
+TEST_F(IdentityRefusalTest, ExpiredReplacementIsRefusedAndTheOldKept) {
+  LeafOptions expired = Names({"URI:spiffe://mesh.test/ns/web/sa/web"});
+  expired.expired = true;
+  auto next = pki_->Issue("client-expired", expired);
+  ASSERT_TRUE(next.ok()) << next.status();
+  ExpectRefused(*next, *next, "expired at");
+}
+
+TEST_F(IdentityRefusalTest, KeyOfAnotherCertificateIsRefusedAndTheOldKept) {
+  auto next = pki_->Issue("client-next");
+  auto stranger = pki_->Issue("stranger");
+  ASSERT_TRUE(next.ok() && stranger.ok());
+  ExpectRefused(*next, *stranger, "is not the key of the certificate");
+}
+
+TEST_F(IdentityTest, InvalidIdentityFailsMeshCreateNamingTheProblem) {
+  MeshOptions options;
+  options.discovery = StaticDiscovery::Create();
+  options.identity = ClientIdentity();
+  options.identity.private_key_file = pki_->dir() / "missing.key";
+  auto mesh = Mesh::Create(options);
+  ASSERT_FALSE(mesh.ok());
+  EXPECT_EQ(mesh.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mesh.status().message(), HasSubstr("missing.key"));
+
+  options.identity = ClientIdentity();
+  options.identity.trust_roots_file.clear();
+  mesh = Mesh::Create(options);
+  ASSERT_FALSE(mesh.ok());
+  EXPECT_THAT(mesh.status().message(), HasSubstr("trust roots"));
+
+  LeafOptions expired;
+  expired.expired = true;
+  auto old = pki_->Issue("old", expired);
+  ASSERT_TRUE(old.ok());
+  options.identity = IdentityOptions();
+  options.identity.cert_chain_pem = old->cert;
+  options.identity.private_key_pem = old->key;
+  options.identity.trust_roots_pem = pki_->ca_pem();
+  mesh = Mesh::Create(options);
+  ASSERT_FALSE(mesh.ok());
+  EXPECT_THAT(mesh.status().message(), HasSubstr("expired at"));
+}
+
+TEST_F(IdentityTest, CertificateFactsAreReadFromTheLeaf) {
+  LeafOptions leaf =
+      Names({"DNS:a.mesh.test", "URI:spiffe://mesh.test/x", "IP:127.0.0.1"});
+  leaf.cn = "leaf-cn";
+  auto pair = pki_->Issue("facts", leaf);
+  ASSERT_TRUE(pair.ok());
+  auto facts = internal::CheckKeyPair(pair->cert, pair->key, absl::Now());
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  EXPECT_EQ(facts->serial, pair->serial);
+  EXPECT_EQ(facts->subject_cn, "leaf-cn");
+  EXPECT_THAT(facts->dns_names, ::testing::ElementsAre("a.mesh.test"));
+  EXPECT_THAT(facts->uri_names, ::testing::ElementsAre("spiffe://mesh.test/x"));
+  EXPECT_LT(facts->not_before, absl::Now() + absl::Minutes(1));
+  EXPECT_GT(facts->not_after, absl::Now() + absl::Hours(23));
+  EXPECT_TRUE(internal::CarriesIdentity("A.Mesh.Test", facts->dns_names,
+                                        facts->uri_names));
+  EXPECT_TRUE(internal::CarriesIdentity("spiffe://mesh.test/x",
+                                        facts->dns_names, facts->uri_names));
+  EXPECT_FALSE(internal::CarriesIdentity("spiffe://mesh.test/y",
+                                         facts->dns_names, facts->uri_names));
+  EXPECT_FALSE(internal::CarriesIdentity("127.0.0.1", facts->dns_names,
+                                         facts->uri_names));
+  EXPECT_TRUE(internal::CheckTrustRoots(pki_->ca_pem() + pair->cert).ok());
+  EXPECT_FALSE(internal::CheckTrustRoots("not a certificate").ok());
+  EXPECT_FALSE(internal::CheckTrustRoots("-----BEGIN CERTIFICATE-----\nAAAA\n"
+                                         "-----END CERTIFICATE-----\n")
+                   .ok());
+}
+
+}  // namespace
+}  // namespace mesh
