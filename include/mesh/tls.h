@@ -2,12 +2,14 @@
 // endpoints (MeshOptions::identity).
 //
 // With an identity set, every endpoint that discovery gives an identity
-// (Endpoint::tls_identity: Linkerd's DNS-like names, SPIFFE URIs, xDS's
-// UpstreamTlsContext) is reached over mutual TLS: mesh presents this
-// certificate, verifies the server's chain against the trust roots, and
-// refuses a server whose certificate does not carry the expected identity
-// (a DNS SAN for a DNS-like name, a URI SAN for "scheme://..."). Endpoints
-// without an identity stay plaintext unless require_identity is set.
+// (Endpoint::tls_identity: Linkerd's DNS-like names and SPIFFE URIs, or
+// code's) is reached over mutual TLS: mesh presents this certificate,
+// verifies the server's chain against the trust roots, and refuses a server
+// whose certificate does not carry the expected identity (a DNS SAN for a
+// DNS-like name, also sent as the server name; a URI SAN for
+// "scheme://..."). Endpoints without an identity stay plaintext unless
+// require_identity is set. Used by the default transport only (with
+// MeshOptions::transport_factory, Mesh::Create refuses an identity).
 //
 //   mesh::IdentityOptions id;
 //   id.cert_chain_file = "/var/run/secrets/mesh/cert.pem";
@@ -44,8 +46,8 @@ struct IdentityOptions {
   std::string trust_roots_pem;
   // How often the files are read again; at least 10 ms.
   absl::Duration refresh_interval = absl::Seconds(60);
-  // Refuse endpoints that discovery gives no identity (their calls fail
-  // UNAVAILABLE saying so) instead of calling them in plaintext.
+  // Leave endpoints that discovery gives no identity out of every
+  // destination's set (logged) instead of calling them in plaintext.
   bool require_identity = false;
 
   // Whether an identity is configured at all (a chain, file or PEM).

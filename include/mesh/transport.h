@@ -129,6 +129,16 @@ class Transport {
     (void)addresses;
   }
 
+  // What the transport knows of its connection to `address`, for
+  // Mesh::Describe(): name/value pairs (the gRPC transport's: "state",
+  // "tls", "server_id", handshake counts and the last refusal). Default:
+  // none.
+  virtual std::vector<std::pair<std::string, std::string>> DescribeConnection(
+      const std::string& address) const {
+    (void)address;
+    return {};
+  }
+
   // Fails every call and stream in flight (CANCELLED), waits until their
   // callbacks (OnClose) have run, and fails later Sends and streams at once
   // (UNAVAILABLE). Idempotent.

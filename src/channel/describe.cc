@@ -220,7 +220,15 @@ std::string Policy(const DestinationView& v) {
 
 std::string DescribeJson(const DestinationView& v) {
   std::vector<std::string> endpoints;
-  for (const Endpoint& e : v.endpoints) {
+  for (size_t i = 0; i < v.endpoints.size(); ++i) {
+    const Endpoint& e = v.endpoints[i];
+    std::vector<std::string> connection;
+    if (i < v.connections.size()) {
+      for (const auto& [name, value] : v.connections[i]) {
+        connection.push_back(
+            absl::StrCat(JsonString(name), ":", JsonString(value)));
+      }
+    }
     std::vector<std::string> loads;
     for (const auto& channel : v.channel_stats) {
       for (const EndpointStats& s : channel) {
@@ -238,6 +246,7 @@ std::string DescribeJson(const DestinationView& v) {
         ",\"labels\":", Labels(e.labels),
         ",\"tls_identity\":", JsonString(e.tls_identity),
         ",\"authority_override\":", JsonString(e.authority_override),
+        ",\"connection\":{", absl::StrJoin(connection, ","), "}",
         ",\"load_per_channel\":[", absl::StrJoin(loads, ","), "]}"));
   }
   return absl::StrCat(

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,9 @@ struct DestinationView {
   bool has_update = false;
   bool exists = true;
   std::vector<Endpoint> endpoints;
+  // Per endpoint (same order): what the transport says of its connection
+  // (Transport::DescribeConnection).
+  std::vector<std::vector<std::pair<std::string, std::string>>> connections;
   // One entry per channel (each has its own balancer and load statistics).
   std::vector<std::vector<EndpointStats>> channel_stats;
   std::optional<ServiceConfig> config;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
+#include "src/model/endpoint_tls.h"
 
 namespace mesh::internal {
 
@@ -192,11 +193,13 @@ Destination::Destination(std::string target, std::string authority,
                          std::shared_ptr<TapHub> tap_hub,
                          std::shared_ptr<MetricsRegistry> metrics,
                          std::shared_ptr<TimerThread> timers,
-                         const RouteLimits& route_limits)
+                         const RouteLimits& route_limits,
+                         const DestinationTls& tls)
     : target_(std::move(target)),
       authority_(std::move(authority)),
       timers_(std::move(timers)),
       route_limits_(route_limits),
+      tls_(tls),
       transports_(std::move(transport), std::move(tap_hub)),
       metrics_(std::move(metrics)),
       endpoint_index_(
@@ -295,6 +298,29 @@ absl::Status Destination::NoEndpointsStatus() const {
 }
 
 void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
+  if (tls_.require_identity && (update.kind == EndpointUpdate::Kind::kReset ||
+                                update.kind == EndpointUpdate::Kind::kAdd)) {
+    auto plaintext = [](const Endpoint& e) { return e.tls_identity.empty(); };
+    auto first = std::find_if(update.endpoints.begin(), update.endpoints.end(),
+                              plaintext);
+    if (first != update.endpoints.end()) {
+      EndpointUpdate kept = update;
+      size_t left_out = static_cast<size_t>(std::count_if(
+          kept.endpoints.begin(), kept.endpoints.end(), plaintext));
+      gpr_log(GPR_ERROR,
+              "mesh: '%s': %zu endpoint(s) without a TLS identity left out "
+              "(MeshOptions.identity.require_identity), e.g. %s",
+              target_.c_str(), left_out, first->address.c_str());
+      kept.endpoints.erase(std::remove_if(kept.endpoints.begin(),
+                                          kept.endpoints.end(), plaintext),
+                           kept.endpoints.end());
+      return ApplyEndpointUpdate(kept);
+    }
+  }
+  ApplyEndpointUpdate(update);
+}
+
+void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
   std::vector<std::string> addresses;
   std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
@@ -448,19 +474,25 @@ DestinationView Destination::View() const {
     if (config_subscription_)
       v.config_stream = config_subscription_->GetState();
   }
-  MutexLock lock(&mu_);
-  v.has_update = set_.has_update();
-  v.exists = set_.exists();
-  v.endpoints = set_.Endpoints();
-  for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
-  v.config = config_;
-  v.policy = policy_;
-  v.in_flight = in_flight_.load(std::memory_order_relaxed);
-  v.dropped = dropped_.load(std::memory_order_relaxed);
-  v.circuit_breaker_refusals =
-      circuit_breaker_refusals_.load(std::memory_order_relaxed);
-  v.last_error = last_error_;
-  v.last_config_error = last_config_error_;
+  {
+    MutexLock lock(&mu_);
+    v.has_update = set_.has_update();
+    v.exists = set_.exists();
+    v.endpoints = set_.Endpoints();
+    for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
+    v.config = config_;
+    v.policy = policy_;
+    v.in_flight = in_flight_.load(std::memory_order_relaxed);
+    v.dropped = dropped_.load(std::memory_order_relaxed);
+    v.circuit_breaker_refusals =
+        circuit_breaker_refusals_.load(std::memory_order_relaxed);
+    v.last_error = last_error_;
+    v.last_config_error = last_config_error_;
+  }
+  // Out of mu_: the transport takes its own lock.
+  for (const Endpoint& e : v.endpoints) {
+    v.connections.push_back(transports_.All().DescribeConnection(e.address));
+  }
   return v;
 }
 
@@ -481,7 +513,8 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
   // The endpoint's first call. (Out of the read section first: it would
   // hold up an update's Publish while we wait for the locks.) The registry
   // hands every caller for this address the same object while one lives.
-  std::shared_ptr<EndpointMetrics> made = metrics_->Endpoint(target_, address);
+  std::shared_ptr<EndpointMetrics> made = metrics_->Endpoint(
+      target_, address, TlsLabels(entry->endpoint, tls_.identity_in_use));
   MutexLock lock(&metrics_mu_);
   // Looked up again: an update may have replaced the entry meanwhile (and
   // carried over nothing, as it had no metrics then).

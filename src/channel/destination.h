@@ -54,6 +54,16 @@ struct DestinationEndpoint {
   mutable std::shared_ptr<EndpointMetrics> metrics_owner;
 };
 
+// What the Mesh's identity means for a destination's endpoints.
+struct DestinationTls {
+  // The default transport with MeshOptions::identity: endpoints with an
+  // identity are reached over mutual TLS (metrics and tap say so).
+  bool identity_in_use = false;
+  // MeshOptions::identity.require_identity: endpoints without an identity
+  // are left out of the set (logged).
+  bool require_identity = false;
+};
+
 class Destination final : public EndpointObserver,
                           public ServiceConfigObserver {
  public:
@@ -70,7 +80,8 @@ class Destination final : public EndpointObserver,
               std::shared_ptr<TapHub> tap_hub,
               std::shared_ptr<MetricsRegistry> metrics,
               std::shared_ptr<TimerThread> timers,
-              const RouteLimits& route_limits = {});
+              const RouteLimits& route_limits = {},
+              const DestinationTls& tls = {});
   ~Destination() override;
 
   // Subscribes to `name` of `source`: a target's endpoints and configs, or
@@ -185,6 +196,8 @@ class Destination final : public EndpointObserver,
   // The transport for one request (see TapSwitch).
   Transport& transport() { return transports_.ForRequest(); }
 
+  // (With require_identity, endpoints without an identity are left out
+  // first.)
   void OnEndpointUpdate(const EndpointUpdate& update) override;
   void OnDiscoveryError(const absl::Status& status) override;
   void OnBackendPolicy(const BackendPolicy& policy) override;
@@ -193,6 +206,9 @@ class Destination final : public EndpointObserver,
   void OnServiceConfigError(const absl::Status& status) override;
 
  private:
+  // Applies an update to the set, the balancers and the transport.
+  void ApplyEndpointUpdate(const EndpointUpdate& update);
+
   using Set = BasicEndpointSet<DestinationEndpoint>;
   using List = Set::List;
   // An immutable lookup by address into one list of the set: positions into
@@ -259,6 +275,7 @@ class Destination final : public EndpointObserver,
   std::atomic<uint64_t> policy_generation_{0};
   const std::shared_ptr<TimerThread> timers_;
   const RouteLimits route_limits_;
+  const DestinationTls tls_;
   const TapSwitch transports_;
   const std::shared_ptr<MetricsRegistry> metrics_;
 

@@ -47,8 +47,13 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
     }
   }
   auto core = std::make_shared<internal::MeshCore>(std::move(options));
-  if (absl::Status s = core->StartIdentity(); !s.ok()) return s;
-  if (absl::Status s = core->StartTapServer(); !s.ok()) return s;
+  absl::Status started = core->StartIdentity();
+  if (started.ok()) started = core->StartTapServer();
+  if (!started.ok()) {
+    // Stops what did start (the identity's refresh) before the core goes.
+    core->Shutdown();
+    return started;
+  }
   return std::unique_ptr<Mesh>(new Mesh(std::move(core)));
 }
 

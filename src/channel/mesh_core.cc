@@ -14,9 +14,11 @@ namespace mesh::internal {
 
 MeshCore::MeshCore(MeshOptions options)
     : options_(std::move(options)),
-      tap_hub_(std::make_shared<TapHub>(options_.tap_redacted_headers,
-                                        /*clock=*/nullptr,
-                                        options_.tap_max_subscriptions)) {}
+      tap_hub_(std::make_shared<TapHub>(
+          options_.tap_redacted_headers,
+          /*clock=*/nullptr, options_.tap_max_subscriptions,
+          /*identity_in_use=*/options_.identity.enabled() &&
+              !options_.transport_factory)) {}
 
 namespace {
 
@@ -64,7 +66,24 @@ absl::Status ValidateTapTls(const TapTlsOptions& tls,
 }  // namespace
 
 absl::Status MeshCore::StartIdentity() {
-  if (!options_.identity.enabled()) return absl::OkStatus();
+  const IdentityOptions& id = options_.identity;
+  if (!id.enabled()) {
+    // Half an identity is a mistake, not a request for plaintext.
+    if (!id.private_key_file.empty() || !id.private_key_pem.empty() ||
+        !id.trust_roots_file.empty() || !id.trust_roots_pem.empty() ||
+        id.require_identity) {
+      return absl::InvalidArgumentError(
+          "MeshOptions.identity has no certificate chain (cert_chain_file "
+          "or cert_chain_pem) but other fields set: without it every "
+          "endpoint would be called in plaintext");
+    }
+    return absl::OkStatus();
+  }
+  if (options_.transport_factory) {
+    return absl::InvalidArgumentError(
+        "MeshOptions.identity is used by the default transport, and "
+        "MeshOptions.transport_factory replaces it: set one or the other");
+  }
   absl::StatusOr<std::shared_ptr<IdentityStore>> store =
       IdentityStore::Create(options_.identity);
   if (!store.ok()) {
@@ -191,7 +210,10 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
     // authority; a target's, its name.
     dest = std::shared_ptr<Destination>(new Destination(
         key, cluster ? std::string() : name, std::move(transport), tap_hub_,
-        metrics_, timers_, options_.route_limits));
+        metrics_, timers_, options_.route_limits,
+        DestinationTls{
+            identity_ != nullptr,
+            identity_ != nullptr && options_.identity.require_identity}));
     destinations_[key] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see

@@ -87,14 +87,17 @@ class MeshCore {
   Mutex mu_;
   absl::flat_hash_map<std::string, std::weak_ptr<Destination>> destinations_
       ABSL_GUARDED_BY(mu_);
+
   // Re-reads the identity's files every refresh_interval until Shutdown.
   void ScheduleIdentityRefresh();
 
+  // Declared before timers_, whose thread runs its refresh: destroyed after
+  // that thread is joined.
+  std::shared_ptr<IdentityStore> identity_;  // set before use
   // Retries' backoff, and the release and timeout of calls waiting for
   // endpoints, the identity's refresh; shared with the destinations.
   const std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
   const std::shared_ptr<TapHub> tap_hub_;
-  std::shared_ptr<IdentityStore> identity_;        // set before use
   std::unique_ptr<ObserveServer> observe_server_;  // set before use
   int tap_port_ = 0;                               // set before use
 };

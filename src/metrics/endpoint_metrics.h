@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "src/metrics/response_counters.h"
+#include "src/model/endpoint_tls.h"
 
 namespace mesh::internal {
 
@@ -32,6 +33,8 @@ struct EndpointMetrics {
 
   std::atomic<uint64_t> requests{0};  // attempts sent to this endpoint
   ResponseCounters responses;         // one per attempt
+  // The endpoint's TLS labels (endpoint_tls.h), set before it is shared.
+  LabelPairs tls;
 };
 
 }  // namespace mesh::internal

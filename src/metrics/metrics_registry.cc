@@ -21,12 +21,13 @@ std::shared_ptr<RouteMetrics> MetricsRegistry::Route(
 }
 
 std::shared_ptr<EndpointMetrics> MetricsRegistry::Endpoint(
-    const std::string& authority, const std::string& address) {
+    const std::string& authority, const std::string& address, LabelPairs tls) {
   MutexLock lock(&mu_);
   auto [it, inserted] = endpoints_.try_emplace(Key(authority, address));
   std::shared_ptr<EndpointMetrics> metrics = it->second.lock();
   if (metrics != nullptr) return metrics;
   metrics = std::make_shared<EndpointMetrics>();
+  metrics->tls = std::move(tls);
   it->second = metrics;
   if (inserted) MaybePruneEndpoints();
   return metrics;
@@ -54,14 +55,16 @@ std::string EscapeLabelValue(absl::string_view value) {
                              {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
 }
 
-// `{a="x",b="y"}`, values escaped.
-std::string LabelSet(std::initializer_list<Label> labels) {
+// `{a="x",b="y"}`, values escaped; `more` after `labels`.
+std::string LabelSet(std::initializer_list<Label> labels,
+                     const LabelPairs& more = {}) {
   std::string out = "{";
-  for (const Label& label : labels) {
+  auto add = [&out](absl::string_view name, absl::string_view value) {
     if (out.size() > 1) out += ',';
-    absl::StrAppend(&out, label.first, "=\"", EscapeLabelValue(label.second),
-                    "\"");
-  }
+    absl::StrAppend(&out, name, "=\"", EscapeLabelValue(value), "\"");
+  };
+  for (const Label& label : labels) add(label.first, label.second);
+  for (const auto& [name, value] : more) add(name, value);
   out += '}';
   return out;
 }
@@ -91,13 +94,14 @@ void WriteSample(std::string& out, absl::string_view name,
 // ones: classification and grpc_status ("" for the codes outside 0..16).
 std::string ResponseLabels(absl::string_view authority, absl::string_view key,
                            absl::string_view subject, bool failure,
-                           int grpc_code) {
+                           int grpc_code, const LabelPairs& more = {}) {
   std::string code =
       grpc_code == kOtherGrpcCode ? std::string() : absl::StrCat(grpc_code);
   return LabelSet({{"authority", authority},
                    {key, subject},
                    {"classification", failure ? "failure" : "success"},
-                   {"grpc_status", code}});
+                   {"grpc_status", code}},
+                  more);
 }
 
 struct CombinedGauges {
@@ -163,8 +167,10 @@ std::string MetricsRegistry::RenderPrometheus(
   WriteFamily(out, "endpoint_request_total", "counter",
               "Attempts sent to the endpoint, retries included.");
   for (const auto& [key, m] : endpoints) {
-    WriteSample(out, "endpoint_request_total", endpoint_labels(key),
-                absl::StrCat(m->requests.load(std::memory_order_relaxed)));
+    WriteSample(
+        out, "endpoint_request_total",
+        LabelSet({{"authority", key.first}, {"endpoint", key.second}}, m->tls),
+        absl::StrCat(m->requests.load(std::memory_order_relaxed)));
   }
   WriteFamily(out, "endpoint_response_total", "counter",
               "Attempts to the endpoint that ended, by classification and "
@@ -172,13 +178,14 @@ std::string MetricsRegistry::RenderPrometheus(
   for (const auto& entry : endpoints) {
     // (Not a structured binding: C++17 lambdas cannot capture one.)
     const auto& key = entry.first;
-    entry.second->responses.ForEachNonZero(
-        [&](bool failure, int code, uint64_t count) {
-          WriteSample(
-              out, "endpoint_response_total",
-              ResponseLabels(key.first, "endpoint", key.second, failure, code),
-              absl::StrCat(count));
-        });
+    const LabelPairs& tls = entry.second->tls;
+    entry.second->responses.ForEachNonZero([&](bool failure, int code,
+                                               uint64_t count) {
+      WriteSample(
+          out, "endpoint_response_total",
+          ResponseLabels(key.first, "endpoint", key.second, failure, code, tls),
+          absl::StrCat(count));
+    });
   }
   WriteFamily(out, "endpoint_rtt_estimate_ms", "gauge",
               "Peak-EWMA round-trip estimate of the endpoint in "

@@ -61,8 +61,11 @@ class MetricsRegistry {
   // registry holds it weakly: the caller (the destination, from the
   // endpoint's first attempt) keeps the shared_ptr while the endpoint is in
   // its set, and the endpoint leaves the output after that.
+  // `tls` labels its traffic series (endpoint_request_total,
+  // endpoint_response_total) when it is made.
   std::shared_ptr<EndpointMetrics> Endpoint(const std::string& authority,
-                                            const std::string& address);
+                                            const std::string& address,
+                                            LabelPairs tls = {});
 
   // Every family in the Prometheus text exposition format 0.0.4, families
   // and series in sorted order; route counters appear (at 0) as soon as the

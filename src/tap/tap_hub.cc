@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "src/base/mutex.h"
 #include "src/base/snapshot_cell.h"
+#include "src/model/endpoint_tls.h"
 #include "src/tap/tap_redactor.h"
 #include "src/tap/tap_subscription_state.h"
 
@@ -96,10 +97,11 @@ class HubSubscription final : public TapSubscription {
 }  // namespace
 
 TapHub::TapHub(std::vector<std::string> extra_redacted_headers, Clock* clock,
-               uint32_t max_subscriptions)
+               uint32_t max_subscriptions, bool identity_in_use)
     : core_(std::make_shared<Core>(std::move(extra_redacted_headers), clock,
                                    max_subscriptions)),
-      live_(&core_->live) {}
+      live_(&core_->live),
+      identity_in_use_(identity_in_use) {}
 
 TapHub::~TapHub() = default;
 
@@ -138,6 +140,9 @@ TapExchange TapHub::Start(const TapRequestHead& head, const Metadata& headers) {
   if (head.endpoint != nullptr) {
     shared->destination = head.endpoint->address;
     shared->destination_labels = head.endpoint->labels;
+    for (auto& [name, value] : TlsLabels(*head.endpoint, identity_in_use_)) {
+      shared->destination_labels[name] = std::move(value);
+    }
   }
   if (head.route_labels != nullptr) shared->route_labels = *head.route_labels;
   shared->method = std::string(head.method);

@@ -109,9 +109,12 @@ class TapHub {
   // `extra_redacted_headers`: header names (any case) whose values are
   // redacted besides kTapSensitiveHeaders. `clock` (null: Clock::Real())
   // times the events; it must outlive the hub's exchanges. At most
-  // `max_subscriptions` are live at once.
+  // `max_subscriptions` are live at once. `identity_in_use`: endpoints
+  // with an identity are reached over mutual TLS, and events say so in
+  // their destination labels ("tls", "server_id"; endpoint_tls.h).
   explicit TapHub(std::vector<std::string> extra_redacted_headers = {},
-                  Clock* clock = nullptr, uint32_t max_subscriptions = 100);
+                  Clock* clock = nullptr, uint32_t max_subscriptions = 100,
+                  bool identity_in_use = false);
   ~TapHub();
   TapHub(const TapHub&) = delete;
   TapHub& operator=(const TapHub&) = delete;
@@ -146,6 +149,7 @@ class TapHub {
  private:
   std::shared_ptr<Core> core_;
   const std::atomic<uint32_t>* live_;  // inside *core_
+  const bool identity_in_use_;
 };
 
 }  // namespace mesh::internal

@@ -90,6 +90,11 @@ class TapTransport final : public Transport {
     inner_->RetainOnly(addresses);
   }
 
+  std::vector<std::pair<std::string, std::string>> DescribeConnection(
+      const std::string& address) const override {
+    return inner_->DescribeConnection(address);
+  }
+
   void Shutdown() override { inner_->Shutdown(); }
 
  private:

@@ -25,7 +25,7 @@
 namespace mesh::internal {
 
 // `inner` carries the requests; `hub` (shared with whoever subscribes) says
-// who taps them. RetainOnly and Shutdown go to `inner`.
+// who taps them. RetainOnly, DescribeConnection and Shutdown go to `inner`.
 std::unique_ptr<Transport> NewTapTransport(std::unique_ptr<Transport> inner,
                                            std::shared_ptr<TapHub> hub);
 
@@ -46,7 +46,8 @@ class TapSwitch {
   TapSwitch(std::unique_ptr<Transport> inner, std::shared_ptr<TapHub> hub);
 
   Transport& ForRequest() const { return hub_->active() ? *tapped_ : *inner_; }
-  // For RetainOnly and Shutdown, which the hook forwards.
+  // For RetainOnly, DescribeConnection and Shutdown, which the hook
+  // forwards.
   Transport& All() const { return *tapped_; }
 
  private:

@@ -12,6 +12,7 @@
 
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -40,10 +41,6 @@ struct FreeBignum {
 using Bio = std::unique_ptr<BIO, FreeBio>;
 using Certificate = std::unique_ptr<X509, FreeX509>;
 
-Bio MemoryBio(absl::string_view pem) {
-  return Bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
 // The library's last error, for a message; clears its queue.
 std::string LastError() {
   unsigned long code = ERR_peek_last_error();  // NOLINT(runtime/int)
@@ -57,9 +54,58 @@ std::string LastError() {
   return text.empty() ? "no detail" : text;
 }
 
-absl::Time ToTime(const ASN1_TIME* t) {
+// Null for empty input (and on allocation failure): callers treat it as
+// "nothing to read".
+Bio MemoryBio(absl::string_view pem) {
+  if (pem.empty()) return nullptr;
+  return Bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// Never asks for a passphrase: without a callback OpenSSL would prompt on
+// the terminal (and block) for an encrypted key.
+int NoPassphrase(char* /*buf*/, int /*size*/, int /*rwflag*/,
+                 void* /*userdata*/) {
+  return 0;
+}
+
+// Leaves the library's error queue empty, however the check ends.
+struct ClearErrorsOnExit {
+  ~ClearErrorsOnExit() { ERR_clear_error(); }
+};
+
+// PEM certificate blocks in `pem`, by their armour lines (both spellings
+// PEM_read_bio_X509 reads).
+size_t CountCertificateBlocks(absl::string_view pem) {
+  size_t n = 0;
+  for (absl::string_view begin :
+       {absl::string_view("-----BEGIN CERTIFICATE-----"),
+        absl::string_view("-----BEGIN X509 CERTIFICATE-----")}) {
+    for (size_t at = pem.find(begin); at != absl::string_view::npos;
+         at = pem.find(begin, at + 1)) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// Parses every certificate block of `pem`: how many parsed, and the error
+// that stopped the parse (if it stopped early).
+size_t ParseAll(absl::string_view pem, std::string* error) {
+  Bio bio = MemoryBio(pem);
+  if (bio == nullptr) return 0;
+  size_t parsed = 0;
+  while (Certificate(
+      PEM_read_bio_X509(bio.get(), nullptr, NoPassphrase, nullptr))) {
+    ++parsed;
+  }
+  *error = LastError();
+  return parsed;
+}
+
+// Unreadable: nullopt (the validity check then refuses the certificate).
+std::optional<absl::Time> ToTime(const ASN1_TIME* t) {
   struct tm tm = {};
-  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return absl::InfinitePast();
+  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return std::nullopt;
   return absl::FromTimeT(timegm(&tm));
 }
 
@@ -106,14 +152,19 @@ CertificateFacts FactsOf(X509* cert) {
       }
     }
   }
-  facts.not_before = ToTime(X509_get0_notBefore(cert));
-  facts.not_after = ToTime(X509_get0_notAfter(cert));
+  std::optional<absl::Time> not_before = ToTime(X509_get0_notBefore(cert));
+  std::optional<absl::Time> not_after = ToTime(X509_get0_notAfter(cert));
+  facts.validity_readable = not_before.has_value() && not_after.has_value();
+  facts.not_before = not_before.value_or(absl::InfiniteFuture());
+  facts.not_after = not_after.value_or(absl::InfinitePast());
   return facts;
 }
 
 absl::StatusOr<Certificate> ParseLeaf(absl::string_view pem) {
   Bio bio = MemoryBio(pem);
-  Certificate cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  Certificate cert(bio == nullptr ? nullptr
+                                  : PEM_read_bio_X509(bio.get(), nullptr,
+                                                      NoPassphrase, nullptr));
   if (cert == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("no PEM certificate could be read (", LastError(), ")"));
@@ -124,6 +175,7 @@ absl::StatusOr<Certificate> ParseLeaf(absl::string_view pem) {
 }  // namespace
 
 absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem) {
+  ClearErrorsOnExit clear;
   absl::StatusOr<Certificate> cert = ParseLeaf(pem);
   if (!cert.ok()) return cert.status();
   return FactsOf(cert->get());
@@ -132,14 +184,27 @@ absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem) {
 absl::StatusOr<CertificateFacts> CheckKeyPair(absl::string_view chain_pem,
                                               absl::string_view key_pem,
                                               absl::Time now) {
+  ClearErrorsOnExit clear;
   absl::StatusOr<Certificate> cert = ParseLeaf(chain_pem);
   if (!cert.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("certificate chain: ", cert.status().message()));
   }
+  // The whole chain: a truncated intermediate would otherwise be dropped
+  // silently by the TLS library and the chain sent short.
+  std::string chain_error;
+  const size_t blocks = CountCertificateBlocks(chain_pem);
+  const size_t parsed = ParseAll(chain_pem, &chain_error);
+  if (parsed != blocks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("certificate chain: certificate ", parsed + 1, " of ",
+                     blocks, " does not parse (", chain_error, ")"));
+  }
   Bio bio = MemoryBio(key_pem);
   std::unique_ptr<EVP_PKEY, FreeKey> key(
-      PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+      bio == nullptr
+          ? nullptr
+          : PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
   if (key == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "private key: no PEM private key could be read (", LastError(), ")"));
@@ -150,6 +215,11 @@ absl::StatusOr<CertificateFacts> CheckKeyPair(absl::string_view chain_pem,
     return absl::InvalidArgumentError(absl::StrCat(
         "the private key is not the key of the certificate (serial ",
         facts.serial, ")"));
+  }
+  if (!facts.validity_readable) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the certificate's (serial ", facts.serial,
+                     ") validity dates cannot be read"));
   }
   if (now < facts.not_before) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -165,24 +235,16 @@ absl::StatusOr<CertificateFacts> CheckKeyPair(absl::string_view chain_pem,
 }
 
 absl::Status CheckTrustRoots(absl::string_view pem) {
-  size_t begins = 0;
-  for (size_t at = pem.find("-----BEGIN CERTIFICATE-----");
-       at != absl::string_view::npos;
-       at = pem.find("-----BEGIN CERTIFICATE-----", at + 1)) {
-    ++begins;
-  }
-  if (begins == 0) {
+  ClearErrorsOnExit clear;
+  const size_t blocks = CountCertificateBlocks(pem);
+  if (blocks == 0) {
     return absl::InvalidArgumentError("no PEM certificate in the trust roots");
   }
-  Bio bio = MemoryBio(pem);
-  size_t parsed = 0;
-  while (Certificate(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr))) {
-    ++parsed;
-  }
-  std::string error = LastError();
-  if (parsed != begins) {
+  std::string error;
+  const size_t parsed = ParseAll(pem, &error);
+  if (parsed != blocks) {
     return absl::InvalidArgumentError(
-        absl::StrCat("trust roots: certificate ", parsed + 1, " of ", begins,
+        absl::StrCat("trust roots: certificate ", parsed + 1, " of ", blocks,
                      " does not parse (", error, ")"));
   }
   return absl::OkStatus();

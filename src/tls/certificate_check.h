@@ -18,12 +18,16 @@ namespace mesh::internal {
 
 // A certificate's facts, as logs, Describe() and tests show them.
 struct CertificateFacts {
-  std::string serial;  // upper-case hex, no leading zeros ("1A")
+  // Upper-case hex of whole bytes, as BN_bn2hex prints it: 0x1A "1A",
+  // 0x100 "0100".
+  std::string serial;
   std::string subject_cn;
   std::vector<std::string> dns_names;  // subjectAltName DNS entries
   std::vector<std::string> uri_names;  // subjectAltName URI entries
   absl::Time not_before;
   absl::Time not_after;
+  // False if either date could not be read (the validity check fails).
+  bool validity_readable = true;
 };
 
 // The first certificate of a PEM chain. INVALID_ARGUMENT if there is none
@@ -31,8 +35,10 @@ struct CertificateFacts {
 absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem);
 
 // Checks that `chain_pem` (leaf first) and `key_pem` make an identity usable
-// at `now`: both parse, the key is the leaf's, and the leaf is within its
-// validity. The leaf's facts, or INVALID_ARGUMENT saying which check failed.
+// at `now`: every certificate of the chain and the key parse (an encrypted
+// key does not: no passphrase is asked for), the key is the leaf's, and the
+// leaf is within its validity. The leaf's facts, or INVALID_ARGUMENT saying
+// which check failed.
 absl::StatusOr<CertificateFacts> CheckKeyPair(absl::string_view chain_pem,
                                               absl::string_view key_pem,
                                               absl::Time now);

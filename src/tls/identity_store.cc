@@ -53,15 +53,17 @@ absl::StatusOr<std::shared_ptr<IdentityStore>> IdentityStore::Create(
   }
   std::shared_ptr<IdentityStore> store(
       new IdentityStore(options, std::move(now)));
-  absl::StatusOr<IdentityMaterial> loaded = store->Load();
-  if (!loaded.ok()) {
+  absl::StatusOr<IdentityMaterial> loaded = store->Read();
+  absl::Status checked = loaded.ok() ? store->Check(*loaded) : loaded.status();
+  if (!checked.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("identity: ", loaded.status().message()));
+        absl::StrCat("identity: ", checked.message()));
   }
   loaded->generation = 1;
   MutexLock lock(&store->mu_);
   store->current_ =
       std::make_shared<const IdentityMaterial>(*std::move(loaded));
+  store->generation_.store(1, std::memory_order_release);
   return store;
 }
 
@@ -76,7 +78,7 @@ bool IdentityStore::watches_files() const {
          !options_.trust_roots_file.empty();
 }
 
-absl::StatusOr<IdentityMaterial> IdentityStore::Load() const {
+absl::StatusOr<IdentityMaterial> IdentityStore::Read() const {
   IdentityMaterial m;
   absl::StatusOr<std::string> chain = ReadPart(
       options_.cert_chain_file, options_.cert_chain_pem, "cert_chain_file");
@@ -87,59 +89,80 @@ absl::StatusOr<IdentityMaterial> IdentityStore::Load() const {
   absl::StatusOr<std::string> roots = ReadPart(
       options_.trust_roots_file, options_.trust_roots_pem, "trust_roots_file");
   if (!roots.ok()) return roots.status();
-  absl::StatusOr<CertificateFacts> leaf = CheckKeyPair(*chain, *key, now_());
+  m.cert_chain_pem = *std::move(chain);
+  m.private_key_pem = *std::move(key);
+  m.trust_roots_pem = *std::move(roots);
+  return m;
+}
+
+absl::Status IdentityStore::Check(IdentityMaterial& m) const {
+  absl::StatusOr<CertificateFacts> leaf =
+      CheckKeyPair(m.cert_chain_pem, m.private_key_pem, now_());
   if (!leaf.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         Source(options_.cert_chain_file, "cert_chain_pem"), " with ",
         Source(options_.private_key_file, "private_key_pem"), ": ",
         leaf.status().message()));
   }
-  absl::Status roots_ok = CheckTrustRoots(*roots);
+  absl::Status roots_ok = CheckTrustRoots(m.trust_roots_pem);
   if (!roots_ok.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(Source(options_.trust_roots_file, "trust_roots_pem"), ": ",
                      roots_ok.message()));
   }
-  m.cert_chain_pem = *std::move(chain);
-  m.private_key_pem = *std::move(key);
-  m.trust_roots_pem = *std::move(roots);
   m.leaf = *std::move(leaf);
-  return m;
+  return absl::OkStatus();
+}
+
+void IdentityStore::LogOnce(const std::string& message) {
+  {
+    MutexLock lock(&mu_);
+    if (message == last_logged_) return;
+    last_logged_ = message;
+  }
+  gpr_log(GPR_ERROR, "mesh: identity: %s", message.c_str());
 }
 
 bool IdentityStore::Refresh() {
   if (!watches_files()) return false;
   MutexLock refreshing(&refresh_mu_);
   std::shared_ptr<const IdentityMaterial> current = Current();
-  absl::StatusOr<IdentityMaterial> loaded = Load();
-  if (!loaded.ok()) {
-    std::string refusal(loaded.status().message());
-    {
+  absl::StatusOr<IdentityMaterial> read = Read();
+  absl::Status checked = read.status();
+  if (read.ok() && read->cert_chain_pem == current->cert_chain_pem &&
+      read->private_key_pem == current->private_key_pem &&
+      read->trust_roots_pem == current->trust_roots_pem) {
+    // Unchanged (or back to the version in use).
+    if (now_() > current->leaf.not_after) {
+      LogOnce(absl::StrCat(
+          "the certificate in use (serial ", current->leaf.serial,
+          ") expired at ",
+          absl::FormatTime(current->leaf.not_after, absl::UTCTimeZone()),
+          " and no valid replacement has come"));
+    } else {
       MutexLock lock(&mu_);
-      if (refusal == last_refusal_) return false;
-      last_refusal_ = refusal;
+      last_logged_.clear();
     }
-    gpr_log(GPR_ERROR,
-            "mesh: identity: refused the new version: %s; keeping the "
-            "certificate in use (serial %s)",
-            refusal.c_str(), current->leaf.serial.c_str());
     return false;
   }
-  if (loaded->cert_chain_pem == current->cert_chain_pem &&
-      loaded->private_key_pem == current->private_key_pem &&
-      loaded->trust_roots_pem == current->trust_roots_pem) {
+  if (read.ok()) checked = Check(*read);
+  if (!checked.ok()) {
+    LogOnce(absl::StrCat("refused the new version: ", checked.message(),
+                         "; keeping the certificate in use (serial ",
+                         current->leaf.serial, ")"));
     return false;
   }
-  loaded->generation = current->generation + 1;
-  auto next = std::make_shared<const IdentityMaterial>(*std::move(loaded));
+  read->generation = current->generation + 1;
+  auto next = std::make_shared<const IdentityMaterial>(*std::move(read));
   gpr_log(GPR_INFO,
           "mesh: identity: now using certificate serial %s (was %s), valid "
           "until %s",
           next->leaf.serial.c_str(), current->leaf.serial.c_str(),
           absl::FormatTime(next->leaf.not_after, absl::UTCTimeZone()).c_str());
   MutexLock lock(&mu_);
+  generation_.store(next->generation, std::memory_order_release);
   current_ = std::move(next);
-  last_refusal_.clear();
+  last_logged_.clear();
   return true;
 }
 

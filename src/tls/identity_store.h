@@ -11,6 +11,7 @@
 #ifndef MESH_SRC_TLS_IDENTITY_STORE_H_
 #define MESH_SRC_TLS_IDENTITY_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,12 +45,19 @@ class IdentityStore {
       std::function<absl::Time()> now = absl::Now);
 
   std::shared_ptr<const IdentityMaterial> Current() const;
+  // Current()->generation, without the lock (for the per-call check).
+  uint64_t generation() const {
+    return generation_.load(std::memory_order_acquire);
+  }
 
   // Reads the files again. A version that differs from the current one and
   // checks out becomes current (true; logged with its serial). One that does
   // not check out is refused with a log line naming the file and the reason
-  // (once per distinct content: a bad file left in place is not logged
-  // again at every refresh) and the current version stays.
+  // (once per distinct reason: a bad file left in place is not logged again
+  // at every refresh) and the current version stays. (An agent that writes
+  // the certificate, then the key, may be caught in between: that version
+  // is refused, and the next refresh takes the pair.) The current version
+  // expiring with no replacement is logged once too.
   bool Refresh();
 
   // Whether any part comes from a file (else Refresh never changes
@@ -61,15 +69,20 @@ class IdentityStore {
   IdentityStore(IdentityOptions options, std::function<absl::Time()> now)
       : options_(std::move(options)), now_(std::move(now)) {}
 
-  // Reads every part (files or PEM) and checks them together.
-  absl::StatusOr<IdentityMaterial> Load() const;
+  // Reads every part (files or PEM), unchecked.
+  absl::StatusOr<IdentityMaterial> Read() const;
+  // Checks a read version's parts together and fills in its leaf's facts.
+  absl::Status Check(IdentityMaterial& m) const;
+  // Logs `message` unless it is the last one logged.
+  void LogOnce(const std::string& message);
 
   const IdentityOptions options_;
   const std::function<absl::Time()> now_;
   mutable Mutex mu_;
   std::shared_ptr<const IdentityMaterial> current_ ABSL_GUARDED_BY(mu_);
-  // What the last refused version said, so that it is logged once.
-  std::string last_refusal_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> generation_{0};
+  // The last problem logged, so that it is logged once.
+  std::string last_logged_ ABSL_GUARDED_BY(mu_);
   // Refresh runs one at a time.
   Mutex refresh_mu_;
 };

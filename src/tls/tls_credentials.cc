@@ -43,7 +43,7 @@ class ServerIdentityVerifier final
       *sync_status = grpc::Status::OK;
     } else {
       std::string why =
-          absl::StrCat("server identity mismatch: expected '", expected_,
+          absl::StrCat(kIdentityMismatch, "expected '", expected_,
                        "', the server's certificate carries ", presented);
       record_->Refused(presented, why);
       *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why);
@@ -64,7 +64,6 @@ void HandshakeRecord::Succeeded(std::string presented) {
   MutexLock lock(&mu_);
   ++summary_.succeeded;
   summary_.presented = std::move(presented);
-  summary_.last_refused = false;
 }
 
 void HandshakeRecord::Refused(std::string presented, std::string why) {
@@ -73,18 +72,11 @@ void HandshakeRecord::Refused(std::string presented, std::string why) {
   summary_.presented = std::move(presented);
   summary_.last_refusal = std::move(why);
   summary_.last_refusal_at = absl::Now();
-  summary_.last_refused = true;
 }
 
 HandshakeRecord::Summary HandshakeRecord::Get() const {
   MutexLock lock(&mu_);
   return summary_;
-}
-
-std::optional<std::string> HandshakeRecord::LastRefusal() const {
-  MutexLock lock(&mu_);
-  if (!summary_.last_refused) return std::nullopt;
-  return summary_.last_refusal;
 }
 
 std::shared_ptr<grpc::ChannelCredentials> MutualTlsCredentials(

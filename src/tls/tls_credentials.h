@@ -1,9 +1,10 @@
 // Mutual TLS to one server identity: gRPC channel credentials that present
 // the workload's certificate, verify the server's chain against the trust
 // roots, and accept only a server certificate carrying the expected
-// identity (certificate_check.h's CarriesIdentity). Each handshake's outcome
-// goes into a HandshakeRecord, from which a failed call's status and
-// Describe() name the expected and the presented identity.
+// identity (certificate_check.h's CarriesIdentity). The refusal names the
+// expected and the presented identity (gRPC puts it in the failed call's
+// message); each handshake's outcome goes into a HandshakeRecord, which
+// Describe() shows.
 //
 //   auto record = std::make_shared<HandshakeRecord>();
 //   auto creds = MutualTlsCredentials(*store->Current(), "web.ns.sa.id",
@@ -17,7 +18,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -25,6 +25,10 @@
 #include "src/tls/identity_store.h"
 
 namespace mesh::internal {
+
+// How the identity check's refusal begins; gRPC carries the refusal into
+// the failed connection's message, where the transport finds it.
+inline constexpr char kIdentityMismatch[] = "server identity mismatch: ";
 
 // What the handshakes with one (address, identity) saw.
 class HandshakeRecord {
@@ -35,8 +39,6 @@ class HandshakeRecord {
     // The last refusal ("server identity mismatch: ..."), and when.
     std::string last_refusal;
     absl::Time last_refusal_at = absl::InfinitePast();
-    // Whether the last handshake was refused.
-    bool last_refused = false;
     // The names the server's certificate carried at the last handshake.
     std::string presented;
   };
@@ -44,8 +46,6 @@ class HandshakeRecord {
   void Succeeded(std::string presented);
   void Refused(std::string presented, std::string why);
   Summary Get() const;
-  // The last refusal, if the last handshake was refused.
-  std::optional<std::string> LastRefusal() const;
 
  private:
   mutable Mutex mu_;

@@ -61,26 +61,21 @@ int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
   }
 }
 
-// How a call over TLS went out, to explain a refused handshake.
-struct TlsAttempt {
-  const HandshakeRecord* handshakes = nullptr;  // null: plaintext
-  std::string address;
-};
-
-// What a finished call's context and status say (no body). A call that
-// could not connect while its connection's last TLS handshake had refused
-// the server says so, naming the expected and the presented identity,
-// instead of gRPC's generic connect failure.
+// What a finished call's context and status say (no body). A call over TLS
+// (`tls_address` set) that could not connect because the identity check
+// refused the server says so, naming the address and the expected and the
+// presented identity, instead of gRPC's generic connect failure.
 TransportResponse ResponseOf(grpc::ClientContext& context,
                              const grpc::Status& status,
-                             const TlsAttempt& tls = {}) {
+                             const std::string& tls_address = "") {
   TransportResponse response;
   response.never_sent = IsConnectFailure(status);
   std::string message = status.error_message();
-  if (tls.handshakes != nullptr && response.never_sent) {
-    if (std::optional<std::string> refusal = tls.handshakes->LastRefusal()) {
-      message = absl::StrCat("mesh: TLS handshake with ", tls.address,
-                             " refused: ", *refusal);
+  if (!tls_address.empty() && response.never_sent) {
+    size_t at = message.find(kIdentityMismatch);
+    if (at != std::string::npos) {
+      message = absl::StrCat("mesh: TLS handshake with ", tls_address,
+                             " refused: ", message.substr(at));
     }
   }
   response.status =
@@ -131,8 +126,7 @@ thread_local const void* cancelling_call = nullptr;
 
 struct GrpcTransport::Call {
   grpc::ClientContext context;
-  TlsAttempt tls;
-  std::shared_ptr<HandshakeRecord> handshakes;
+  std::string tls_address;  // empty: plaintext
   grpc::ByteBuffer request;
   grpc::ByteBuffer response;
   Callback done;
@@ -156,44 +150,53 @@ GrpcTransport::GrpcTransport(const GrpcTransportOptions& options,
 
 GrpcTransport::~GrpcTransport() { Shutdown(); }
 
-absl::StatusOr<GrpcTransport::Connection> GrpcTransport::ConnectionFor(
-    const Endpoint& endpoint) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
+    const Endpoint& endpoint, bool* tls_out) {
   const std::string& address = endpoint.address;
   const bool tls = identity_ != nullptr && !endpoint.tls_identity.empty();
+  *tls_out = tls;
   if (identity_ != nullptr && !tls && identity_->options().require_identity) {
     return absl::UnavailableError(absl::StrCat(
         "mesh: endpoint ", address,
         " has no TLS identity, and MeshOptions.identity.require_identity "
         "refuses plaintext"));
   }
-  std::shared_ptr<const IdentityMaterial> material =
-      tls ? identity_->Current() : nullptr;
-  const uint64_t generation = tls ? material->generation : 0;
+  // The certificate's version, without the store's lock (per call).
+  const uint64_t generation = tls ? identity_->generation() : 0;
   auto it = channels_.find(address);
-  if (it != channels_.end() &&
-      it->second.identity == (tls ? endpoint.tls_identity : "") &&
-      it->second.generation == generation) {
-    return it->second;
+  if (it != channels_.end() && it->second.generation == generation &&
+      it->second.identity == (tls ? endpoint.tls_identity : "")) {
+    return it->second.channel;
   }
   absl::StatusOr<SocketAddress> parsed = SocketAddress::Parse(address);
   if (!parsed.ok()) return parsed.status();
   Connection connection;
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  grpc::ChannelArguments args = args_;
   if (tls) {
+    std::shared_ptr<const IdentityMaterial> material = identity_->Current();
     connection.identity = endpoint.tls_identity;
-    connection.generation = generation;
+    connection.generation = material->generation;
     connection.handshakes = std::make_shared<HandshakeRecord>();
     credentials = MutualTlsCredentials(*material, endpoint.tls_identity,
                                        connection.handshakes);
+    // A DNS-like identity is also the server name (SNI) the handshake
+    // announces, as Linkerd's proxies expect; the name check is the
+    // identity verifier's, and each call sets its own authority.
+    if (!absl::StrContains(endpoint.tls_identity, "://")) {
+      args.SetSslTargetNameOverride(endpoint.tls_identity);
+    }
   } else {
     credentials = grpc::InsecureChannelCredentials();
   }
   connection.channel =
-      grpc::CreateCustomChannel(GrpcTargetFor(*parsed), credentials, args_);
+      grpc::CreateCustomChannel(GrpcTargetFor(*parsed), credentials, args);
   // An address that is no longer live (a pick from just before an update)
   // gets a channel for this call only. A live one's channel replaces the
   // one made for another identity or an older certificate (calls on that
-  // one finish on it).
+  // one finish on it). An address listed twice with two identities would
+  // swap its channel at each call: discovery gives one identity per
+  // address.
   if (!retained_known_ || retained_.contains(address)) {
     if (it != channels_.end()) {
       DestroyLater([old = std::move(it->second)] {});
@@ -202,7 +205,7 @@ absl::StatusOr<GrpcTransport::Connection> GrpcTransport::ConnectionFor(
       channels_.emplace(address, connection);
     }
   }
-  return connection;
+  return connection.channel;
 }
 
 void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
@@ -214,19 +217,20 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
-      absl::StatusOr<Connection> connection = ConnectionFor(endpoint);
-      if (connection.ok()) {
-        call->channel = std::move(connection->channel);
-        call->handshakes = std::move(connection->handshakes);
+      bool tls = false;
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+          ChannelFor(endpoint, &tls);
+      if (channel.ok()) {
+        call->channel = *std::move(channel);
+        if (tls) call->tls_address = endpoint.address;
         in_flight_.emplace(call.get(), call);
       } else {
-        error = connection.status();
+        error = channel.status();
       }
     }
   }
   if (!error.ok()) return done(NotSent(std::move(error)));
   call->done = std::move(done);
-  call->tls = {call->handshakes.get(), endpoint.address};
   Prepare(call->context, endpoint, request);
   grpc::Slice slice(request.body);
   call->request = grpc::ByteBuffer(&slice, 1);
@@ -250,7 +254,8 @@ void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
 void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   // Until this returns, a cancel may still be touching the context.
   if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
-  TransportResponse response = ResponseOf(call->context, status, call->tls);
+  TransportResponse response =
+      ResponseOf(call->context, status, call->tls_address);
   if (status.ok()) response.body = Flatten(call->response);
   Callback done = std::move(call->done);
   finishing_call = call;
@@ -291,12 +296,12 @@ class GrpcTransport::Stream final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
       public std::enable_shared_from_this<Stream> {
  public:
-  Stream(GrpcTransport* transport, Connection connection,
-         const std::string& address, TransportStreamObserver* observer)
+  // `tls_address`: the endpoint's, for a stream over TLS; else empty.
+  Stream(GrpcTransport* transport, std::shared_ptr<grpc::Channel> channel,
+         std::string tls_address, TransportStreamObserver* observer)
       : transport_(transport),
-        channel_(std::move(connection.channel)),
-        handshakes_(std::move(connection.handshakes)),
-        tls_{handshakes_.get(), address},
+        channel_(std::move(channel)),
+        tls_address_(std::move(tls_address)),
         observer_(observer) {}
 
   grpc::ClientContext& context() { return context_; }
@@ -394,7 +399,7 @@ class GrpcTransport::Stream final
     }
     if (cancel != nullptr) cancel->Unwatch(watch);
     finishing_call = this;
-    observer_->OnClose(ResponseOf(context_, status, tls_));
+    observer_->OnClose(ResponseOf(context_, status, tls_address_));
     finishing_call = nullptr;
     transport_->StreamEnded(this);
   }
@@ -414,8 +419,7 @@ class GrpcTransport::Stream final
 
   GrpcTransport* const transport_;
   const std::shared_ptr<grpc::Channel> channel_;
-  const std::shared_ptr<HandshakeRecord> handshakes_;
-  const TlsAttempt tls_;
+  const std::string tls_address_;
   TransportStreamObserver* const observer_;
   grpc::ClientContext context_;
   Mutex mu_;
@@ -458,16 +462,18 @@ class GrpcTransport::StreamHandle final : public TransportStream {
 std::unique_ptr<TransportStream> GrpcTransport::StartStream(
     const Endpoint& endpoint, TransportRequest request,
     TransportStreamObserver* observer) {
-  Connection connection;
+  std::shared_ptr<grpc::Channel> channel;
+  bool tls = false;
   absl::Status error;
   {
     MutexLock lock(&mu_);
     if (shutdown_) {
       error = absl::UnavailableError("transport is shut down");
     } else {
-      absl::StatusOr<Connection> found = ConnectionFor(endpoint);
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> found =
+          ChannelFor(endpoint, &tls);
       if (found.ok()) {
-        connection = *std::move(found);
+        channel = *std::move(found);
       } else {
         error = found.status();
       }
@@ -476,8 +482,9 @@ std::unique_ptr<TransportStream> GrpcTransport::StartStream(
   std::shared_ptr<Stream> stream;
   if (error.ok()) {
     // Prepared before it is published: Shutdown may cancel it from then on.
-    stream = std::make_shared<Stream>(this, std::move(connection),
-                                      endpoint.address, observer);
+    stream = std::make_shared<Stream>(this, std::move(channel),
+                                      tls ? endpoint.address : std::string(),
+                                      observer);
     Prepare(stream->context(), endpoint, request);
     MutexLock lock(&mu_);
     if (shutdown_) {
@@ -554,6 +561,60 @@ void GrpcTransport::Shutdown() {
   mu_.Await(absl::Condition(&drained));
   DestroyLater([channels = std::move(channels_)] {});
   channels_.clear();
+}
+
+namespace {
+
+const char* StateName(grpc_connectivity_state state) {
+  switch (state) {
+    case GRPC_CHANNEL_IDLE:
+      return "IDLE";
+    case GRPC_CHANNEL_CONNECTING:
+      return "CONNECTING";
+    case GRPC_CHANNEL_READY:
+      return "READY";
+    case GRPC_CHANNEL_TRANSIENT_FAILURE:
+      return "TRANSIENT_FAILURE";
+    case GRPC_CHANNEL_SHUTDOWN:
+      return "SHUTDOWN";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>>
+GrpcTransport::DescribeConnection(const std::string& address) const {
+  Connection connection;
+  {
+    MutexLock lock(&mu_);
+    auto it = channels_.find(address);
+    if (it == channels_.end()) return {};
+    connection = it->second;
+  }
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"state", StateName(connection.channel->GetState(false))}};
+  if (connection.handshakes == nullptr) {
+    out.emplace_back("tls", "no_identity");
+    return out;
+  }
+  HandshakeRecord::Summary h = connection.handshakes->Get();
+  out.emplace_back("tls", "true");
+  out.emplace_back("server_id", connection.identity);
+  std::shared_ptr<const IdentityMaterial> current = identity_->Current();
+  out.emplace_back("client_certificate_serial",
+                   current->generation == connection.generation
+                       ? current->leaf.serial
+                       : "(an earlier version)");
+  out.emplace_back("handshakes_succeeded", absl::StrCat(h.succeeded));
+  out.emplace_back("handshakes_refused", absl::StrCat(h.refused));
+  if (!h.presented.empty()) out.emplace_back("presented", h.presented);
+  if (h.refused > 0) {
+    out.emplace_back("last_refusal", h.last_refusal);
+    out.emplace_back("last_refusal_at",
+                     absl::FormatTime(h.last_refusal_at, absl::UTCTimeZone()));
+  }
+  return out;
 }
 
 size_t GrpcTransport::ChannelCount() const {

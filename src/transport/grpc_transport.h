@@ -43,6 +43,8 @@ class GrpcTransport final : public Transport {
       const Endpoint& endpoint, TransportRequest request,
       TransportStreamObserver* observer) override;
   void RetainOnly(const std::vector<std::string>& addresses) override;
+  std::vector<std::pair<std::string, std::string>> DescribeConnection(
+      const std::string& address) const override;
   void Shutdown() override;
 
   // Number of cached per-endpoint channels (for tests and Describe).
@@ -63,11 +65,11 @@ class GrpcTransport final : public Transport {
     std::shared_ptr<HandshakeRecord> handshakes;  // null: plaintext
   };
 
-  // The connection for `endpoint`, cached when its address is live. An
-  // error if the address does not parse, or it has no identity and one is
-  // required.
-  absl::StatusOr<Connection> ConnectionFor(const Endpoint& endpoint)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The channel for `endpoint`, cached when its address is live; whether
+  // it is TLS into `tls`. An error if the address does not parse, or it has
+  // no identity and one is required.
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFor(
+      const Endpoint& endpoint, bool* tls) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(Call* call, const grpc::Status& status);
   // A stream's OnDone: forgets it (Shutdown waits for this).
   void StreamEnded(Stream* stream);

@@ -12,18 +12,22 @@
 // log line and the identity in use kept; bad options fail Mesh::Create.
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "meshtest/echo.grpc.pb.h"
+#include "src/base/mutex.h"
 #include "src/tls/certificate_check.h"
 #include "src/tls/identity_store.h"
+#include "src/transport/grpc_transport.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/test_echo_server.h"
 #include "tests/support/test_pki.h"
@@ -142,8 +146,7 @@ TEST_F(IdentityTest, RightDnsIdentityServesAndTheServerSeesTheClientCert) {
 
 TEST_F(IdentityTest, SpiffeUriIdentityIsCheckedAgainstUriNames) {
   auto server = Server("books", {std::string("URI:") + kSpiffe});
-  // The same SPIFFE ID as a DNS name would not do: a URI identity needs a
-  // URI SAN.
+  // A certificate with DNS names only cannot carry a URI identity.
   auto dns_only = Server("dns-only", {"DNS:books.mesh.test"});
   ASSERT_NE(server, nullptr);
   ASSERT_NE(dns_only, nullptr);
@@ -206,18 +209,29 @@ TEST_F(IdentityTest, ImpostorIsRefusedNamingBothAndTheOthersServe) {
   EXPECT_EQ(good1->calls() + good2->calls(), 30);
 }
 
-TEST_F(IdentityTest, RequireIdentityRefusesAPlaintextEndpoint) {
+TEST_F(IdentityTest, RequireIdentityLeavesPlaintextEndpointsOut) {
   auto plain = TestEchoServer::Start();
+  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+  ASSERT_NE(server, nullptr);
   IdentityOptions identity = ClientIdentity();
   identity.require_identity = true;
   MakeMesh(identity);
-  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, {{plain->address()}}).ok());
-  EchoResponse response;
-  grpc::Status status = Call(&response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_THAT(status.error_message(), HasSubstr("require_identity"));
-  EXPECT_THAT(status.error_message(), HasSubstr(plain->address()));
+  testing::LogCapture log;
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {{plain->address()},
+                                           WithIdentity(server->address(),
+                                                        kBooksIdentity)})
+                  .ok());
+  EXPECT_TRUE(log.WaitForLine({"without a TLS identity left out",
+                               "require_identity", plain->address()}));
+  for (int i = 0; i < 10; ++i) {
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.served_by(), server->address());
+  }
   EXPECT_EQ(plain->calls(), 0);
+  EXPECT_THAT(mesh_->Describe(), ::testing::Not(HasSubstr(plain->address())));
 }
 
 TEST_F(IdentityTest, WithoutRequireIdentityAPlaintextEndpointServes) {
@@ -260,8 +274,6 @@ TEST_F(IdentityTest, RotatedFilesAreUsedByNewConnectionsOpenStreamsKeepTheirs) {
   ASSERT_TRUE(stream->Write(request) && stream->Read(&response));
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
-  std::vector<std::string> serials = server->client_serials();
-  EXPECT_EQ(serials.front(), client_.serial);  // the stream's
 }
 
 class IdentityRefusalTest : public IdentityTest {
@@ -365,11 +377,190 @@ TEST_F(IdentityTest, CertificateFactsAreReadFromTheLeaf) {
                                          facts->dns_names, facts->uri_names));
   EXPECT_FALSE(internal::CarriesIdentity("127.0.0.1", facts->dns_names,
                                          facts->uri_names));
+  // A URI identity is never matched against DNS names, nor a DNS-like one
+  // against URIs.
+  EXPECT_FALSE(internal::CarriesIdentity("spiffe://mesh.test/x",
+                                         {"spiffe://mesh.test/x"}, {}));
+  EXPECT_FALSE(internal::CarriesIdentity("a.mesh.test", {}, {"a.mesh.test"}));
   EXPECT_TRUE(internal::CheckTrustRoots(pki_->ca_pem() + pair->cert).ok());
   EXPECT_FALSE(internal::CheckTrustRoots("not a certificate").ok());
   EXPECT_FALSE(internal::CheckTrustRoots("-----BEGIN CERTIFICATE-----\nAAAA\n"
                                          "-----END CERTIFICATE-----\n")
                    .ok());
+}
+
+TEST_F(IdentityTest, AServerCertificateFromAnotherCaIsRefused) {
+  // The right name, signed by a CA the client does not trust.
+  auto other_ca = TestPki::Create("other-ca");
+  ASSERT_TRUE(other_ca.ok()) << other_ca.status();
+  auto cert = (*other_ca)->Issue("books",
+                                 Names({std::string("DNS:") + kBooksIdentity}));
+  ASSERT_TRUE(cert.ok()) << cert.status();
+  EchoServerTls tls;
+  tls.cert_chain = cert->cert;
+  tls.private_key = cert->key;
+  tls.client_ca = pki_->ca_pem();
+  auto stranger = TestEchoServer::Start(tls);
+  MakeMesh(ClientIdentity());
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {WithIdentity(stranger->address(),
+                                                        kBooksIdentity)})
+                  .ok());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(stranger->calls(), 0);
+}
+
+TEST_F(IdentityTest, MetricsTapAndDescribeSayHowEachEndpointIsReached) {
+  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+  auto impostor = Server("impostor", {"DNS:impostor.mesh.test"});
+  auto plain = TestEchoServer::Start();
+  ASSERT_TRUE(server && impostor);
+  MakeMesh(ClientIdentity());
+  TapOptions tap_options;
+  tap_options.match = TapMatch::PathExact("/meshtest.TestEcho/Unary");
+  auto tap = mesh_->Tap(tap_options);
+  ASSERT_TRUE(tap.ok()) << tap.status();
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints(kTarget,
+                         {WithIdentity(server->address(), kBooksIdentity),
+                          Endpoint(plain->address()),
+                          WithIdentity(impostor->address(), kBooksIdentity)})
+          .ok());
+  // Until each endpoint has been tried (the impostor's calls go on to the
+  // others); bounded.
+  auto impostor_tried = [&] {
+    return absl::StrContains(mesh_->Describe(), "\"handshakes_refused\":\"1\"");
+  };
+  for (int i = 0; i < 300 && (server->calls() == 0 || plain->calls() == 0 ||
+                              !impostor_tried());
+       ++i) {
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  ASSERT_GT(server->calls(), 0);
+  ASSERT_GT(plain->calls(), 0);
+  ASSERT_TRUE(impostor_tried());
+
+  // Tap: the request to the TLS endpoint names its identity, the other
+  // says why it had none.
+  std::map<std::string, std::map<std::string, std::string>> labels;
+  while (!labels.count(server->address()) || !labels.count(plain->address())) {
+    std::optional<TapEvent> event = (*tap)->Next(absl::Seconds(10));
+    ASSERT_TRUE(event.has_value());
+    if (event->kind == TapEvent::Kind::kRequestInit) {
+      labels[event->destination] = event->destination_labels;
+    }
+  }
+  EXPECT_EQ(labels[server->address()]["tls"], "true");
+  EXPECT_EQ(labels[server->address()]["server_id"], kBooksIdentity);
+  EXPECT_EQ(labels[plain->address()]["tls"], "no_identity");
+  EXPECT_EQ(labels[plain->address()]["no_tls_reason"],
+            "not_provided_by_service_discovery");
+
+  // Metrics: the same labels on the endpoint's traffic.
+  std::string metrics = mesh_->Metrics();
+  EXPECT_THAT(
+      metrics,
+      HasSubstr("endpoint_request_total{authority=\"" + std::string(kTarget) +
+                "\",endpoint=\"" + server->address() +
+                "\",tls=\"true\",server_id=\"" + kBooksIdentity + "\"} " +
+                std::to_string(server->calls())));
+  EXPECT_THAT(metrics, HasSubstr("endpoint=\"" + plain->address() +
+                                 "\",tls=\"no_identity\",no_tls_reason=\"not_"
+                                 "provided_by_service_discovery\"} " +
+                                 std::to_string(plain->calls())));
+
+  // Describe: each connection's state and handshakes, the refusal named.
+  std::string describe = mesh_->Describe();
+  EXPECT_THAT(
+      describe,
+      HasSubstr(
+          "\"tls\":\"true\",\"server_id\":\"" + std::string(kBooksIdentity) +
+          "\",\"client_certificate_serial\":\"" + client_.serial +
+          "\",\"handshakes_succeeded\":\"1\",\"handshakes_refused\":\"0\""));
+  EXPECT_THAT(describe, HasSubstr("\"presented\":\"DNS:impostor.mesh.test\""));
+  EXPECT_THAT(describe, HasSubstr("\"last_refusal\":\"server identity "
+                                  "mismatch: expected '" +
+                                  std::string(kBooksIdentity)));
+  EXPECT_THAT(describe, HasSubstr("\"tls\":\"no_identity\""));
+}
+
+TEST_F(IdentityTest, HalfAnIdentityOrOneWithACustomTransportIsRefused) {
+  MeshOptions options;
+  options.discovery = StaticDiscovery::Create();
+  options.identity.private_key_file = client_.key_file;
+  options.identity.trust_roots_file = pki_->ca_file();
+  auto mesh = Mesh::Create(options);
+  ASSERT_FALSE(mesh.ok());
+  EXPECT_THAT(mesh.status().message(), HasSubstr("no certificate chain"));
+
+  options.identity = IdentityOptions();
+  options.identity.require_identity = true;
+  EXPECT_FALSE(Mesh::Create(options).ok());
+
+  options.identity = ClientIdentity();
+  options.transport_factory = [] { return NewGrpcTransport(); };
+  mesh = Mesh::Create(options);
+  ASSERT_FALSE(mesh.ok());
+  EXPECT_THAT(mesh.status().message(), HasSubstr("transport_factory"));
+}
+
+TEST_F(IdentityTest, BrokenChainsAndEncryptedKeysAreRefused) {
+  auto intermediate = pki_->Issue("intermediate");
+  ASSERT_TRUE(intermediate.ok());
+  // A chain whose second certificate was cut short.
+  std::string truncated =
+      client_.cert +
+      intermediate->cert.substr(0, intermediate->cert.size() / 2) +
+      "\n-----END CERTIFICATE-----\n";
+  auto checked = internal::CheckKeyPair(truncated, client_.key, absl::Now());
+  ASSERT_FALSE(checked.ok());
+  EXPECT_THAT(checked.status().message(), HasSubstr("certificate 2 of 2"));
+  // A whole chain is fine.
+  EXPECT_TRUE(internal::CheckKeyPair(client_.cert + intermediate->cert,
+                                     client_.key, absl::Now())
+                  .ok());
+  // An encrypted key is refused at once (no passphrase prompt).
+  const std::string encrypted = (pki_->dir() / "encrypted.key").string();
+  ASSERT_EQ(std::system(("openssl pkey -in " + client_.key_file.string() +
+                         " -aes256 -passout pass:secret -out " + encrypted +
+                         " </dev/null >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  checked = internal::CheckKeyPair(
+      client_.cert, testing::ReadTextFile(encrypted), absl::Now());
+  ASSERT_FALSE(checked.ok());
+  EXPECT_THAT(checked.status().message(), HasSubstr("private key"));
+}
+
+TEST_F(IdentityTest, TheTransportItselfRefusesPlaintextWhenRequired) {
+  // Behind the destination's filter: a transport asked to call an endpoint
+  // without an identity refuses it (never sent, so retried elsewhere).
+  IdentityOptions id = ClientIdentity();
+  id.require_identity = true;
+  auto store = internal::IdentityStore::Create(id);
+  ASSERT_TRUE(store.ok()) << store.status();
+  internal::GrpcTransport transport(GrpcTransportOptions{}, *store);
+  auto plain = TestEchoServer::Start();
+  internal::Notification done;
+  TransportResponse got;
+  TransportRequest request;
+  request.path = "/meshtest.TestEcho/Unary";
+  transport.Send(Endpoint(plain->address()), std::move(request),
+                 [&](TransportResponse r) {
+                   got = std::move(r);
+                   done.Notify();
+                 });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(got.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(got.status.message(), HasSubstr("require_identity"));
+  EXPECT_THAT(got.status.message(), HasSubstr(plain->address()));
+  EXPECT_TRUE(got.never_sent);
+  EXPECT_EQ(plain->calls(), 0);
 }
 
 }  // namespace

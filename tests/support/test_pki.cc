@@ -118,9 +118,11 @@ absl::StatusOr<KeyPair> TestPki::Issue(const std::string& name,
       " -subj /CN=", cn, " -keyout ", path(".key"), " -out ", path(".csr")));
   if (!made.ok()) return made;
   const int serial = next_serial_++;
-  const std::string serial_hex = absl::StrFormat("%X", serial);
+  // As OpenSSL prints serials: whole bytes, so an even number of digits.
+  std::string serial_hex = absl::StrFormat("%X", serial);
+  if (serial_hex.size() % 2 == 1) serial_hex.insert(0, "0");
   if (options.expired) {
-    WriteTextFile(dir_ / "serial", absl::StrFormat("%02X\n", serial));
+    WriteTextFile(dir_ / "serial", serial_hex + "\n");
     const absl::Time now = absl::Now();
     made = Run(absl::StrCat(
         "openssl ca -batch -notext -config ", (dir_ / "pki.cnf").string(),

@@ -27,7 +27,8 @@ struct KeyPair {
   std::string cert;  // PEM
   std::filesystem::path key_file;
   std::filesystem::path cert_file;
-  // The certificate's serial number, upper-case hex ("1A").
+  // The certificate's serial number as OpenSSL prints it: upper-case hex of
+  // whole bytes ("1A", "0100").
   std::string serial;
 };
 

@@ -133,7 +133,12 @@ TEST(TapTest, OneRequestGivesInitResponseInitEndInOrder) {
     EXPECT_EQ(e.base, 0u);
     EXPECT_EQ(e.stream, 0u);
     EXPECT_EQ(e.destination, "10.1.2.3:7001");
-    EXPECT_THAT(e.destination_labels, ElementsAre(Pair("pod", "books-1")));
+    // The endpoint's labels, and how it is reached (a hub without an
+    // identity: plaintext, "disabled").
+    EXPECT_THAT(
+        e.destination_labels,
+        ElementsAre(Pair("no_tls_reason", "disabled"), Pair("pod", "books-1"),
+                    Pair("tls", "no_identity")));
     EXPECT_THAT(e.route_labels, ElementsAre(Pair("route", "GetBook")));
     EXPECT_TRUE(e.headers.empty());
     EXPECT_TRUE(e.trailers.empty());
