@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo, in five parts:
+# The demo, in six parts:
 #   1. the quickstart: 5 echo backends on loopback, one slow, called through
 #      a P2C channel and a round-robin channel (static discovery);
 #   2. Linkerd discovery: mesh-control-plane serving a config file, three
@@ -17,7 +17,12 @@
 #      then splitting traffic by weight and routing a header to a canary;
 #   5. generated stubs: examples/greeter's client, an ordinary gRPC stub
 #      whose channel comes from Mesh::NewGrpcChannel, against two greeter
-#      servers (unary calls spread over both, then a server stream).
+#      servers (unary calls spread over both, then a server stream);
+#   6. identity: certificates made with openssl, three mesh-echo-server
+#      processes serving mutual TLS — two with the identity mesh-call
+#      expects, one impostor of the same CA — and mesh-call with its own
+#      certificate: every call is served by the two, the impostor is
+#      refused at the handshake with both identities named.
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -178,3 +183,26 @@ done
 echo "demo: greeter servers alpha=${greeters[0]} beta=${greeters[1]}"
 build/demo/examples/greeter/mesh-greeter-client "${greeters[0]},${greeters[1]}" |
   sed 's/^/  /'
+
+echo
+echo "demo: part 6 — identity: mutual TLS, and an impostor refused"
+identity=books.ns.serviceaccount.identity.mesh.demo
+scripts/make-demo-certs.sh "$work/pki" "$identity"
+pki="$work/pki"
+tls_backends=()
+for name in server server impostor; do
+  start "tls-$name-${#tls_backends[@]}" "$bin/mesh-echo-server" --port 0 \
+    --tls-cert "$pki/$name.pem" --tls-key "$pki/$name.key" --tls-ca "$pki/ca.pem"
+  tls_backends+=("$line")
+done
+echo "demo: TLS backends A=${tls_backends[0]} B=${tls_backends[1]} carry DNS:$identity;"
+echo "demo: the impostor I=${tls_backends[2]} carries DNS:impostor.$identity (same CA)"
+tls=(--tls-cert "$pki/client.pem" --tls-key "$pki/client.key" --tls-ca "$pki/ca.pem")
+echo "demo: mesh-call expects $identity of all three: 60 calls"
+"$bin/mesh-call" --static "${tls_backends[0]},${tls_backends[1]},${tls_backends[2]}" \
+  --static-identity "$identity" "${tls[@]}" --target books.local:7000 \
+  --method /demo.Echo/Say --count 60 --concurrency 4 | sed 's/^/  /'
+echo "demo: the impostor alone:"
+"$bin/mesh-call" --static "${tls_backends[2]}" --static-identity "$identity" \
+  "${tls[@]}" --target books.local:7000 --method /demo.Echo/Say --count 1 \
+  2>&1 | sed 's/^/  /' || true

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,6 +33,7 @@
 #include "tests/support/test_echo_server.h"
 #include "tests/support/test_pki.h"
 #include "tests/support/test_support.h"
+#include "tools/mesh-control-plane/control_plane.h"
 
 namespace mesh {
 namespace {
@@ -561,6 +563,54 @@ TEST_F(IdentityTest, TheTransportItselfRefusesPlaintextWhenRequired) {
   EXPECT_THAT(got.status.message(), HasSubstr(plain->address()));
   EXPECT_TRUE(got.never_sent);
   EXPECT_EQ(plain->calls(), 0);
+}
+
+TEST_F(IdentityTest, IdentitiesFromLinkerdDiscoveryDnsLikeAndSpiffe) {
+  // mesh-control-plane sends each endpoint's identity in Linkerd's Get
+  // stream (a URI as UriLikeIdentity); mesh checks each server against it.
+  auto dns_server = Server("books-dns", {std::string("DNS:") + kBooksIdentity});
+  auto uri_server = Server("books-uri", {std::string("URI:") + kSpiffe});
+  auto impostor = Server("impostor", {"URI:spiffe://mesh.test/ns/x/sa/x"});
+  ASSERT_TRUE(dns_server && uri_server && impostor);
+  auto config = controlplane::ParseConfig(absl::StrCat(
+      R"({"targets": {")", kTarget, R"(": {"endpoints": [)", R"({"address": ")",
+      dns_server->address(), R"(", "tls_identity": ")", kBooksIdentity,
+      R"("},)", R"({"address": ")", uri_server->address(),
+      R"(", "tls_identity": ")", kSpiffe, R"("},)", R"({"address": ")",
+      impostor->address(), R"(", "tls_identity": ")", kSpiffe, R"("}]}}})"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto cp = controlplane::ControlPlane::Start("127.0.0.1:0", *config);
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  LinkerdDiscoveryOptions linkerd;
+  linkerd.address = absl::StrCat("127.0.0.1:", (*cp)->port());
+  auto discovery = NewLinkerdDiscovery(linkerd);
+  ASSERT_TRUE(discovery.ok()) << discovery.status();
+  MeshOptions options;
+  options.discovery = *discovery;
+  options.identity = ClientIdentity();
+  auto mesh = Mesh::Create(options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  auto channel = (*mesh)->NewGrpcChannel(kTarget);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto stub = TestEcho::NewStub(*channel);
+  for (int i = 0;
+       i < 100 && (dns_server->calls() == 0 || uri_server->calls() == 0); ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    EchoResponse response;
+    grpc::Status status = stub->Unary(&context, EchoRequest(), &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_NE(response.served_by(), impostor->address());
+  }
+  EXPECT_GT(dns_server->calls(), 0);
+  EXPECT_GT(uri_server->calls(), 0);
+  EXPECT_EQ(impostor->calls(), 0);
+  // Discovery delivered both forms, as sent.
+  std::string describe = (*mesh)->Describe();
+  EXPECT_THAT(describe, HasSubstr(std::string("\"tls_identity\":\"") +
+                                  kBooksIdentity + "\""));
+  EXPECT_THAT(describe,
+              HasSubstr(std::string("\"tls_identity\":\"") + kSpiffe + "\""));
 }
 
 }  // namespace

@@ -103,15 +103,18 @@ class EchoBackend::Service final : public grpc::CallbackGenericService {
   EchoBackend* const owner_;
 };
 
-absl::StatusOr<std::unique_ptr<EchoBackend>> EchoBackend::Start(int port) {
+absl::StatusOr<std::unique_ptr<EchoBackend>> EchoBackend::Start(
+    int port, std::shared_ptr<grpc::ServerCredentials> credentials) {
   std::unique_ptr<EchoBackend> backend(new EchoBackend());
   backend->service_ = std::make_unique<Service>(backend.get());
   grpc::ServerBuilder builder;
   // Without this gRPC sets SO_REUSEPORT, and a second server on a port in
   // use would start and silently share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(absl::StrCat("127.0.0.1:", port),
-                           grpc::InsecureServerCredentials(), &backend->port_);
+  builder.AddListeningPort(
+      absl::StrCat("127.0.0.1:", port),
+      credentials != nullptr ? credentials : grpc::InsecureServerCredentials(),
+      &backend->port_);
   builder.RegisterCallbackGenericService(backend->service_.get());
   backend->server_ = builder.BuildAndStart();
   if (backend->server_ == nullptr || backend->port_ == 0) {

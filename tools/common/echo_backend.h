@@ -27,8 +27,11 @@ namespace mesh::tools {
 
 class EchoBackend {
  public:
-  // Listens on 127.0.0.1 at an ephemeral port (or `port` if non-zero).
-  static absl::StatusOr<std::unique_ptr<EchoBackend>> Start(int port = 0);
+  // Listens on 127.0.0.1 at an ephemeral port (or `port` if non-zero), in
+  // plaintext unless `credentials` are given (TLS).
+  static absl::StatusOr<std::unique_ptr<EchoBackend>> Start(
+      int port = 0,
+      std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
   ~EchoBackend();
 
   std::string address() const;

@@ -154,11 +154,24 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
       {"static", "A:P,B:P",
        [f](absl::string_view v) { return ParseStatic(v, f); },
        "endpoints given directly (weight 1 each)"},
+      {"static-identity", "ID",
+       TextFlag(&f->static_identity, "needs an identity"),
+       "with --static and --tls-*: the identity each\n"
+       "endpoint's certificate must carry (a DNS name, or a\n"
+       "URI such as spiffe://...)"},
       {"xds-bootstrap", "FILE",
        TextFlag(&f->xds_bootstrap, "needs a bootstrap file"),
        "xDS: gRPC's bootstrap file (server, node); the\n"
        "target is a Listener name (name:port or\n"
        "xds:///name:port)"},
+
+      FlagHeading("Identity (mutual TLS to endpoints with an identity):"),
+      {"tls-cert", "FILE", TextFlag(&f->tls_cert, "needs a file"),
+       "this workload's certificate chain (PEM)"},
+      {"tls-key", "FILE", TextFlag(&f->tls_key, "needs a file"),
+       "its private key (PEM)"},
+      {"tls-ca", "FILE", TextFlag(&f->tls_ca, "needs a file"),
+       "CA certificates servers must chain to (PEM)"},
 
       FlagHeading("Call:"),
       {"target", "NAME:PORT", TextFlag(&f->target),
@@ -236,6 +249,16 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set) {
           int{!f.xds_bootstrap.empty()} !=
       1) {
     return Bad("give exactly one of --linkerd, --static and --xds-bootstrap");
+  }
+  if (int{!f.tls_cert.empty()} + int{!f.tls_key.empty()} +
+              int{!f.tls_ca.empty()} !=
+          0 &&
+      (f.tls_cert.empty() || f.tls_key.empty() || f.tls_ca.empty())) {
+    return Bad("--tls-cert, --tls-key and --tls-ca go together");
+  }
+  if (!f.static_identity.empty() &&
+      (f.static_endpoints.empty() || f.tls_cert.empty())) {
+    return Bad("--static-identity: goes with --static and --tls-*");
   }
   if (!f.context_token.empty() && f.linkerd.empty()) {
     return Bad("--context-token: only goes with --linkerd");

@@ -27,6 +27,15 @@ struct CallFlags {
   std::string xds_bootstrap;                  // --xds-bootstrap FILE
   std::string context_token;                  // --context-token (Linkerd)
   std::vector<std::string> static_endpoints;  // --static a:p,b:p
+  // --static-identity ID: the identity every --static endpoint's server
+  // certificate must carry (with --tls-*).
+  std::string static_identity;
+
+  // The workload's identity for mutual TLS (MeshOptions::identity): PEM
+  // files, all three or none.
+  std::string tls_cert;  // --tls-cert FILE
+  std::string tls_key;   // --tls-key FILE
+  std::string tls_ca;    // --tls-ca FILE
 
   std::string target;     // --target name:port
   std::string method;     // --method /pkg.Svc/Method

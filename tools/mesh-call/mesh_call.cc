@@ -351,6 +351,9 @@ int Main(int argc, char** argv) {
   MeshOptions mesh_options;
   mesh_options.discovery = discovery;
   mesh_options.tap_address = flags.tap;
+  mesh_options.identity.cert_chain_file = flags.tls_cert;
+  mesh_options.identity.private_key_file = flags.tls_key;
+  mesh_options.identity.trust_roots_file = flags.tls_ca;
   auto mesh = Mesh::Create(mesh_options);
   if (!mesh.ok()) return SetupFailed("creating the mesh", mesh.status());
   if (!flags.tap.empty()) {
@@ -369,6 +372,7 @@ int Main(int argc, char** argv) {
   if (static_discovery != nullptr) {
     std::vector<Endpoint> endpoints(flags.static_endpoints.begin(),
                                     flags.static_endpoints.end());
+    for (Endpoint& e : endpoints) e.tls_identity = flags.static_identity;
     absl::Status s = static_discovery->SetEndpoints(flags.target, endpoints);
     if (!s.ok()) return SetupFailed("--static", s, ExitCodeFor(s));
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/base/utf8.h"
@@ -559,7 +560,12 @@ dst::WeightedAddr ToWire(const EndpointSpec& e) {
   }
   out.set_weight(e.weight);
   for (const auto& [k, v] : e.labels) (*out.mutable_metric_labels())[k] = v;
-  if (!e.tls_identity.empty()) {
+  // A URI ("spiffe://...") goes as Linkerd's UriLikeIdentity, a name as
+  // its DnsLikeIdentity.
+  if (absl::StrContains(e.tls_identity, "://")) {
+    out.mutable_tls_identity()->mutable_uri_like_identity()->set_uri(
+        e.tls_identity);
+  } else if (!e.tls_identity.empty()) {
     out.mutable_tls_identity()->mutable_dns_like_identity()->set_name(
         e.tls_identity);
   }

@@ -6,16 +6,26 @@
 //
 //   mesh-echo-server --port 0 --delay-ms 5 --jitter-ms 2
 //   mesh-echo-server --port 7001 --fail-status UNAVAILABLE
+//   mesh-echo-server --tls-cert cert.pem --tls-key key.pem --tls-ca ca.pem
 //
-// Exits 0 after a signal, 1 if it cannot listen, 2 for a bad flag.
+// With --tls-cert and --tls-key it serves TLS; with --tls-ca too it
+// requires client certificates that chain to that CA (mutual TLS).
+//
+// Exits 0 after a signal, 1 if it cannot listen, 2 for a bad flag (or TLS
+// files that cannot be read or do not check out).
 
 #include <signal.h>
 
 #include <cstdio>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "src/tls/certificate_check.h"
 #include "tools/common/echo_backend.h"
 #include "tools/common/flag_parser.h"
 #include "tools/common/grpc_codes.h"
@@ -27,8 +37,63 @@ struct ServerFlags {
   int delay_ms = 0;
   int jitter_ms = 0;
   grpc::StatusCode fail_status = grpc::StatusCode::OK;
+  std::string tls_cert;  // PEM files
+  std::string tls_key;
+  std::string tls_ca;
   bool help = false;
 };
+
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read '", path, "'"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The server's TLS credentials from the --tls-* flags (null: plaintext),
+// checked first so that a bad file is named rather than refused by gRPC
+// at the first handshake.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsFromFlags(
+    const ServerFlags& f) {
+  if (f.tls_cert.empty() && f.tls_key.empty() && f.tls_ca.empty()) {
+    return nullptr;
+  }
+  if (f.tls_cert.empty() || f.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key go together (and --tls-ca needs both)");
+  }
+  absl::StatusOr<std::string> cert = ReadFile(f.tls_cert, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadFile(f.tls_key, "--tls-key");
+  if (!key.ok()) return key.status();
+  absl::StatusOr<mesh::internal::CertificateFacts> checked =
+      mesh::internal::CheckKeyPair(*cert, *key, absl::Now());
+  if (!checked.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert/--tls-key: ", checked.status().message()));
+  }
+  std::string ca;
+  if (!f.tls_ca.empty()) {
+    absl::StatusOr<std::string> read = ReadFile(f.tls_ca, "--tls-ca");
+    if (!read.ok()) return read.status();
+    if (absl::Status s = mesh::internal::CheckTrustRoots(*read); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tls-ca: ", s.message()));
+    }
+    ca = *std::move(read);
+  }
+  grpc::SslServerCredentialsOptions ssl(
+      ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                 : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = ca;
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(ssl);
+}
 
 mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
   using mesh::tools::IntFlag;
@@ -53,6 +118,13 @@ mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
          return absl::OkStatus();
        },
        "answer with status CODE (name or number) instead\nof echoing"},
+      {"tls-cert", "FILE", mesh::tools::TextFlag(&f->tls_cert, "needs a file"),
+       "serve TLS with this certificate chain (PEM)"},
+      {"tls-key", "FILE", mesh::tools::TextFlag(&f->tls_key, "needs a file"),
+       "and this private key (PEM)"},
+      {"tls-ca", "FILE", mesh::tools::TextFlag(&f->tls_ca, "needs a file"),
+       "require client certificates that chain to these\nCA certificates "
+       "(PEM): mutual TLS"},
       {"help", "", mesh::tools::SwitchFlag(&f->help), "this text"},
   };
 }
@@ -70,11 +142,18 @@ int main(int argc, char** argv) {
     ServerFlags unused;
     std::printf(
         "usage: %s [--port N] [--delay-ms N] [--jitter-ms N] "
-        "[--fail-status CODE]\n%s"
+        "[--fail-status CODE]\n       [--tls-cert FILE --tls-key FILE "
+        "[--tls-ca FILE]]\n%s"
         "Prints the address it listens on, then serves until "
         "SIGINT/SIGTERM.\n",
         argv[0], mesh::tools::FlagHelp(ServerFlagTable(&unused)).c_str());
     return 0;
+  }
+
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls =
+      TlsFromFlags(flags);
+  if (!tls.ok()) {
+    return mesh::tools::BadFlags("mesh-echo-server", argv[0], tls.status());
   }
 
   // Blocked before gRPC starts its threads, which inherit the mask: the
@@ -85,7 +164,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto backend = mesh::tools::EchoBackend::Start(flags.port);
+  auto backend = mesh::tools::EchoBackend::Start(flags.port, *tls);
   if (!backend.ok()) {
     std::fprintf(stderr, "mesh-echo-server: %s\n",
                  backend.status().ToString().c_str());
