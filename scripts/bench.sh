@@ -12,7 +12,7 @@
 #
 # Raw results go to results/ (git-ignored): micro.json (Google Benchmark),
 # NAME.csv and NAME.md per program (tail_latency, overhead, memory, churn,
-# tap_load, stub),
+# tap_load, stub, tls),
 # NAME_goals.md (goal rows), the plots, machine.md. Installs its Debian
 # packages first (idempotent), builds Release in build/bench
 # (MESH_BENCH_JOBS sets -j, default nproc). Every step has a time limit.
@@ -42,7 +42,7 @@ cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
 timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
   mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
-  mesh_churn_bench mesh_tap_load_bench mesh_stub_bench
+  mesh_churn_bench mesh_tap_load_bench mesh_stub_bench mesh_tls_bench
 
 if [[ $quick == 1 ]]; then
   micro=(--benchmark_min_time=0.01 --benchmark_repetitions=2)
@@ -52,6 +52,7 @@ if [[ $quick == 1 ]]; then
   churn=(--rounds 1 --phase_seconds 1 --warmup_seconds 0.2)
   tap_load=(--calls 300 --rounds 1 --warmup 100)
   stub=(--calls 300 --rounds 1 --warmup 100 --messages 2000)
+  tls=(--calls 300 --rounds 1 --warmup 100 --connects 3)
 else
   micro=(--benchmark_repetitions=3)
   tail=()
@@ -60,6 +61,7 @@ else
   churn=()
   tap_load=()
   stub=()
+  tls=()
 fi
 
 step "machine facts"
@@ -89,6 +91,9 @@ timeout 120 "$bin/mesh_tap_load_bench" --out "$out" "${tap_load[@]}"
 
 step "generated stubs over Mesh::NewGrpcChannel against a direct channel"
 timeout 240 "$bin/mesh_stub_bench" --out "$out" "${stub[@]}"
+
+step "mutual TLS against plaintext, through mesh"
+timeout 240 "$bin/mesh_tls_bench" --out "$out" "${tls[@]}"
 
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 mhz="$(awk '/^cpu MHz/ {printf "%.0f MHz", $4; exit}' /proc/cpuinfo)"

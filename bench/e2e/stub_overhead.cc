@@ -35,6 +35,7 @@
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/latency_stats.h"
+#include "bench/e2e/unary_loop.h"
 #include "mesh/mesh.h"
 #include "meshtest/echo.grpc.pb.h"
 #include "src/base/mutex.h"
@@ -55,70 +56,6 @@ struct Flags {
 using meshtest::EchoRequest;
 using meshtest::EchoResponse;
 using meshtest::TestEcho;
-
-struct UnaryRun {
-  double p50_ms = 0;
-  double calls_per_s = 0;
-};
-
-// The p50 and rate of a run that started at `start` and has just ended;
-// dies if any of its `expected` calls failed.
-UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
-                   const std::vector<int>& ok, int expected, absl::Time start) {
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  std::vector<double> all;
-  int succeeded = 0;
-  for (size_t t = 0; t < latencies.size(); ++t) {
-    all.insert(all.end(), latencies[t].begin(), latencies[t].end());
-    succeeded += ok[t];
-  }
-  if (succeeded != expected) {
-    Die(absl::StrCat(expected - succeeded, " unary calls failed"));
-  }
-  LatencyStats stats = LatencyStats::From("run", std::move(all), succeeded);
-  return {stats.Percentile(50), expected / seconds};
-}
-
-// `calls` calls split over `threads` closed-loop workers; sync stub calls,
-// or callback ones.
-UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads,
-                  bool callback = false) {
-  std::vector<std::vector<double>> latencies(threads);
-  std::vector<int> ok(threads, 0);
-  const int per_thread = std::max(1, calls / threads);
-  EchoRequest request;
-  request.set_message(std::string(64, 'x'));
-  absl::Time start = absl::Now();
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      latencies[t].reserve(per_thread);
-      for (int i = 0; i < per_thread; ++i) {
-        grpc::ClientContext context;
-        context.set_deadline(
-            absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-        EchoResponse response;
-        absl::Time begin = absl::Now();
-        grpc::Status status;
-        if (callback) {
-          internal::Notification done;
-          stub.async()->Unary(&context, &request, &response,
-                              [&](grpc::Status s) {
-                                status = std::move(s);
-                                done.Notify();
-                              });
-          done.WaitForNotification();
-        } else {
-          status = stub.Unary(&context, request, &response);
-        }
-        latencies[t].push_back(absl::ToDoubleMilliseconds(absl::Now() - begin));
-        if (status.ok()) ++ok[t];
-      }
-    });
-  }
-  for (auto& w : workers) w.join();
-  return Summarize(latencies, ok, per_thread * threads, start);
-}
 
 // The same closed loop through mesh::Channel::Call (typed, blocking), no
 // stub: mesh's own per-call path without the interceptor, for reference.
@@ -174,11 +111,6 @@ double RunBidi(TestEcho::Stub& stub, int messages) {
                      " echoes, status ", status.error_message()));
   }
   return messages / seconds;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 int Main(int argc, char** argv) {

@@ -21,7 +21,7 @@ jq -r --arg part goals -f "$here/micro.jq" "$results/micro.json" \
 {
   echo "| goal | measured | verdict |"
   echo "|---|---|---|"
-  for part in micro tail_latency overhead memory churn tap_load stub; do
+  for part in micro tail_latency overhead memory churn tap_load stub tls; do
     tail -n +3 "$results/${part}_goals.md"
   done
 } >"$results/goals.md"
@@ -40,7 +40,7 @@ for name in "${wanted[@]}"; do
   grep -qx "<!-- bench:$name end -->" "$doc" ||
     { echo "report: $doc has no '<!-- bench:$name end -->'" >&2; exit 1; }
 done
-for name in machine goals micro tail_latency overhead memory churn tap_load stub; do
+for name in machine goals micro tail_latency overhead memory churn tap_load stub tls; do
   printf '%s\n' "${wanted[@]}" | grep -qx "$name" ||
     { echo "report: $doc has no '<!-- bench:$name begin -->'" >&2; exit 1; }
 done

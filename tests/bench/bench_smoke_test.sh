@@ -48,6 +48,8 @@ timeout 60 "$bin/mesh_tap_load_bench" --out "$out" --calls 50 --rounds 1 \
   --warmup 10 --subscribers 5 >/dev/null
 timeout 60 "$bin/mesh_stub_bench" --out "$out" --calls 40 --rounds 1 \
   --warmup 10 --messages 200 --concurrency 1,2 >/dev/null
+timeout 60 "$bin/mesh_tls_bench" --out "$out" --calls 40 --rounds 1 \
+  --warmup 10 --connects 2 --concurrency 1,2 >/dev/null
 
 # What each program reports, by the rows it must have.
 expect() { # file, fixed string
@@ -77,6 +79,12 @@ for api in sync callback; do
   done
 done
 expect stub.md "| bidi messages/s | 1 stream |"
+for c in 1 2; do
+  expect tls.md "| unary p50 (ms), established connection | $c |"
+  expect tls.md "| unary calls/s | $c |"
+done
+expect tls.md "| first call on a new connection (ms) | 1 |"
+expect tls.md "| of which the TLS handshake (ms) | 1 |"
 [[ $(grep -c '^| `BM_' <(jq -r -f "$src/scripts/bench/micro.jq" "$out/micro.json")) -eq \
   $("$bin/mesh_micro_bench" --benchmark_list_tests | wc -l) ]] ||
   fail "micro.jq does not list every benchmark"
@@ -88,13 +96,14 @@ cp "$src/docs/benchmarks.md" "$tmp/doc.md"
 "$src/scripts/bench/report.sh" "$out" "$tmp/doc.md" "$tmp/img" >/dev/null
 # Goal rows: 10 micro, 2 tail latency, 3 per overhead concurrency, 2 memory
 # (static, xDS), 4 per churn mode (churn, reset), 1 tap load, 2 per stub
-# API and concurrency and 1 bidi; each with a verdict.
+# API and concurrency and 1 bidi, 1 per TLS concurrency; each with a
+# verdict.
 rows=$(tail -n +3 "$out/goals.md" | wc -l)
-[[ $rows -eq 38 ]] || fail "goals.md has $rows rows, not 38"
+[[ $rows -eq 40 ]] || fail "goals.md has $rows rows, not 40"
 bad=$(tail -n +3 "$out/goals.md" |
   grep -cvE '\| (met|\*\*missed\*\* by -?[0-9.]+(×| points)|\*\*missed\*\*: [^|]+) \|$' || true)
 [[ $bad -eq 0 ]] || fail "goals.md has $bad rows without a verdict"
-for name in machine goals micro tail_latency overhead memory churn tap_load stub; do
+for name in machine goals micro tail_latency overhead memory churn tap_load stub tls; do
   section=$(sed -n "/^<!-- bench:$name begin -->\$/,/^<!-- bench:$name end -->\$/p" "$tmp/doc.md")
   [[ $(printf '%s\n' "$section" | wc -l) -gt 3 ]] || fail "section $name left empty"
   printf '%s\n' "$section" | grep -qF -- "$(head -1 "$out/$name.md")" ||

@@ -104,7 +104,8 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
   }
 
   void Echo(grpc::ServerContext* context) {
-    std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+    std::shared_ptr<const grpc::AuthContext> auth =
+        owner_->record_client_serials_ ? context->auth_context() : nullptr;
     if (auth != nullptr) {
       for (const grpc::string_ref& pem :
            auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
@@ -153,6 +154,7 @@ std::unique_ptr<TestEchoServer> TestEchoServer::Start(
     ssl.pem_root_certs = tls.client_ca;
     ssl.pem_key_cert_pairs.push_back({tls.private_key, tls.cert_chain});
     credentials = grpc::SslServerCredentials(ssl);
+    server->record_client_serials_ = tls.record_client_serials;
   }
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", credentials, &port);

@@ -26,6 +26,9 @@ struct EchoServerTls {
   std::string private_key;
   // PEM; set: client certificates are required and verified against it.
   std::string client_ca;
+  // Parse each call's client certificate for client_serials() (off for the
+  // benchmarks: it costs the server a certificate parse per call).
+  bool record_client_serials = true;
 };
 
 class TestEchoServer {
@@ -51,6 +54,7 @@ class TestEchoServer {
   std::unique_ptr<grpc::Server> server_;
   std::atomic<int> calls_{0};
   std::atomic<int> cancellations_{0};
+  bool record_client_serials_ = false;
   mutable internal::Mutex mu_;
   std::vector<std::string> client_serials_ ABSL_GUARDED_BY(mu_);
 };

@@ -13,7 +13,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "gtest/gtest.h"
 
 namespace mesh::testing {
 namespace {
@@ -53,10 +52,13 @@ absl::StatusOr<std::unique_ptr<TestPki>> TestPki::Create(
         "the `openssl` command is not installed; it makes the tests' "
         "certificates (scripts/install-deps.sh installs it)");
   }
-  std::string tmpl = ::testing::TempDir() + "mesh_pki_XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) {
+  std::error_code error;
+  const std::filesystem::path base =
+      std::filesystem::temp_directory_path(error);  // $TMPDIR, else /tmp
+  std::string tmpl = (base / "mesh_pki_XXXXXX").string();
+  if (error || mkdtemp(tmpl.data()) == nullptr) {
     return absl::InternalError("cannot create a temporary directory under " +
-                               ::testing::TempDir());
+                               base.string());
   }
   std::unique_ptr<TestPki> pki(new TestPki(tmpl));
   const std::filesystem::path& dir = pki->dir_;

@@ -8,8 +8,9 @@
 //   auto server = (*pki)->Issue("server", leaf);
 //   // server->cert, server->key (PEM), server->cert_file, server->serial
 //
-// The files live in a fresh directory under the test temp dir, removed with
-// the TestPki. Not thread-safe.
+// The files live in a fresh directory under $TMPDIR (else /tmp), removed
+// with the TestPki. Tests and benchmarks use it (no test framework needed).
+// Not thread-safe.
 #ifndef MESH_TESTS_SUPPORT_TEST_PKI_H_
 #define MESH_TESTS_SUPPORT_TEST_PKI_H_
 
