@@ -60,30 +60,13 @@ using meshtest::TestEcho;
 // The same closed loop through mesh::Channel::Call (typed, blocking), no
 // stub: mesh's own per-call path without the interceptor, for reference.
 UnaryRun RunChannelUnary(Channel& channel, int calls, int threads) {
-  std::vector<std::vector<double>> latencies(threads);
-  std::vector<int> ok(threads, 0);
-  const int per_thread = std::max(1, calls / threads);
-  EchoRequest request;
-  request.set_message(std::string(64, 'x'));
-  absl::Time start = absl::Now();
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      latencies[t].reserve(per_thread);
-      CallOptions options;
-      options.timeout = absl::Seconds(5);
-      for (int i = 0; i < per_thread; ++i) {
-        EchoResponse response;
-        absl::Time begin = absl::Now();
-        absl::Status status = channel.Call("/meshtest.TestEcho/Unary", request,
-                                           &response, options);
-        latencies[t].push_back(absl::ToDoubleMilliseconds(absl::Now() - begin));
-        if (status.ok()) ++ok[t];
-      }
-    });
-  }
-  for (auto& w : workers) w.join();
-  return Summarize(latencies, ok, per_thread * threads, start);
+  CallOptions options;
+  options.timeout = absl::Seconds(5);
+  return RunClosedLoop(calls, threads, [&](const EchoRequest& request) {
+    EchoResponse response;
+    return channel.Call("/meshtest.TestEcho/Unary", request, &response, options)
+        .ok();
+  });
 }
 
 // Messages per second through one bidi stream: a writer thread and this

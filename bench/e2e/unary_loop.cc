@@ -1,6 +1,7 @@
 #include "bench/e2e/unary_loop.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,6 +19,10 @@ using meshtest::EchoRequest;
 using meshtest::EchoResponse;
 using meshtest::TestEcho;
 
+namespace {
+
+// The p50 and rate of a run that started at `start` and has just ended;
+// dies if any of its `expected` calls failed.
 UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
                    const std::vector<int>& ok, int expected, absl::Time start) {
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
@@ -34,7 +39,10 @@ UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
   return {stats.Percentile(50), expected / seconds};
 }
 
-UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads, bool callback) {
+}  // namespace
+
+UnaryRun RunClosedLoop(int calls, int threads,
+                       const std::function<bool(const EchoRequest&)>& call) {
   std::vector<std::vector<double>> latencies(threads);
   std::vector<int> ok(threads, 0);
   const int per_thread = std::max(1, calls / threads);
@@ -46,11 +54,24 @@ UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads, bool callback) {
     workers.emplace_back([&, t] {
       latencies[t].reserve(per_thread);
       for (int i = 0; i < per_thread; ++i) {
+        absl::Time begin = absl::Now();
+        const bool succeeded = call(request);
+        latencies[t].push_back(absl::ToDoubleMilliseconds(absl::Now() - begin));
+        if (succeeded) ++ok[t];
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  return Summarize(latencies, ok, per_thread * threads, start);
+}
+
+UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads, bool callback) {
+  return RunClosedLoop(
+      calls, threads, [&stub, callback](const EchoRequest& request) {
         grpc::ClientContext context;
         context.set_deadline(
             absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
         EchoResponse response;
-        absl::Time begin = absl::Now();
         grpc::Status status;
         if (callback) {
           internal::Notification done;
@@ -63,13 +84,8 @@ UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads, bool callback) {
         } else {
           status = stub.Unary(&context, request, &response);
         }
-        latencies[t].push_back(absl::ToDoubleMilliseconds(absl::Now() - begin));
-        if (status.ok()) ++ok[t];
-      }
-    });
-  }
-  for (auto& w : workers) w.join();
-  return Summarize(latencies, ok, per_thread * threads, start);
+        return status.ok();
+      });
 }
 
 double Median(std::vector<double> v) {

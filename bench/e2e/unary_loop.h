@@ -9,9 +9,9 @@
 #ifndef MESH_BENCH_E2E_UNARY_LOOP_H_
 #define MESH_BENCH_E2E_UNARY_LOOP_H_
 
+#include <functional>
 #include <vector>
 
-#include "absl/time/time.h"
 #include "meshtest/echo.grpc.pb.h"
 
 namespace mesh::bench {
@@ -21,18 +21,18 @@ struct UnaryRun {
   double calls_per_s = 0;
 };
 
-// `calls` calls split over `threads` workers, each starting its next call
-// when the last returns; sync stub calls, or callback ones (the worker
-// waiting for the callback). 64-byte messages, a 5 s deadline each. Dies
-// (bench_cli.h's Die) if any call fails.
+// `calls` calls split over `threads` workers, each making its next call
+// when the last returns: `call` makes one (64-byte message; thread-safe),
+// true if it succeeded. The p50 latency and the rate; dies (bench_cli.h's
+// Die) if any call failed.
+UnaryRun RunClosedLoop(
+    int calls, int threads,
+    const std::function<bool(const meshtest::EchoRequest&)>& call);
+
+// RunClosedLoop with `stub`'s Unary: sync calls, or callback ones (the
+// worker waiting for the callback); a 5 s deadline each.
 UnaryRun RunUnary(meshtest::TestEcho::Stub& stub, int calls, int threads,
                   bool callback = false);
-
-// The p50 and rate of a run that started at `start` and has just ended,
-// from each worker's latencies (ms) and successes; dies if any of its
-// `expected` calls failed.
-UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
-                   const std::vector<int>& ok, int expected, absl::Time start);
 
 // The median of `v` (0 when empty).
 double Median(std::vector<double> v);

@@ -108,6 +108,10 @@ class IdentityTest : public ::testing::Test {
     stub_ = TestEcho::NewStub(*channel);
   }
 
+  // A TLS server with kBooksIdentity, and a Mesh with the client identity
+  // whose target has that server alone (with its identity).
+  std::unique_ptr<TestEchoServer> ServeBooks(const std::string& name = "books");
+
   grpc::Status Call(EchoResponse* response) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
@@ -127,14 +131,21 @@ Endpoint WithIdentity(const std::string& address, const std::string& id) {
   return e;
 }
 
-TEST_F(IdentityTest, RightDnsIdentityServesAndTheServerSeesTheClientCert) {
-  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
-  ASSERT_NE(server, nullptr);
+std::unique_ptr<TestEchoServer> IdentityTest::ServeBooks(
+    const std::string& name) {
+  auto server = Server(name, {std::string("DNS:") + kBooksIdentity});
+  if (server == nullptr) return nullptr;
   MakeMesh(ClientIdentity());
-  ASSERT_TRUE(discovery_
+  EXPECT_TRUE(discovery_
                   ->SetEndpoints(kTarget, {WithIdentity(server->address(),
                                                         kBooksIdentity)})
                   .ok());
+  return server;
+}
+
+TEST_F(IdentityTest, RightDnsIdentityServesAndTheServerSeesTheClientCert) {
+  auto server = ServeBooks();
+  ASSERT_NE(server, nullptr);
   for (int i = 0; i < 3; ++i) {
     EchoResponse response;
     grpc::Status status = Call(&response);
@@ -247,13 +258,8 @@ TEST_F(IdentityTest, WithoutRequireIdentityAPlaintextEndpointServes) {
 }
 
 TEST_F(IdentityTest, RotatedFilesAreUsedByNewConnectionsOpenStreamsKeepTheirs) {
-  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+  auto server = ServeBooks();
   ASSERT_NE(server, nullptr);
-  MakeMesh(ClientIdentity());
-  ASSERT_TRUE(discovery_
-                  ->SetEndpoints(kTarget, {WithIdentity(server->address(),
-                                                        kBooksIdentity)})
-                  .ok());
   // A stream opened with the first certificate.
   grpc::ClientContext stream_context;
   auto stream = stub_->Bidi(&stream_context);
@@ -286,13 +292,8 @@ class IdentityRefusalTest : public IdentityTest {
   void ExpectRefused(const KeyPair& replacement_cert,
                      const KeyPair& replacement_key,
                      const std::string& reason) {
-    auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+    auto server = ServeBooks();
     ASSERT_NE(server, nullptr);
-    MakeMesh(ClientIdentity());
-    ASSERT_TRUE(discovery_
-                    ->SetEndpoints(kTarget, {WithIdentity(server->address(),
-                                                          kBooksIdentity)})
-                    .ok());
     testing::LogCapture log;
     testing::ReplaceTextFile(client_.cert_file, replacement_cert.cert);
     testing::ReplaceTextFile(client_.key_file, replacement_key.key);
