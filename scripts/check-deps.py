@@ -30,7 +30,7 @@ PARTS = {
     # Identity: certificate checks and TLS credentials.
     "tls": (("base", "model"), ("grpc", "openssl")),
     "transport": (("base", "model", "tls"), ("grpc",)),
-    "discovery": (("base", "model", "route", "transport"),
+    "discovery": (("base", "model", "route", "tls", "transport"),
                   ("grpc", "protobuf", "proto", "re2")),
     "channel": (("base", "model", "balance", "route", "metrics", "tap",
                  "tls", "transport", "discovery"),

@@ -20,6 +20,14 @@ dir="$1"
 identity="$2"
 mkdir -p "$dir"
 newkey=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+# Runs openssl quietly; on failure shows what it said, and stops.
+quiet() {
+  "$@" 2>"$dir/openssl.log" || {
+    echo "make-demo-certs: $* failed:" >&2
+    cat "$dir/openssl.log" >&2
+    exit 1
+  }
+}
 cat >"$dir/req.cnf" <<CNF
 [req]
 distinguished_name = dn
@@ -29,24 +37,24 @@ basicConstraints = critical,CA:true
 keyUsage = critical,keyCertSign,cRLSign
 subjectKeyIdentifier = hash
 CNF
-openssl req -x509 -config "$dir/req.cnf" -extensions v3_ca -days 1 \
+quiet openssl req -x509 -config "$dir/req.cnf" -extensions v3_ca -days 1 \
   "${newkey[@]}" -subj /CN=mesh-demo-ca -keyout "$dir/ca.key" \
-  -out "$dir/ca.pem" 2>/dev/null
+  -out "$dir/ca.pem"
 
 serial=16
 leaf() {
   local name=$1 san=$2
   printf 'basicConstraints = CA:FALSE\nauthorityKeyIdentifier = keyid\nextendedKeyUsage = serverAuth,clientAuth\nsubjectAltName = %s\n' \
     "$san" >"$dir/$name.ext"
-  openssl req -new -config "$dir/req.cnf" "${newkey[@]}" -subj "/CN=$name" \
-    -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
-  openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
+  quiet openssl req -new -config "$dir/req.cnf" "${newkey[@]}" -subj "/CN=$name" \
+    -keyout "$dir/$name.key" -out "$dir/$name.csr"
+  quiet openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
     -set_serial "$serial" -days 1 -extfile "$dir/$name.ext" \
-    -out "$dir/$name.pem" 2>/dev/null
+    -out "$dir/$name.pem"
   serial=$((serial + 1))
   rm -f "$dir/$name.csr" "$dir/$name.ext"
 }
 leaf server "DNS:$identity"
 leaf impostor "DNS:impostor.$identity"
 leaf client "URI:spiffe://mesh.demo/ns/demo/sa/client"
-rm -f "$dir/req.cnf"
+rm -f "$dir/req.cnf" "$dir/openssl.log"

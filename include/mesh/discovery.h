@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
 #include "mesh/service_config.h"
+#include "mesh/tls.h"
 
 namespace grpc {
 class Service;
@@ -158,6 +159,14 @@ struct LinkerdDiscoveryOptions {
   // naming the limit, and the stream restarts. 4 MiB holds an Add of some
   // 30,000 endpoints.
   int max_message_bytes = 4 << 20;
+  // Mutual TLS to the destination service: the workload's identity (as
+  // MeshOptions::identity; files are followed by gRPC's file watcher, so a
+  // reconnection presents a rotated certificate). Empty: plaintext.
+  IdentityOptions identity;
+  // With `identity`: what the destination service's certificate must carry,
+  // e.g. "linkerd-destination.linkerd.serviceaccount.identity.linkerd.
+  // cluster.local" (a DNS SAN; also sent as the server name), or a URI.
+  std::string server_identity;
 };
 
 // INVALID_ARGUMENT naming the field for bad options. Connecting is lazy: a

@@ -294,30 +294,55 @@ absl::Status Destination::NoEndpointsStatus() const {
         absl::StrCat("target '", target_, "' does not exist"));
   }
   return absl::UnavailableError(
-      absl::StrCat("no endpoints for target '", target_, "'"));
+      absl::StrCat("no endpoints for target '", target_, "'",
+                   identity_left_out_.empty()
+                       ? ""
+                       : absl::StrCat(" (", identity_left_out_, ")")));
 }
 
 void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
-  if (tls_.require_identity && (update.kind == EndpointUpdate::Kind::kReset ||
-                                update.kind == EndpointUpdate::Kind::kAdd)) {
-    auto plaintext = [](const Endpoint& e) { return e.tls_identity.empty(); };
-    auto first = std::find_if(update.endpoints.begin(), update.endpoints.end(),
-                              plaintext);
-    if (first != update.endpoints.end()) {
-      EndpointUpdate kept = update;
-      size_t left_out = static_cast<size_t>(std::count_if(
-          kept.endpoints.begin(), kept.endpoints.end(), plaintext));
-      gpr_log(GPR_ERROR,
-              "mesh: '%s': %zu endpoint(s) without a TLS identity left out "
-              "(MeshOptions.identity.require_identity), e.g. %s",
-              target_.c_str(), left_out, first->address.c_str());
-      kept.endpoints.erase(std::remove_if(kept.endpoints.begin(),
-                                          kept.endpoints.end(), plaintext),
-                           kept.endpoints.end());
-      return ApplyEndpointUpdate(kept);
+  if (!tls_.require_identity || (update.kind != EndpointUpdate::Kind::kReset &&
+                                 update.kind != EndpointUpdate::Kind::kAdd)) {
+    return ApplyEndpointUpdate(update);
+  }
+  // Checked whole first, as the set would: an invalid endpoint rejects the
+  // update even if it is one of those left out.
+  if (absl::Status valid = ValidateEndpointList(update.endpoints);
+      !valid.ok()) {
+    return ApplyEndpointUpdate(update);  // rejected there, and logged
+  }
+  auto plaintext = [](const Endpoint& e) { return e.tls_identity.empty(); };
+  EndpointUpdate kept = update;
+  std::vector<std::string> left_out;
+  for (const Endpoint& e : update.endpoints) {
+    if (plaintext(e)) left_out.push_back(e.address);
+  }
+  kept.endpoints.erase(
+      std::remove_if(kept.endpoints.begin(), kept.endpoints.end(), plaintext),
+      kept.endpoints.end());
+  std::string why;
+  if (!left_out.empty()) {
+    why = absl::StrCat(left_out.size(),
+                       " endpoint(s) without a TLS identity left out "
+                       "(MeshOptions.identity.require_identity), e.g. ",
+                       left_out.front());
+  }
+  bool log;
+  {
+    MutexLock lock(&mu_);
+    // Once per distinct reason, not at every update.
+    log = !why.empty() && why != identity_left_out_;
+    if (update.kind == EndpointUpdate::Kind::kReset || !why.empty()) {
+      identity_left_out_ = why;
     }
   }
-  ApplyEndpointUpdate(update);
+  if (log) gpr_log(GPR_ERROR, "mesh: '%s': %s", target_.c_str(), why.c_str());
+  ApplyEndpointUpdate(kept);
+  // An Add re-sending an address without its identity must not leave the
+  // entry that had one.
+  if (update.kind == EndpointUpdate::Kind::kAdd && !left_out.empty()) {
+    ApplyEndpointUpdate(EndpointUpdate::Remove(std::move(left_out)));
+  }
 }
 
 void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
@@ -368,7 +393,11 @@ void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
         for (const auto& [predecessor, successor] : changed) {
           EndpointMetrics* m =
               predecessor->metrics.load(std::memory_order_acquire);
-          if (m != nullptr && successor->metrics_owner == nullptr) {
+          // A changed identity starts a new series: the old one's tls
+          // labels no longer say how the endpoint is reached.
+          if (m != nullptr && successor->metrics_owner == nullptr &&
+              predecessor->endpoint.tls_identity ==
+                  successor->endpoint.tls_identity) {
             successor->metrics_owner = predecessor->metrics_owner;
             successor->metrics.store(m, std::memory_order_release);
           }
@@ -526,6 +555,9 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
   }
   EndpointMetrics* m = entry->metrics.load(std::memory_order_acquire);
   if (m == nullptr) {
+    // An update may also have changed the endpoint's identity meanwhile.
+    LabelPairs tls = TlsLabels(entry->endpoint, tls_.identity_in_use);
+    if (made->tls != tls) made = metrics_->Endpoint(target_, address, tls);
     entry->metrics_owner = std::move(made);
     m = entry->metrics_owner.get();
     entry->metrics.store(m, std::memory_order_release);

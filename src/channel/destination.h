@@ -292,6 +292,10 @@ class Destination final : public EndpointObserver,
   Set set_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  // With require_identity: what the last update left out ("2 endpoint(s)
+  // without a TLS identity left out ..."), for NoEndpointsStatus and the
+  // log (once per distinct text); empty when nothing was.
+  std::string identity_left_out_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
   std::optional<BackendPolicy> policy_ ABSL_GUARDED_BY(mu_);

@@ -25,7 +25,9 @@ std::shared_ptr<EndpointMetrics> MetricsRegistry::Endpoint(
   MutexLock lock(&mu_);
   auto [it, inserted] = endpoints_.try_emplace(Key(authority, address));
   std::shared_ptr<EndpointMetrics> metrics = it->second.lock();
-  if (metrics != nullptr) return metrics;
+  // Other TLS labels (the endpoint's identity changed): a new series; the
+  // old object's remaining holders record into it unseen.
+  if (metrics != nullptr && metrics->tls == tls) return metrics;
   metrics = std::make_shared<EndpointMetrics>();
   metrics->tls = std::move(tls);
   it->second = metrics;

@@ -62,7 +62,8 @@ class MetricsRegistry {
   // endpoint's first attempt) keeps the shared_ptr while the endpoint is in
   // its set, and the endpoint leaves the output after that.
   // `tls` labels its traffic series (endpoint_request_total,
-  // endpoint_response_total) when it is made.
+  // endpoint_response_total); a live object with other labels is replaced
+  // by a new one (a new series).
   std::shared_ptr<EndpointMetrics> Endpoint(const std::string& authority,
                                             const std::string& address,
                                             LabelPairs tls = {});

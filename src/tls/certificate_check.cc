@@ -11,8 +11,10 @@
 #include <openssl/x509v3.h>
 
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -173,6 +175,18 @@ absl::StatusOr<Certificate> ParseLeaf(absl::string_view pem) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ReadPemFile(const std::string& path,
+                                        absl::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " '", path, "' cannot be read"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem) {
   ClearErrorsOnExit clear;

@@ -30,6 +30,11 @@ struct CertificateFacts {
   bool validity_readable = true;
 };
 
+// The contents of a PEM file (any file), or INVALID_ARGUMENT "<what>
+// '<path>' cannot be read".
+absl::StatusOr<std::string> ReadPemFile(const std::string& path,
+                                        absl::string_view what);
+
 // The first certificate of a PEM chain. INVALID_ARGUMENT if there is none
 // or it does not parse.
 absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem);

@@ -2,8 +2,6 @@
 
 #include <grpc/support/log.h>
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,14 +14,7 @@ absl::StatusOr<std::string> ReadPart(const std::string& file,
                                      const std::string& pem,
                                      const char* field) {
   if (file.empty()) return pem;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " '", file, "' cannot be read"));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadPemFile(file, field);
 }
 
 // Where a part came from, for messages.

@@ -4,9 +4,11 @@
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "src/tls/certificate_check.h"
@@ -79,26 +81,122 @@ HandshakeRecord::Summary HandshakeRecord::Get() const {
   return summary_;
 }
 
-std::shared_ptr<grpc::ChannelCredentials> MutualTlsCredentials(
-    const IdentityMaterial& identity, const std::string& expected_identity,
+namespace {
+
+// Mutual TLS with `provider`'s certificates: the chain is verified against
+// the roots, and the name check is ours (the expected identity, not the
+// host name or the call's authority).
+std::shared_ptr<grpc::ChannelCredentials> IdentityCheckedCredentials(
+    std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider,
+    const std::string& expected_identity,
     std::shared_ptr<HandshakeRecord> record) {
-  auto provider =
-      std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
-          identity.trust_roots_pem,
-          std::vector<grpc::experimental::IdentityKeyCertPair>{
-              {identity.private_key_pem, identity.cert_chain_pem}});
   grpc::experimental::TlsChannelCredentialsOptions options;
   options.set_certificate_provider(std::move(provider));
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
-  // The chain is verified against the roots; the name check is ours (the
-  // expected identity, not the host name or the call's authority).
   options.set_verify_server_certs(true);
   options.set_check_call_host(false);
   options.set_certificate_verifier(
       grpc::experimental::ExternalCertificateVerifier::Create<
           ServerIdentityVerifier>(expected_identity, std::move(record)));
   return grpc::experimental::TlsCredentials(options);
+}
+
+std::shared_ptr<grpc::experimental::CertificateProviderInterface>
+StaticProvider(const IdentityMaterial& identity) {
+  return std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+      identity.trust_roots_pem,
+      std::vector<grpc::experimental::IdentityKeyCertPair>{
+          {identity.private_key_pem, identity.cert_chain_pem}});
+}
+
+}  // namespace
+
+std::shared_ptr<grpc::ChannelCredentials> MutualTlsCredentials(
+    const IdentityMaterial& identity, const std::string& expected_identity,
+    std::shared_ptr<HandshakeRecord> record) {
+  return IdentityCheckedCredentials(StaticProvider(identity), expected_identity,
+                                    std::move(record));
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+ControlPlaneTlsCredentials(const IdentityOptions& identity,
+                           const std::string& server_identity) {
+  absl::StatusOr<std::shared_ptr<IdentityStore>> store =
+      IdentityStore::Create(identity);
+  if (!store.ok()) return store.status();
+  if (server_identity.empty()) {
+    return absl::InvalidArgumentError(
+        "server_identity is required with identity: what the control "
+        "plane's certificate must carry");
+  }
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
+  if (!identity.cert_chain_file.empty() && !identity.private_key_file.empty() &&
+      !identity.trust_roots_file.empty()) {
+    const int64_t seconds =
+        std::max<int64_t>(1, absl::ToInt64Seconds(identity.refresh_interval));
+    provider =
+        std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            identity.private_key_file, identity.cert_chain_file,
+            identity.trust_roots_file, static_cast<unsigned int>(seconds));
+  } else {
+    provider = StaticProvider(*(*store)->Current());
+  }
+  return IdentityCheckedCredentials(std::move(provider), server_identity,
+                                    std::make_shared<HandshakeRecord>());
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+WatchedFileTlsCredentials(const std::string& ca_file,
+                          const std::string& cert_file,
+                          const std::string& key_file, absl::Duration refresh) {
+  absl::StatusOr<std::string> roots =
+      ReadPemFile(ca_file, "ca_certificate_file");
+  if (!roots.ok()) return roots.status();
+  if (absl::Status s = CheckTrustRoots(*roots); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ca_certificate_file '", ca_file, "': ", s.message()));
+  }
+  if (!cert_file.empty()) {
+    absl::StatusOr<std::string> cert =
+        ReadPemFile(cert_file, "certificate_file");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadPemFile(key_file, "private_key_file");
+    if (!key.ok()) return key.status();
+    absl::StatusOr<CertificateFacts> checked =
+        CheckKeyPair(*cert, *key, absl::Now());
+    if (!checked.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("certificate_file '", cert_file,
+                       "' with "
+                       "private_key_file '",
+                       key_file, "': ", checked.status().message()));
+    }
+  }
+  const unsigned int seconds = static_cast<unsigned int>(
+      std::max<int64_t>(1, absl::ToInt64Seconds(refresh)));
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  if (cert_file.empty()) {
+    options.set_certificate_provider(
+        std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            ca_file, seconds));
+  } else {
+    options.set_certificate_provider(
+        std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            key_file, cert_file, ca_file, seconds));
+    options.watch_identity_key_cert_pairs();
+  }
+  options.watch_root_certs();
+  options.set_verify_server_certs(true);
+  // gRPC's default check of the server's name (HostNameCertificateVerifier).
+  return grpc::experimental::TlsCredentials(options);
+}
+
+void SetServerNameFor(const std::string& identity,
+                      grpc::ChannelArguments* args) {
+  if (!identity.empty() && !absl::StrContains(identity, "://")) {
+    args->SetSslTargetNameOverride(identity);
+  }
 }
 
 }  // namespace mesh::internal

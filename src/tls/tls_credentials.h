@@ -15,11 +15,13 @@
 #define MESH_SRC_TLS_TLS_CREDENTIALS_H_
 
 #include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "src/base/mutex.h"
 #include "src/tls/identity_store.h"
@@ -55,6 +57,32 @@ class HandshakeRecord {
 std::shared_ptr<grpc::ChannelCredentials> MutualTlsCredentials(
     const IdentityMaterial& identity, const std::string& expected_identity,
     std::shared_ptr<HandshakeRecord> record);
+
+// Mutual TLS to a control plane that must carry `server_identity`, with
+// `identity` checked first (IdentityStore::Create's INVALID_ARGUMENT
+// otherwise). Its files, when all three parts are files, are followed by
+// gRPC's own file watcher (every refresh_interval, at least a second), so
+// that reconnections present a rotated certificate; PEM given in memory is
+// used as it is.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+ControlPlaneTlsCredentials(const IdentityOptions& identity,
+                           const std::string& server_identity);
+
+// TLS to a server checked the usual way (its certificate chains to
+// `ca_file` and names the host it was reached by), presenting the
+// certificate of `cert_file` and `key_file` when given (mutual TLS).
+// gRPC's file watcher reads the files again every `refresh` (at least a
+// second) for new connections. The files are checked first: INVALID_ARGUMENT
+// naming the one that cannot be read or does not check out.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+WatchedFileTlsCredentials(const std::string& ca_file,
+                          const std::string& cert_file,
+                          const std::string& key_file, absl::Duration refresh);
+
+// Sets the TLS server name (SNI) a DNS-like `identity` calls for; nothing
+// for a URI identity.
+void SetServerNameFor(const std::string& identity,
+                      grpc::ChannelArguments* args);
 
 }  // namespace mesh::internal
 

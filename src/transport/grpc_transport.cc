@@ -183,9 +183,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
     // A DNS-like identity is also the server name (SNI) the handshake
     // announces, as Linkerd's proxies expect; the name check is the
     // identity verifier's, and each call sets its own authority.
-    if (!absl::StrContains(endpoint.tls_identity, "://")) {
-      args.SetSslTargetNameOverride(endpoint.tls_identity);
-    }
+    SetServerNameFor(endpoint.tls_identity, &args);
   } else {
     credentials = grpc::InsecureChannelCredentials();
   }
@@ -585,27 +583,37 @@ const char* StateName(grpc_connectivity_state state) {
 
 std::vector<std::pair<std::string, std::string>>
 GrpcTransport::DescribeConnection(const std::string& address) const {
-  Connection connection;
+  // Copied under the lock without the channel: a copy of it could be the
+  // last reference once the lock is let go, and end it on this thread.
+  grpc_connectivity_state state;
+  std::string identity;
+  uint64_t generation = 0;
+  std::shared_ptr<HandshakeRecord> handshakes;
   {
     MutexLock lock(&mu_);
     auto it = channels_.find(address);
     if (it == channels_.end()) return {};
-    connection = it->second;
+    state = it->second.channel->GetState(false);
+    identity = it->second.identity;
+    generation = it->second.generation;
+    handshakes = it->second.handshakes;
   }
   std::vector<std::pair<std::string, std::string>> out = {
-      {"state", StateName(connection.channel->GetState(false))}};
-  if (connection.handshakes == nullptr) {
+      {"state", StateName(state)}};
+  if (handshakes == nullptr) {
     out.emplace_back("tls", "no_identity");
+    out.emplace_back("no_tls_reason", identity_ != nullptr
+                                          ? "not_provided_by_service_discovery"
+                                          : "disabled");
     return out;
   }
-  HandshakeRecord::Summary h = connection.handshakes->Get();
+  HandshakeRecord::Summary h = handshakes->Get();
   out.emplace_back("tls", "true");
-  out.emplace_back("server_id", connection.identity);
+  out.emplace_back("server_id", identity);
   std::shared_ptr<const IdentityMaterial> current = identity_->Current();
   out.emplace_back("client_certificate_serial",
-                   current->generation == connection.generation
-                       ? current->leaf.serial
-                       : "(an earlier version)");
+                   current->generation == generation ? current->leaf.serial
+                                                     : "(an earlier version)");
   out.emplace_back("handshakes_succeeded", absl::StrCat(h.succeeded));
   out.emplace_back("handshakes_refused", absl::StrCat(h.refused));
   if (!h.presented.empty()) out.emplace_back("presented", h.presented);

@@ -84,7 +84,7 @@ for c in 1 2; do
   expect tls.md "| unary calls/s | $c |"
 done
 expect tls.md "| first call on a new connection (ms) | 1 |"
-expect tls.md "| of which the TLS handshake (ms) | 1 |"
+expect tls.md "| of which TLS: credentials and handshake (ms) | 1 |"
 [[ $(grep -c '^| `BM_' <(jq -r -f "$src/scripts/bench/micro.jq" "$out/micro.json")) -eq \
   $("$bin/mesh_micro_bench" --benchmark_list_tests | wc -l) ]] ||
   fail "micro.jq does not list every benchmark"

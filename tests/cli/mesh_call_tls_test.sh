@@ -8,7 +8,9 @@
 # Two servers with the identity mesh-call expects and one impostor (same
 # CA, another name): 30 calls all succeed and none reaches the impostor;
 # alone, the impostor is refused naming both identities; a server with
-# --tls-ca refuses a client without a certificate; bad TLS flags exit 2.
+# --tls-ca refuses a client certificate of another CA; mesh-control-plane over
+# mutual TLS serves Linkerd discovery to mesh-call --linkerd-identity (and
+# not under another identity); bad TLS flags exit 2.
 # The processes are killed on exit, whatever happens.
 set -euo pipefail
 
@@ -85,25 +87,71 @@ PY
   fail "report: $(cat "$tmp/report.json")"
 echo "ok: 30 calls over mutual TLS, none to the impostor"
 
-got=0
+# (mesh-call reports failed calls in its table and exits 0.)
 "$call" --static "$impostor" --static-identity "$identity" "${tls[@]}" \
-  "${method[@]}" --count 1 >"$tmp/impostor.out" 2>&1 || got=$?
+  "${method[@]}" --count 1 >"$tmp/impostor.out" 2>&1 ||
+  fail "mesh-call exited $?: $(cat "$tmp/impostor.out")"
 grep -qF "expected '$identity'" "$tmp/impostor.out" ||
   fail "impostor alone: $(cat "$tmp/impostor.out")"
 grep -qF "DNS:impostor.$identity" "$tmp/impostor.out" ||
   fail "impostor alone: $(cat "$tmp/impostor.out")"
 echo "ok: the impostor alone is refused, both identities named"
 
-# No identity of its own: plaintext to a TLS server, which never answers it.
-"$call" --static "$good1" "${method[@]}" --count 1 --deadline 2000 \
-  >"$tmp/plain.out" 2>&1 || true
-grep -q "status: OK" "$tmp/plain.out" && fail "plaintext call succeeded: $(cat "$tmp/plain.out")"
-echo "ok: a client without a certificate is not served"
+# A client certificate from another CA: the servers (--tls-ca) refuse it,
+# though mesh-call accepts them.
+"$here/../../scripts/make-demo-certs.sh" "$tmp/other" "$identity"
+"$call" --static "$good1" --static-identity "$identity" \
+  --tls-cert "$tmp/other/client.pem" --tls-key "$tmp/other/client.key" \
+  --tls-ca "$pki/ca.pem" "${method[@]}" --count 1 --deadline 2000 \
+  >"$tmp/stranger.out" 2>&1 || fail "mesh-call exited $?: $(cat "$tmp/stranger.out")"
+grep -q "status: OK" "$tmp/stranger.out" &&
+  fail "a client certificate of another CA was served: $(cat "$tmp/stranger.out")"
+grep -q "status: UNAVAILABLE 1" "$tmp/stranger.out" ||
+  fail "stranger: $(cat "$tmp/stranger.out")"
+echo "ok: a client certificate the servers do not trust is not served"
+
+# Linkerd discovery over mutual TLS: mesh-control-plane with the server's
+# certificate, mesh-call checking it carries the identity.
+cat >"$tmp/mesh.json" <<JSON
+{"targets": {"books.local:7000": {"endpoints": [
+  {"address": "$good1", "tls_identity": "$identity"},
+  {"address": "$impostor", "tls_identity": "$identity"}]}}}
+JSON
+: >"$tmp/cp.out"
+"$bin/mesh-control-plane" --config="$tmp/mesh.json" --listen=127.0.0.1:0 \
+  --tls-cert "$pki/server.pem" --tls-key "$pki/server.key" \
+  --tls-ca "$pki/ca.pem" >"$tmp/cp.out" 2>"$tmp/cp.err" &
+pids+=("$!")
+cp_address=""
+for _ in $(seq 100); do
+  cp_address="$(sed -n 's/.* on \(127\.0\.0\.1:[0-9]*\) .*/\1/p' "$tmp/cp.out" || true)"
+  [[ -n "$cp_address" ]] && break
+  sleep 0.1
+done
+[[ -n "$cp_address" ]] || fail "control plane printed no address: $(cat "$tmp/cp.err")"
+grep -qF "over mutual TLS" "$tmp/cp.out" || fail "control plane: $(cat "$tmp/cp.out")"
+"$call" --linkerd "$cp_address" --linkerd-identity "$identity" "${tls[@]}" \
+  "${method[@]}" --count 20 --json >"$tmp/linkerd.json" ||
+  fail "mesh-call --linkerd exited $?: $(cat "$tmp/linkerd.json")"
+python3 - "$tmp/linkerd.json" "$good1" <<'PY' || fail "linkerd report: $(cat "$tmp/linkerd.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["status"] == {"OK": 20}, report["status"]
+used = {e["address"]: e["calls"] for e in report["endpoints"] if e["calls"]}
+assert used == {sys.argv[2]: 20}, used
+PY
+echo "ok: Linkerd discovery over mutual TLS, endpoints' identities checked"
+# Another identity for the destination service: no discovery.
+got=0
+"$call" --linkerd "$cp_address" --linkerd-identity "other.$identity" \
+  "${tls[@]}" "${method[@]}" --count 1 --wait 1 >/dev/null 2>"$tmp/other.err" || got=$?
+[[ "$got" -eq 1 ]] || fail "wrong --linkerd-identity exited $got, want 1"
+echo "ok: a destination service with another identity is not used"
 
 expect_exit() {
   local want="$1" got=0
   shift
-  "$@" >/dev/null 2>"$tmp/stderr" || got=$?
+  timeout 20 "$@" >/dev/null 2>"$tmp/stderr" || got=$?
   [[ "$got" -eq "$want" ]] || fail "$* exited $got, want $want"
   [[ -s "$tmp/stderr" ]] || fail "$* printed no message"
 }

@@ -21,6 +21,7 @@
 #include "src/metrics/metrics_registry.h"
 #include "src/metrics/response_counters.h"
 #include "src/metrics/route_metrics.h"
+#include "src/model/endpoint_tls.h"
 #include "src/tap/tap_hub.h"
 #include "tests/support/fake_transports.h"
 #include "tests/support/prometheus_text.h"
@@ -319,6 +320,41 @@ TEST(MetricsRegistryTest, RenderParsesBackToWhatWasRecorded) {
             std::nullopt);
 }
 
+TEST(MetricsRegistryTest,
+     EndpointTlsLabelsLabelItsTrafficAndANewSetStartsANewSeries) {
+  MetricsRegistry registry;
+  const LabelPairs mtls = {{"tls", "true"}, {"server_id", "books.id"}};
+  std::shared_ptr<EndpointMetrics> first =
+      registry.Endpoint("books:8080", "10.0.0.1:8080", mtls);
+  EXPECT_EQ(registry.Endpoint("books:8080", "10.0.0.1:8080", mtls), first);
+  first->RecordAttempt();
+  first->RecordResponse(false, 0);
+  PrometheusText t = ParseOrDie(registry.RenderPrometheus({}));
+  EXPECT_EQ(t.Value("endpoint_request_total", {{"endpoint", "10.0.0.1:8080"},
+                                               {"tls", "true"},
+                                               {"server_id", "books.id"}}),
+            1);
+  EXPECT_EQ(t.Value("endpoint_response_total", {{"endpoint", "10.0.0.1:8080"},
+                                                {"grpc_status", "0"},
+                                                {"tls", "true"},
+                                                {"server_id", "books.id"}}),
+            1);
+  // The endpoint's identity went: other labels, a new series from 0, and
+  // the old one is no longer shown, though its holder still records.
+  const LabelPairs plain = {
+      {"tls", "no_identity"},
+      {"no_tls_reason", "not_provided_by_service_discovery"}};
+  std::shared_ptr<EndpointMetrics> second =
+      registry.Endpoint("books:8080", "10.0.0.1:8080", plain);
+  EXPECT_NE(second, first);
+  first->RecordAttempt();
+  t = ParseOrDie(registry.RenderPrometheus({}));
+  EXPECT_EQ(t.Value("endpoint_request_total",
+                    {{"endpoint", "10.0.0.1:8080"}, {"tls", "no_identity"}}),
+            0);
+  EXPECT_EQ(t.Value("endpoint_request_total", {{"tls", "true"}}), std::nullopt);
+}
+
 TEST(MetricsRegistryTest, FamiliesAndSeriesAreSortedAndDescribed) {
   MetricsRegistry registry;
   registry.Route("b", "y")->RecordResponse(false, 0, absl::Milliseconds(1));
@@ -475,7 +511,10 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   std::shared_ptr<EndpointMetrics> m = d.EndpointMetricsFor(a.address);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(d.EndpointMetricsFor(a.address), m);
-  EXPECT_EQ(registry->Endpoint("books:8080", a.address), m);
+  // (The labels the destination gave it: a Mesh without an identity.)
+  EXPECT_EQ(registry->Endpoint("books:8080", a.address,
+                               TlsLabels(a, /*identity_in_use=*/false)),
+            m);
   EXPECT_EQ(registry->EndpointEntriesForTest(), 1u);
   m->RecordAttempt();
 

@@ -193,12 +193,53 @@ TEST(ParseXdsBootstrapTest, FirstSupportedChannelCredsChosen) {
   absl::StatusOr<XdsBootstrap> b = ParseXdsBootstrap(WithServer(R"({
       "server_uri": "istiod.istio-system.svc:15012",
       "channel_creds": [{"type": "google_default"},
-                        {"type": "tls", "config": {"x": 1}},
                         {"type": "insecure", "config": {"note": "first"}},
+                        {"type": "tls", "config": {"x": 1}},
                         {"type": "insecure", "config": {"note": "second"}}]})"));
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->servers[0].channel_creds_type, "insecure");
   EXPECT_EQ(b->servers[0].channel_creds_config_json, R"({"note":"first"})");
+}
+
+TEST(ParseXdsBootstrapTest, TlsChannelCredsReadTheirFiles) {
+  absl::StatusOr<XdsBootstrap> b = ParseXdsBootstrap(WithServer(R"({
+      "server_uri": "istiod.istio-system.svc:15012",
+      "channel_creds": [{"type": "tls", "config": {
+          "ca_certificate_file": "/etc/certs/root-cert.pem",
+          "certificate_file": "/etc/certs/cert-chain.pem",
+          "private_key_file": "/etc/certs/key.pem",
+          "refresh_interval": "1.5s"}}]})"));
+  ASSERT_TRUE(b.ok()) << b.status();
+  const XdsServer& server = b->servers[0];
+  EXPECT_EQ(server.channel_creds_type, "tls");
+  EXPECT_EQ(server.tls.ca_certificate_file, "/etc/certs/root-cert.pem");
+  EXPECT_EQ(server.tls.certificate_file, "/etc/certs/cert-chain.pem");
+  EXPECT_EQ(server.tls.private_key_file, "/etc/certs/key.pem");
+  EXPECT_EQ(server.tls.refresh_interval, absl::Milliseconds(1500));
+  // Without a refresh interval: gRPC's ten minutes; without a client
+  // certificate: TLS that only checks the server.
+  b = ParseXdsBootstrap(WithServer(R"({"server_uri": "cp:15012",
+      "channel_creds": [{"type": "tls", "config": {
+          "ca_certificate_file": "/etc/certs/root-cert.pem"}}]})"));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->servers[0].tls.refresh_interval, absl::Minutes(10));
+  EXPECT_TRUE(b->servers[0].tls.certificate_file.empty());
+}
+
+TEST(ParseXdsBootstrapTest, BadTlsChannelCredsAreNamed) {
+  EXPECT_THAT(ErrorOf(WithServer(R"({"server_uri": "cp:15012",
+      "channel_creds": [{"type": "tls"}]})")),
+              HasSubstr("xds_servers[0].channel_creds[0].config."
+                        "ca_certificate_file: missing"));
+  EXPECT_THAT(ErrorOf(WithServer(R"({"server_uri": "cp:15012",
+      "channel_creds": [{"type": "tls", "config": {
+          "ca_certificate_file": "ca.pem", "certificate_file": "c.pem"}}]})")),
+              HasSubstr("config.private_key_file: missing"));
+  EXPECT_THAT(ErrorOf(WithServer(R"({"server_uri": "cp:15012",
+      "channel_creds": [{"type": "tls", "config": {
+          "ca_certificate_file": "ca.pem", "refresh_interval": "10m"}}]})")),
+              HasSubstr("config.refresh_interval: '10m' is not a positive "
+                        "duration"));
 }
 
 TEST(ParseXdsBootstrapTest, ServerFeaturesUnknownIgnored) {
@@ -304,10 +345,10 @@ TEST(ParseXdsBootstrapTest, ChannelCredsConfigNotObjectNamed) {
 
 TEST(ParseXdsBootstrapTest, ChannelCredsNoneSupportedListsTypes) {
   EXPECT_THAT(ErrorOf(WithServer(R"({"server_uri": "cp:15010",
-      "channel_creds": [{"type": "tls"}, {"type": "google_default"}]})")),
+      "channel_creds": [{"type": "google_default"}, {"type": "fake"}]})")),
               HasSubstr("xds_servers[0].channel_creds: no supported type "
-                        "(got: tls, google_default); mesh supports insecure "
-                        "(TLS comes with certificate support)"));
+                        "(got: google_default, fake); mesh supports insecure "
+                        "and tls"));
 }
 
 TEST(ParseXdsBootstrapTest, ServerFeatureNotStringNamed) {

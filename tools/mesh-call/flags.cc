@@ -151,6 +151,10 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
        "Linkerd Destination API, e.g. 127.0.0.1:8086"},
       {"context-token", "TOKEN", TextFlag(&f->context_token),
        "with --linkerd: GetDestination.context_token"},
+      {"linkerd-identity", "ID",
+       TextFlag(&f->linkerd_identity, "needs an identity"),
+       "with --linkerd and --tls-*: mutual TLS to the\n"
+       "destination service, whose certificate must carry ID"},
       {"static", "A:P,B:P",
        [f](absl::string_view v) { return ParseStatic(v, f); },
        "endpoints given directly (weight 1 each)"},
@@ -259,6 +263,10 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set) {
   if (!f.static_identity.empty() &&
       (f.static_endpoints.empty() || f.tls_cert.empty())) {
     return Bad("--static-identity: goes with --static and --tls-*");
+  }
+  if (!f.linkerd_identity.empty() &&
+      (f.linkerd.empty() || f.tls_cert.empty())) {
+    return Bad("--linkerd-identity: goes with --linkerd and --tls-*");
   }
   if (!f.context_token.empty() && f.linkerd.empty()) {
     return Bad("--context-token: only goes with --linkerd");

@@ -23,9 +23,12 @@ namespace mesh::tools {
 struct CallFlags {
   // Discovery: exactly one of `linkerd`, `static_endpoints` and
   // `xds_bootstrap` is set.
-  std::string linkerd;                        // --linkerd ADDR
-  std::string xds_bootstrap;                  // --xds-bootstrap FILE
-  std::string context_token;                  // --context-token (Linkerd)
+  std::string linkerd;        // --linkerd ADDR
+  std::string xds_bootstrap;  // --xds-bootstrap FILE
+  std::string context_token;  // --context-token (Linkerd)
+  // --linkerd-identity ID: mutual TLS to the destination service (with the
+  // --tls-* identity), whose certificate must carry ID.
+  std::string linkerd_identity;
   std::vector<std::string> static_endpoints;  // --static a:p,b:p
   // --static-identity ID: the identity every --static endpoint's server
   // certificate must carry (with --tls-*).

@@ -329,6 +329,12 @@ int Main(int argc, char** argv) {
     LinkerdDiscoveryOptions options;
     options.address = flags.linkerd;
     options.context_token = flags.context_token;
+    if (!flags.linkerd_identity.empty()) {
+      options.identity.cert_chain_file = flags.tls_cert;
+      options.identity.private_key_file = flags.tls_key;
+      options.identity.trust_roots_file = flags.tls_ca;
+      options.server_identity = flags.linkerd_identity;
+    }
     auto linkerd = NewLinkerdDiscovery(options);
     if (!linkerd.ok()) {
       return SetupFailed("--linkerd", linkerd.status(),

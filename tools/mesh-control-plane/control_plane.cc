@@ -158,7 +158,8 @@ class ControlPlane::Service final : public dst::Destination::Service {
 };
 
 absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
-    const std::string& listen, Config config, bool verbose_xds) {
+    const std::string& listen, Config config, bool verbose_xds,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   std::unique_ptr<ControlPlane> cp(new ControlPlane());
   cp->ads_ = std::make_unique<AdsService>(verbose_xds);
   cp->ads_->Publish(config);
@@ -171,8 +172,10 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
   // A request is a target name or an xDS subscription: 1 MiB is plenty
   // (10,000 long names), and bounds what one client makes the server hold.
   builder.SetMaxReceiveMessageSize(1 << 20);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(),
-                           &cp->port_);
+  builder.AddListeningPort(
+      listen,
+      credentials != nullptr ? credentials : grpc::InsecureServerCredentials(),
+      &cp->port_);
   builder.RegisterService(cp->service_.get());
   builder.RegisterService(cp->ads_.get());
   cp->server_ = builder.BuildAndStart();

@@ -32,10 +32,12 @@ namespace mesh::controlplane {
 
 class ControlPlane {
  public:
-  // Listens on `listen` ("127.0.0.1:0" picks a free port). `verbose_xds`:
-  // one log line per xDS request and response.
+  // Listens on `listen` ("127.0.0.1:0" picks a free port), with
+  // `credentials` (null: plaintext; tools/common/server_tls.h makes TLS
+  // ones). `verbose_xds`: one log line per xDS request and response.
   static absl::StatusOr<std::unique_ptr<ControlPlane>> Start(
-      const std::string& listen, Config config, bool verbose_xds = false);
+      const std::string& listen, Config config, bool verbose_xds = false,
+      std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
   ~ControlPlane();
 
   int port() const { return port_; }

@@ -17,18 +17,15 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "src/tls/certificate_check.h"
 #include "tools/common/echo_backend.h"
 #include "tools/common/flag_parser.h"
 #include "tools/common/grpc_codes.h"
+#include "tools/common/server_tls.h"
 
 namespace {
 
@@ -43,63 +40,11 @@ struct ServerFlags {
   bool help = false;
 };
 
-absl::StatusOr<std::string> ReadFile(const std::string& path,
-                                     const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": cannot read '", path, "'"));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The server's TLS credentials from the --tls-* flags (null: plaintext),
-// checked first so that a bad file is named rather than refused by gRPC
-// at the first handshake.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TlsFromFlags(
-    const ServerFlags& f) {
-  if (f.tls_cert.empty() && f.tls_key.empty() && f.tls_ca.empty()) {
-    return nullptr;
-  }
-  if (f.tls_cert.empty() || f.tls_key.empty()) {
-    return absl::InvalidArgumentError(
-        "--tls-cert and --tls-key go together (and --tls-ca needs both)");
-  }
-  absl::StatusOr<std::string> cert = ReadFile(f.tls_cert, "--tls-cert");
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFile(f.tls_key, "--tls-key");
-  if (!key.ok()) return key.status();
-  absl::StatusOr<mesh::internal::CertificateFacts> checked =
-      mesh::internal::CheckKeyPair(*cert, *key, absl::Now());
-  if (!checked.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-cert/--tls-key: ", checked.status().message()));
-  }
-  std::string ca;
-  if (!f.tls_ca.empty()) {
-    absl::StatusOr<std::string> read = ReadFile(f.tls_ca, "--tls-ca");
-    if (!read.ok()) return read.status();
-    if (absl::Status s = mesh::internal::CheckTrustRoots(*read); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--tls-ca: ", s.message()));
-    }
-    ca = *std::move(read);
-  }
-  grpc::SslServerCredentialsOptions ssl(
-      ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                 : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  ssl.pem_root_certs = ca;
-  ssl.pem_key_cert_pairs.push_back({*key, *cert});
-  return grpc::SslServerCredentials(ssl);
-}
-
 mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
   using mesh::tools::IntFlag;
   using mesh::tools::kNoMax;
   constexpr char kNotNegative[] = "must be an integer >= 0";
-  return {
+  mesh::tools::FlagTable table = {
       {"port", "N", IntFlag(&f->port, 0, 65535, "must be an integer 0..65535"),
        "listen on 127.0.0.1:N; 0 (default) picks a free port"},
       {"delay-ms", "N", IntFlag(&f->delay_ms, 0, kNoMax, kNotNegative),
@@ -118,15 +63,13 @@ mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
          return absl::OkStatus();
        },
        "answer with status CODE (name or number) instead\nof echoing"},
-      {"tls-cert", "FILE", mesh::tools::TextFlag(&f->tls_cert, "needs a file"),
-       "serve TLS with this certificate chain (PEM)"},
-      {"tls-key", "FILE", mesh::tools::TextFlag(&f->tls_key, "needs a file"),
-       "and this private key (PEM)"},
-      {"tls-ca", "FILE", mesh::tools::TextFlag(&f->tls_ca, "needs a file"),
-       "require client certificates that chain to these\nCA certificates "
-       "(PEM): mutual TLS"},
-      {"help", "", mesh::tools::SwitchFlag(&f->help), "this text"},
   };
+  for (mesh::tools::Flag& flag :
+       mesh::tools::ServerTlsFlags(&f->tls_cert, &f->tls_key, &f->tls_ca)) {
+    table.push_back(std::move(flag));
+  }
+  table.push_back({"help", "", mesh::tools::SwitchFlag(&f->help), "this text"});
+  return table;
 }
 
 }  // namespace
@@ -151,7 +94,8 @@ int main(int argc, char** argv) {
   }
 
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls =
-      TlsFromFlags(flags);
+      mesh::tools::ServerTlsFromFiles(flags.tls_cert, flags.tls_key,
+                                      flags.tls_ca);
   if (!tls.ok()) {
     return mesh::tools::BadFlags("mesh-echo-server", argv[0], tls.status());
   }

@@ -15,6 +15,7 @@
 #include "src/base/timer_thread.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/stream_watch.h"
+#include "src/tls/tls_credentials.h"
 #include "src/transport/grpc_callback_queue.h"
 
 namespace mesh {
@@ -173,8 +174,21 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
   shared->options = options;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  shared->channel = grpc::CreateCustomChannel(
-      options.address, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (options.identity.enabled() || !options.server_identity.empty()) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> tls =
+        internal::ControlPlaneTlsCredentials(options.identity,
+                                             options.server_identity);
+    if (!tls.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("LinkerdDiscoveryOptions.", tls.status().message()));
+    }
+    credentials = *std::move(tls);
+    internal::SetServerNameFor(options.server_identity, &args);
+  }
+  shared->channel =
+      grpc::CreateCustomChannel(options.address, credentials, args);
   return std::shared_ptr<DiscoverySource>(
       std::make_shared<LinkerdDiscovery>(std::move(shared)));
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
@@ -156,6 +157,55 @@ absl::StatusOr<std::string> ConfigJson(const JsonObject& parent) {
   return json;
 }
 
+// gRPC's JSON duration: decimal seconds with an "s" ("600s", "1.5s").
+absl::StatusOr<absl::Duration> ParseJsonDuration(const std::string& text,
+                                                 const std::string& path) {
+  double seconds = 0;
+  if (text.size() < 2 || text.back() != 's' ||
+      !absl::SimpleAtod(absl::string_view(text).substr(0, text.size() - 1),
+                        &seconds) ||
+      !(seconds > 0) || seconds > 365 * 24 * 3600.0) {
+    return Invalid(path, absl::StrCat("'", text,
+                                      "' is not a positive duration such as "
+                                      "\"600s\""));
+  }
+  return absl::Seconds(seconds);
+}
+
+// The config of channel_creds type "tls" (gRFC A65's fields).
+absl::Status ParseTlsCreds(const JsonObject& entry, XdsServerTls* out) {
+  absl::StatusOr<JsonObject> config = entry.ObjectOrEmpty("config");
+  if (!config.ok()) return config.status();
+  std::string refresh;
+  for (absl::Status s :
+       {config->OptionalString("ca_certificate_file",
+                               &out->ca_certificate_file),
+        config->OptionalString("certificate_file", &out->certificate_file),
+        config->OptionalString("private_key_file", &out->private_key_file),
+        config->OptionalString("refresh_interval", &refresh)}) {
+    if (!s.ok()) return s;
+  }
+  if (out->ca_certificate_file.empty()) {
+    return Invalid(config->PathOf("ca_certificate_file"),
+                   "missing (mesh verifies the xDS server against these CA "
+                   "certificates; it does not use the system's roots)");
+  }
+  if (out->certificate_file.empty() != out->private_key_file.empty()) {
+    return Invalid(
+        config->PathOf(out->certificate_file.empty() ? "certificate_file"
+                                                     : "private_key_file"),
+        "missing: certificate_file and private_key_file go "
+        "together");
+  }
+  if (!refresh.empty()) {
+    absl::StatusOr<absl::Duration> d =
+        ParseJsonDuration(refresh, config->PathOf("refresh_interval"));
+    if (!d.ok()) return d.status();
+    out->refresh_interval = *d;
+  }
+  return absl::OkStatus();
+}
+
 // gRPC lists credentials in order of preference and uses the first it
 // supports; so does mesh. Every entry is still checked, as gRPC does.
 absl::Status ParseChannelCreds(const JsonObject& server, XdsServer* out) {
@@ -174,7 +224,12 @@ absl::Status ParseChannelCreds(const JsonObject& server, XdsServer* out) {
     }
     absl::StatusOr<std::string> config = ConfigJson(*entry);
     if (!config.ok()) return config.status();
-    if (!chosen && type == "insecure") {
+    if (!chosen && (type == "insecure" || type == "tls")) {
+      if (type == "tls") {
+        if (absl::Status s = ParseTlsCreds(*entry, &out->tls); !s.ok()) {
+          return s;
+        }
+      }
       out->channel_creds_type = type;
       out->channel_creds_config_json = *std::move(config);
       chosen = true;
@@ -184,8 +239,7 @@ absl::Status ParseChannelCreds(const JsonObject& server, XdsServer* out) {
   if (!chosen) {
     return Invalid(path, absl::StrCat("no supported type (got: ",
                                       absl::StrJoin(types, ", "),
-                                      "); mesh supports insecure (TLS comes "
-                                      "with certificate support)"));
+                                      "); mesh supports insecure and tls"));
   }
   return absl::OkStatus();
 }

@@ -15,18 +15,30 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "google/protobuf/struct.pb.h"
 
 namespace mesh::internal::xds {
+
+// channel_creds of type "tls" (gRPC's, gRFC A65): PEM files, watched.
+struct XdsServerTls {
+  std::string ca_certificate_file;  // required by mesh (no system roots)
+  // Both or neither: the client certificate (mutual TLS).
+  std::string certificate_file;
+  std::string private_key_file;
+  absl::Duration refresh_interval = absl::Minutes(10);  // gRPC's default
+};
 
 struct XdsServer {
   // A gRPC target: "host:port", "dns:///host:port", "unix:///path",
   // "unix:path", "ipv4:…".
   std::string server_uri;
-  // The first channel_creds entry mesh supports ("insecure" for now), and
+  // The first channel_creds entry mesh supports ("insecure" or "tls"), and
   // its config as JSON text ("{}" when absent).
   std::string channel_creds_type;
   std::string channel_creds_config_json;
+  // channel_creds_type "tls": its config.
+  XdsServerTls tls;
   // server_features
   bool xds_v3 = false;
   bool ignore_resource_deletion = false;
@@ -54,7 +66,8 @@ struct XdsBootstrap {
 };
 
 // Parses bootstrap JSON. INVALID_ARGUMENT naming the field (as a path,
-// e.g. "xds_servers[0].channel_creds: no supported type (got: tls) ...") for
+// e.g. "xds_servers[0].channel_creds: no supported type (got: google_default)
+// ...") for
 // anything missing, of the wrong type or unsupported; also for text that is
 // not JSON, not a JSON object, or over 1 MiB. Unknown keys are ignored, as
 // gRPC ignores them.

@@ -43,12 +43,13 @@ constexpr int kMaxNackErrors = 10;
 
 int Index(ResourceType type) { return static_cast<int>(type); }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const XdsBootstrap& bootstrap,
-                                           const XdsOptions& options) {
+std::shared_ptr<grpc::Channel> MakeChannel(
+    const XdsBootstrap& bootstrap, const XdsOptions& options,
+    std::shared_ptr<grpc::ChannelCredentials> credentials) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(std::max(1024, options.max_message_bytes));
-  return grpc::CreateCustomChannel(bootstrap.servers[0].server_uri,
-                                   grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(bootstrap.servers[0].server_uri, credentials,
+                                   args);
 }
 
 // A config whose one route fails every call UNAVAILABLE with `why`: what a
@@ -418,10 +419,14 @@ class XdsClient::Subscription final : public DiscoverySubscription {
   const void* const watch_;
 };
 
-XdsClient::XdsClient(XdsBootstrap bootstrap, const XdsOptions& options)
+XdsClient::XdsClient(XdsBootstrap bootstrap, const XdsOptions& options,
+                     std::shared_ptr<grpc::ChannelCredentials> credentials)
     : bootstrap_(std::move(bootstrap)),
       options_(options),
-      stub_(MakeChannel(bootstrap_, options_)),
+      stub_(MakeChannel(bootstrap_, options_,
+                        credentials != nullptr
+                            ? std::move(credentials)
+                            : grpc::InsecureChannelCredentials())),
       backoff_(options.backoff_min, options.backoff_max) {
   for (auto& t : types_) t = std::make_unique<TypeState>();
 }

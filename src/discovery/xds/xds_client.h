@@ -91,7 +91,10 @@ void FillNode(const XdsNode& node, envoy::config::core::v3::Node* out);
 
 class XdsClient : public std::enable_shared_from_this<XdsClient> {
  public:
-  XdsClient(XdsBootstrap bootstrap, const XdsOptions& options);
+  // `credentials` for the stream to the server (null: plaintext; the
+  // bootstrap's channel_creds are the caller's to turn into these).
+  XdsClient(XdsBootstrap bootstrap, const XdsOptions& options,
+            std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
   ~XdsClient();
   XdsClient(const XdsClient&) = delete;
   XdsClient& operator=(const XdsClient&) = delete;

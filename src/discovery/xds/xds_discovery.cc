@@ -7,6 +7,7 @@
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/csds_service.h"
 #include "src/discovery/xds/xds_client.h"
+#include "src/tls/tls_credentials.h"
 
 namespace mesh {
 namespace {
@@ -61,8 +62,22 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
       internal::xds::LoadXdsBootstrap(options.bootstrap_json,
                                       options.bootstrap_path);
   if (!bootstrap.ok()) return bootstrap.status();
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  const internal::xds::XdsServer& server = bootstrap->servers[0];
+  if (server.channel_creds_type == "tls") {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> tls =
+        internal::WatchedFileTlsCredentials(
+            server.tls.ca_certificate_file, server.tls.certificate_file,
+            server.tls.private_key_file, server.tls.refresh_interval);
+    if (!tls.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("xDS bootstrap: xds_servers[0].channel_creds tls: ",
+                       tls.status().message()));
+    }
+    credentials = *std::move(tls);
+  }
   auto client = std::make_shared<internal::xds::XdsClient>(
-      *std::move(bootstrap), options);
+      *std::move(bootstrap), options, std::move(credentials));
   internal::xds::RegisterForCsds(client);
   return std::shared_ptr<DiscoverySource>(
       std::make_shared<XdsDiscovery>(std::move(client)));
