@@ -75,6 +75,16 @@ class GrpcChannelTest : public ::testing::Test {
     for (const auto& s : servers_) n += s->calls();
     return n;
   }
+  // One route for every call, retrying UNAVAILABLE up to 3 attempts.
+  void RetryUnavailable() {
+    ServiceConfig config;
+    RetryPolicy policy;
+    policy.max_attempts = 3;
+    policy.retry_on = {absl::StatusCode::kUnavailable};
+    config.routes.push_back(RouteBuilder("all").Retryable(policy).Build());
+    ASSERT_TRUE(mesh_.discovery->SetServiceConfig(kTarget, config).ok());
+  }
+
   int TotalCancellations() const {
     int n = 0;
     for (const auto& s : servers_) n += s->cancellations_seen();
@@ -646,12 +656,7 @@ TEST_F(GrpcChannelTest, StreamRefusedBeforeAnyAnswerIsRetriedWithItsWrites) {
   // picked there goes on elsewhere with every message written so far, and
   // its half-close, sent again in order.
   const std::string refuser = servers_[0]->address();
-  ServiceConfig config;
-  RetryPolicy policy;
-  policy.max_attempts = 3;
-  policy.retry_on = {absl::StatusCode::kUnavailable};
-  config.routes.push_back(RouteBuilder("all").Retryable(policy).Build());
-  ASSERT_TRUE(mesh_.discovery->SetServiceConfig(kTarget, config).ok());
+  RetryUnavailable();
   int streams = 0;
   // Bounded: P2C picks the refuser for some stream long before 100 (each
   // pick misses it with probability 1/3).
@@ -686,12 +691,7 @@ TEST_F(GrpcChannelTest, StreamThatReceivedAnAnswerIsNotRetried) {
   // The same retrying route; every server fails the stream at its second
   // message, after echoing the first: the app has seen an answer, so the
   // failure is the stream's end, on the one endpoint that served it.
-  ServiceConfig config;
-  RetryPolicy policy;
-  policy.max_attempts = 3;
-  policy.retry_on = {absl::StatusCode::kUnavailable};
-  config.routes.push_back(RouteBuilder("all").Retryable(policy).Build());
-  ASSERT_TRUE(mesh_.discovery->SetServiceConfig(kTarget, config).ok());
+  RetryUnavailable();
   grpc::ClientContext context;
   auto stream = stub_->Bidi(&context);
   std::string endpoint = Exchange(*stream);

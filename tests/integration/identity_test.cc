@@ -60,6 +60,12 @@ LeafOptions Names(std::vector<std::string> sans) {
   return leaf;
 }
 
+Endpoint WithIdentity(const std::string& address, const std::string& id) {
+  Endpoint e(address);
+  e.tls_identity = id;
+  return e;
+}
+
 class IdentityTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -114,6 +120,14 @@ class IdentityTest : public ::testing::Test {
   // whose target has that server alone (with its identity).
   std::unique_ptr<TestEchoServer> ServeBooks(const std::string& name = "books");
 
+  // kTarget's endpoints: `address` alone, expected to carry kBooksIdentity.
+  void UseOnly(const std::string& address) {
+    ASSERT_TRUE(
+        discovery_
+            ->SetEndpoints(kTarget, {WithIdentity(address, kBooksIdentity)})
+            .ok());
+  }
+
   grpc::Status Call(EchoResponse* response) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
@@ -127,22 +141,14 @@ class IdentityTest : public ::testing::Test {
   std::unique_ptr<TestEcho::Stub> stub_;
 };
 
-Endpoint WithIdentity(const std::string& address, const std::string& id) {
-  Endpoint e(address);
-  e.tls_identity = id;
-  return e;
-}
-
 std::unique_ptr<TestEchoServer> IdentityTest::ServeBooks(
     const std::string& name) {
   auto server = Server(name, {std::string("DNS:") + kBooksIdentity});
   if (server == nullptr) return nullptr;
   MakeMesh(ClientIdentity());
   if (HasFatalFailure()) return nullptr;
-  EXPECT_TRUE(discovery_
-                  ->SetEndpoints(kTarget, {WithIdentity(server->address(),
-                                                        kBooksIdentity)})
-                  .ok());
+  UseOnly(server->address());
+  if (HasFatalFailure()) return nullptr;
   return server;
 }
 
@@ -192,10 +198,7 @@ TEST_F(IdentityTest, ImpostorIsRefusedNamingBothAndTheOthersServe) {
   ASSERT_TRUE(good1 && good2 && impostor);
   MakeMesh(ClientIdentity());
   // Alone, the impostor's refusal is what the caller sees.
-  ASSERT_TRUE(discovery_
-                  ->SetEndpoints(kTarget, {WithIdentity(impostor->address(),
-                                                        kBooksIdentity)})
-                  .ok());
+  UseOnly(impostor->address());
   EchoResponse response;
   grpc::Status refused = Call(&response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -305,10 +308,7 @@ class IdentityRefusalTest : public IdentityTest {
          reason, "keeping the certificate in use", client_.serial}));
     // A new connection (another endpoint) still presents the first one.
     auto other = Server("books-2", {std::string("DNS:") + kBooksIdentity});
-    ASSERT_TRUE(discovery_
-                    ->SetEndpoints(kTarget, {WithIdentity(other->address(),
-                                                          kBooksIdentity)})
-                    .ok());
+    UseOnly(other->address());
     EchoResponse response;
     grpc::Status status = Call(&response);
     ASSERT_TRUE(status.ok()) << status.error_message();
@@ -408,10 +408,7 @@ TEST_F(IdentityTest, AServerCertificateFromAnotherCaIsRefused) {
   tls.client_ca = pki_->ca_pem();
   auto stranger = TestEchoServer::Start(tls);
   MakeMesh(ClientIdentity());
-  ASSERT_TRUE(discovery_
-                  ->SetEndpoints(kTarget, {WithIdentity(stranger->address(),
-                                                        kBooksIdentity)})
-                  .ok());
+  UseOnly(stranger->address());
   EchoResponse response;
   grpc::Status status = Call(&response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -633,10 +630,7 @@ TEST_F(IdentityTest, AnAddressThatLosesItsIdentityLeavesTheSetWhenRequired) {
   fast.fail_fast_timeout = absl::Milliseconds(200);
   auto channel = mesh_->NewChannel(kTarget, fast);
   ASSERT_TRUE(channel.ok()) << channel.status();
-  ASSERT_TRUE(discovery_
-                  ->SetEndpoints(kTarget, {WithIdentity(server->address(),
-                                                        kBooksIdentity)})
-                  .ok());
+  UseOnly(server->address());
   EchoResponse response;
   ASSERT_TRUE((*channel)
                   ->Call("/meshtest.TestEcho/Unary", EchoRequest(), &response)
@@ -668,10 +662,7 @@ TEST_F(IdentityTest, AnEndpointWhoseIdentityChangesStartsNewMetricSeries) {
   EXPECT_FALSE(Call(&response).ok());
   EXPECT_THAT(mesh_->Metrics(),
               HasSubstr(server->address() + "\",tls=\"no_identity\""));
-  ASSERT_TRUE(discovery_
-                  ->SetEndpoints(kTarget, {WithIdentity(server->address(),
-                                                        kBooksIdentity)})
-                  .ok());
+  UseOnly(server->address());
   ASSERT_TRUE(Call(&response).ok());
   std::string metrics = mesh_->Metrics();
   EXPECT_THAT(
