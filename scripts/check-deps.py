@@ -28,7 +28,7 @@ PARTS = {
     "metrics": (("base", "model"), ()),
     "tap": (("base", "model"), ("grpc", "protobuf", "proto")),
     # Identity: certificate checks and TLS credentials.
-    "tls": (("base", "model"), ("grpc", "openssl")),
+    "tls": (("base", "model"), ("grpc", "openssl", "re2")),
     "transport": (("base", "model", "tls"), ("grpc",)),
     "discovery": (("base", "model", "route", "tls", "transport"),
                   ("grpc", "protobuf", "proto", "re2")),

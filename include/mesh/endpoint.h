@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "mesh/balancer.h"
+#include "mesh/tls.h"
 
 namespace mesh {
 
@@ -49,8 +51,13 @@ struct Endpoint {
   uint32_t weight = 1;
   // Metric and tap labels (e.g. pod, zone).
   std::map<std::string, std::string> labels;
-  // Expected TLS identity of the server; empty for none.
+  // Expected TLS identity of the server; empty for none. With `tls` set, a
+  // label only (metrics' server_id).
   std::string tls_identity;
+  // TLS as the control plane describes it (see mesh/tls.h); shared by the
+  // endpoints of one cluster. Null: tls_identity and MeshOptions::identity
+  // decide.
+  std::shared_ptr<const EndpointTls> tls;
   ProtocolHint protocol_hint = ProtocolHint::kUnknown;
   // If set, sent as :authority instead of the channel's target.
   std::string authority_override;

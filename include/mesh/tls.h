@@ -28,6 +28,7 @@
 #define MESH_TLS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -54,6 +55,43 @@ struct IdentityOptions {
   bool enabled() const {
     return !cert_chain_file.empty() || !cert_chain_pem.empty();
   }
+
+  friend bool operator==(const IdentityOptions& a, const IdentityOptions& b);
+};
+
+// One accepted name for a server (EndpointTls::server_names): the server's
+// certificate must carry a subject alternative name of `san_type` that
+// matches `value` as `kind` says. An exact match also accepts a wildcard
+// DNS name ("*.example.com" for "a.example.com").
+struct ServerNameMatcher {
+  enum class Kind { kExact, kPrefix, kSuffix, kContains, kRegex };
+  enum class SanType { kAny, kDns, kUri, kEmail, kIp };
+  Kind kind = Kind::kExact;
+  std::string value;         // kRegex: RE2, matched against the whole name
+  bool ignore_case = false;  // ASCII; not with kRegex
+  SanType san_type = SanType::kAny;
+
+  friend bool operator==(const ServerNameMatcher& a,
+                         const ServerNameMatcher& b);
+};
+
+// TLS to an endpoint as a control plane describes it beyond one identity
+// (xDS: a cluster's UpstreamTlsContext with the bootstrap's certificate
+// providers). Set on Endpoint::tls, it replaces MeshOptions::identity and
+// Endpoint::tls_identity for that endpoint: mesh presents `certificates`'
+// chain (none: no client certificate), verifies the server's chain against
+// its roots, and accepts a server whose certificate matches one of
+// `server_names` (none: any certificate those roots sign). Files are read
+// again every refresh_interval like MeshOptions::identity's.
+struct EndpointTls {
+  // trust_roots_* required; cert_chain_* and private_key_* together or
+  // not at all. require_identity is not used here.
+  IdentityOptions certificates;
+  std::vector<ServerNameMatcher> server_names;
+  // The server name sent in the handshake (SNI); none when empty.
+  std::string sni;
+
+  friend bool operator==(const EndpointTls& a, const EndpointTls& b);
 };
 
 }  // namespace mesh

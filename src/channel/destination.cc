@@ -311,7 +311,9 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
       !valid.ok()) {
     return ApplyEndpointUpdate(update);  // rejected there, and logged
   }
-  auto plaintext = [](const Endpoint& e) { return e.tls_identity.empty(); };
+  auto plaintext = [](const Endpoint& e) {
+    return e.tls_identity.empty() && e.tls == nullptr;
+  };
   EndpointUpdate kept = update;
   std::vector<std::string> left_out;
   for (const Endpoint& e : update.endpoints) {
@@ -397,7 +399,9 @@ void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
           // labels no longer say how the endpoint is reached.
           if (m != nullptr && successor->metrics_owner == nullptr &&
               predecessor->endpoint.tls_identity ==
-                  successor->endpoint.tls_identity) {
+                  successor->endpoint.tls_identity &&
+              (predecessor->endpoint.tls == nullptr) ==
+                  (successor->endpoint.tls == nullptr)) {
             successor->metrics_owner = predecessor->metrics_owner;
             successor->metrics.store(m, std::memory_order_release);
           }
@@ -543,7 +547,8 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
   // hold up an update's Publish while we wait for the locks.) The registry
   // hands every caller for this address the same object while one lives.
   std::shared_ptr<EndpointMetrics> made = metrics_->Endpoint(
-      target_, address, TlsLabels(entry->endpoint, tls_.identity_in_use));
+      target_, address,
+      TlsLabels(entry->endpoint, tls_.identity_in_use, tls_.default_transport));
   MutexLock lock(&metrics_mu_);
   // Looked up again: an update may have replaced the entry meanwhile (and
   // carried over nothing, as it had no metrics then).
@@ -556,7 +561,8 @@ std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
   EndpointMetrics* m = entry->metrics.load(std::memory_order_acquire);
   if (m == nullptr) {
     // An update may also have changed the endpoint's identity meanwhile.
-    LabelPairs tls = TlsLabels(entry->endpoint, tls_.identity_in_use);
+    LabelPairs tls = TlsLabels(entry->endpoint, tls_.identity_in_use,
+                               tls_.default_transport);
     if (made->tls != tls) made = metrics_->Endpoint(target_, address, tls);
     entry->metrics_owner = std::move(made);
     m = entry->metrics_owner.get();

@@ -62,6 +62,9 @@ struct DestinationTls {
   // MeshOptions::identity.require_identity: endpoints without an identity
   // are left out of the set (logged).
   bool require_identity = false;
+  // Mesh's own transport (not MeshOptions::transport_factory's), which
+  // honours Endpoint::tls.
+  bool default_transport = true;
 };
 
 class Destination final : public EndpointObserver,

@@ -18,7 +18,8 @@ MeshCore::MeshCore(MeshOptions options)
           options_.tap_redacted_headers,
           /*clock=*/nullptr, options_.tap_max_subscriptions,
           /*identity_in_use=*/options_.identity.enabled() &&
-              !options_.transport_factory)) {}
+              !options_.transport_factory,
+          /*default_transport=*/!options_.transport_factory)) {}
 
 namespace {
 
@@ -103,6 +104,17 @@ void MeshCore::ScheduleIdentityRefresh() {
     ScheduleIdentityRefresh();
   };
   timers_->TryRunAfter(options_.identity.refresh_interval, refresh);
+}
+
+void MeshCore::ScheduleEndpointStoreRefresh(
+    std::shared_ptr<IdentityStore> store) {
+  const absl::Duration interval = store->options().refresh_interval;
+  absl::AnyInvocable<void()> refresh = [this, store] {
+    if (shut_down()) return;
+    store->Refresh();
+    ScheduleEndpointStoreRefresh(store);
+  };
+  timers_->TryRunAfter(interval, refresh);
 }
 
 absl::Status MeshCore::StartTapServer() {
@@ -198,9 +210,10 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
     absl::erase_if(destinations_,
                    [](const auto& entry) { return entry.second.expired(); });
     std::unique_ptr<Transport> transport =
-        options_.transport_factory ? options_.transport_factory()
-                                   : std::make_unique<GrpcTransport>(
-                                         GrpcTransportOptions{}, identity_);
+        options_.transport_factory
+            ? options_.transport_factory()
+            : std::make_unique<GrpcTransport>(GrpcTransportOptions{}, identity_,
+                                              endpoint_stores_);
     if (transport == nullptr) {
       return absl::InvalidArgumentError(
           "MeshOptions.transport_factory returned null");
@@ -213,7 +226,8 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
         metrics_, timers_, options_.route_limits,
         DestinationTls{
             identity_ != nullptr,
-            identity_ != nullptr && options_.identity.require_identity}));
+            identity_ != nullptr && options_.identity.require_identity,
+            !options_.transport_factory}));
     destinations_[key] = dest;
     // Subscribing under mu_ keeps a second channel for the same target from
     // seeing the destination before its first update. REQUIRES (see

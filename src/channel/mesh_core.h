@@ -9,6 +9,8 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -90,10 +92,20 @@ class MeshCore {
 
   // Re-reads the identity's files every refresh_interval until Shutdown.
   void ScheduleIdentityRefresh();
+  // Re-reads the files of one of endpoint_stores_ every refresh_interval.
+  void ScheduleEndpointStoreRefresh(std::shared_ptr<IdentityStore> store);
 
   // Declared before timers_, whose thread runs its refresh: destroyed after
   // that thread is joined.
   std::shared_ptr<IdentityStore> identity_;  // set before use
+  // The certificates of endpoints' EndpointTls, shared by every
+  // destination's transport, refreshed on timers_ (destroyed after its
+  // thread is joined).
+  const std::shared_ptr<EndpointStores> endpoint_stores_ =
+      std::make_shared<EndpointStores>(
+          [this](std::shared_ptr<IdentityStore> store) {
+            ScheduleEndpointStoreRefresh(std::move(store));
+          });
   // Retries' backoff, and the release and timeout of calls waiting for
   // endpoints, the identity's refresh; shared with the destinations.
   const std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();

@@ -7,9 +7,33 @@
 
 namespace mesh {
 
+bool operator==(const IdentityOptions& a, const IdentityOptions& b) {
+  return a.cert_chain_file == b.cert_chain_file &&
+         a.private_key_file == b.private_key_file &&
+         a.trust_roots_file == b.trust_roots_file &&
+         a.cert_chain_pem == b.cert_chain_pem &&
+         a.private_key_pem == b.private_key_pem &&
+         a.trust_roots_pem == b.trust_roots_pem &&
+         a.refresh_interval == b.refresh_interval &&
+         a.require_identity == b.require_identity;
+}
+
+bool operator==(const ServerNameMatcher& a, const ServerNameMatcher& b) {
+  return a.kind == b.kind && a.value == b.value &&
+         a.ignore_case == b.ignore_case && a.san_type == b.san_type;
+}
+
+bool operator==(const EndpointTls& a, const EndpointTls& b) {
+  return a.certificates == b.certificates && a.server_names == b.server_names &&
+         a.sni == b.sni;
+}
+
 bool operator==(const Endpoint& a, const Endpoint& b) {
+  const bool same_tls =
+      a.tls == b.tls ||
+      (a.tls != nullptr && b.tls != nullptr && *a.tls == *b.tls);
   return a.address == b.address && a.weight == b.weight &&
-         a.labels == b.labels && a.tls_identity == b.tls_identity &&
+         a.labels == b.labels && a.tls_identity == b.tls_identity && same_tls &&
          a.protocol_hint == b.protocol_hint &&
          a.authority_override == b.authority_override;
 }
@@ -21,6 +45,22 @@ absl::Status ValidateEndpoint(const Endpoint& endpoint) {
   if (endpoint.weight == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "endpoint '", endpoint.address, "' has weight 0; weights start at 1"));
+  }
+  if (endpoint.tls != nullptr) {
+    const IdentityOptions& c = endpoint.tls->certificates;
+    if (c.trust_roots_file.empty() && c.trust_roots_pem.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("endpoint '", endpoint.address,
+                       "': tls.certificates has no trust roots to verify the "
+                       "server with"));
+    }
+    if (c.enabled() !=
+        (!c.private_key_file.empty() || !c.private_key_pem.empty())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("endpoint '", endpoint.address,
+                       "': tls.certificates needs a certificate chain and a "
+                       "private key together, or neither"));
+    }
   }
   return absl::OkStatus();
 }

@@ -97,11 +97,13 @@ class HubSubscription final : public TapSubscription {
 }  // namespace
 
 TapHub::TapHub(std::vector<std::string> extra_redacted_headers, Clock* clock,
-               uint32_t max_subscriptions, bool identity_in_use)
+               uint32_t max_subscriptions, bool identity_in_use,
+               bool default_transport)
     : core_(std::make_shared<Core>(std::move(extra_redacted_headers), clock,
                                    max_subscriptions)),
       live_(&core_->live),
-      identity_in_use_(identity_in_use) {}
+      identity_in_use_(identity_in_use),
+      default_transport_(default_transport) {}
 
 TapHub::~TapHub() = default;
 
@@ -140,7 +142,8 @@ TapExchange TapHub::Start(const TapRequestHead& head, const Metadata& headers) {
   if (head.endpoint != nullptr) {
     shared->destination = head.endpoint->address;
     shared->destination_labels = head.endpoint->labels;
-    for (auto& [name, value] : TlsLabels(*head.endpoint, identity_in_use_)) {
+    for (auto& [name, value] :
+         TlsLabels(*head.endpoint, identity_in_use_, default_transport_)) {
       shared->destination_labels[name] = std::move(value);
     }
   }

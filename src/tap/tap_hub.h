@@ -112,9 +112,10 @@ class TapHub {
   // `max_subscriptions` are live at once. `identity_in_use`: endpoints
   // with an identity are reached over mutual TLS, and events say so in
   // their destination labels ("tls", "server_id"; endpoint_tls.h).
+  // `default_transport`: mesh's own transport, which honours Endpoint::tls.
   explicit TapHub(std::vector<std::string> extra_redacted_headers = {},
                   Clock* clock = nullptr, uint32_t max_subscriptions = 100,
-                  bool identity_in_use = false);
+                  bool identity_in_use = false, bool default_transport = true);
   ~TapHub();
   TapHub(const TapHub&) = delete;
   TapHub& operator=(const TapHub&) = delete;
@@ -150,6 +151,7 @@ class TapHub {
   std::shared_ptr<Core> core_;
   const std::atomic<uint32_t>* live_;  // inside *core_
   const bool identity_in_use_;
+  const bool default_transport_;
 };
 
 }  // namespace mesh::internal

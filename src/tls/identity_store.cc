@@ -26,11 +26,24 @@ std::string Source(const std::string& file, const char* pem_field) {
 
 absl::StatusOr<std::shared_ptr<IdentityStore>> IdentityStore::Create(
     const IdentityOptions& options, std::function<absl::Time()> now) {
-  if (!options.enabled()) {
+  return Load(options, std::move(now), /*chain_optional=*/false);
+}
+
+absl::StatusOr<std::shared_ptr<IdentityStore>> IdentityStore::CreateForEndpoint(
+    const IdentityOptions& options, std::function<absl::Time()> now) {
+  return Load(options, std::move(now), /*chain_optional=*/true);
+}
+
+absl::StatusOr<std::shared_ptr<IdentityStore>> IdentityStore::Load(
+    const IdentityOptions& options, std::function<absl::Time()> now,
+    bool chain_optional) {
+  const bool has_key =
+      !options.private_key_file.empty() || !options.private_key_pem.empty();
+  if (!options.enabled() && !(chain_optional && !has_key)) {
     return absl::InvalidArgumentError(
         "identity: no certificate chain (cert_chain_file or cert_chain_pem)");
   }
-  if (options.private_key_file.empty() && options.private_key_pem.empty()) {
+  if (options.enabled() && !has_key) {
     return absl::InvalidArgumentError(
         "identity: no private key (private_key_file or private_key_pem)");
   }
@@ -44,6 +57,7 @@ absl::StatusOr<std::shared_ptr<IdentityStore>> IdentityStore::Create(
   }
   std::shared_ptr<IdentityStore> store(
       new IdentityStore(options, std::move(now)));
+  store->chain_optional_ = chain_optional;
   absl::StatusOr<IdentityMaterial> loaded = store->Read();
   absl::Status checked = loaded.ok() ? store->Check(*loaded) : loaded.status();
   if (!checked.ok()) {
@@ -87,6 +101,15 @@ absl::StatusOr<IdentityMaterial> IdentityStore::Read() const {
 }
 
 absl::Status IdentityStore::Check(IdentityMaterial& m) const {
+  if (chain_optional_ && !options_.enabled()) {
+    absl::Status roots_ok = CheckTrustRoots(m.trust_roots_pem);
+    if (!roots_ok.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Source(options_.trust_roots_file, "trust_roots_pem"),
+                       ": ", roots_ok.message()));
+    }
+    return absl::OkStatus();
+  }
   absl::StatusOr<CertificateFacts> leaf =
       CheckKeyPair(m.cert_chain_pem, m.private_key_pem, now_());
   if (!leaf.ok()) {
@@ -124,7 +147,7 @@ bool IdentityStore::Refresh() {
       read->private_key_pem == current->private_key_pem &&
       read->trust_roots_pem == current->trust_roots_pem) {
     // Unchanged (or back to the version in use).
-    if (now_() > current->leaf.not_after) {
+    if (!current->cert_chain_pem.empty() && now_() > current->leaf.not_after) {
       LogOnce(absl::StrCat(
           "the certificate in use (serial ", current->leaf.serial,
           ") expired at ",
@@ -145,16 +168,44 @@ bool IdentityStore::Refresh() {
   }
   read->generation = current->generation + 1;
   auto next = std::make_shared<const IdentityMaterial>(*std::move(read));
-  gpr_log(GPR_INFO,
-          "mesh: identity: now using certificate serial %s (was %s), valid "
-          "until %s",
-          next->leaf.serial.c_str(), current->leaf.serial.c_str(),
-          absl::FormatTime(next->leaf.not_after, absl::UTCTimeZone()).c_str());
+  if (next->cert_chain_pem.empty()) {
+    gpr_log(GPR_INFO, "mesh: identity: now using new trust roots from %s",
+            Source(options_.trust_roots_file, "trust_roots_pem").c_str());
+  } else {
+    gpr_log(
+        GPR_INFO,
+        "mesh: identity: now using certificate serial %s (was %s), valid "
+        "until %s",
+        next->leaf.serial.c_str(), current->leaf.serial.c_str(),
+        absl::FormatTime(next->leaf.not_after, absl::UTCTimeZone()).c_str());
+  }
   MutexLock lock(&mu_);
   generation_.store(next->generation, std::memory_order_release);
   current_ = std::move(next);
   last_logged_.clear();
   return true;
+}
+
+absl::StatusOr<std::shared_ptr<IdentityStore>> EndpointStores::For(
+    const IdentityOptions& certificates) {
+  std::shared_ptr<IdentityStore> made;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [options, store] : stores_) {
+      if (options == certificates) return store;
+    }
+    if (stores_.size() >= kMax) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "more than ", kMax, " distinct sets of endpoint TLS certificates"));
+    }
+    absl::StatusOr<std::shared_ptr<IdentityStore>> store =
+        IdentityStore::CreateForEndpoint(certificates);
+    if (!store.ok()) return store.status();
+    made = *std::move(store);
+    stores_.emplace_back(certificates, made);
+  }
+  if (on_new_ && made->watches_files()) on_new_(made);
+  return made;
 }
 
 }  // namespace mesh::internal

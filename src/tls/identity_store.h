@@ -16,6 +16,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -44,6 +46,13 @@ class IdentityStore {
       const IdentityOptions& options,
       std::function<absl::Time()> now = absl::Now);
 
+  // The same for EndpointTls::certificates: the roots are required, the
+  // chain and key optional (together); without them Current() has an empty
+  // chain and leaf.
+  static absl::StatusOr<std::shared_ptr<IdentityStore>> CreateForEndpoint(
+      const IdentityOptions& options,
+      std::function<absl::Time()> now = absl::Now);
+
   std::shared_ptr<const IdentityMaterial> Current() const;
   // Current()->generation, without the lock (for the per-call check).
   uint64_t generation() const {
@@ -68,6 +77,10 @@ class IdentityStore {
  private:
   IdentityStore(IdentityOptions options, std::function<absl::Time()> now)
       : options_(std::move(options)), now_(std::move(now)) {}
+  // Checks the options' shape, reads and checks the first version.
+  static absl::StatusOr<std::shared_ptr<IdentityStore>> Load(
+      const IdentityOptions& options, std::function<absl::Time()> now,
+      bool chain_optional);
 
   // Reads every part (files or PEM), unchecked.
   absl::StatusOr<IdentityMaterial> Read() const;
@@ -78,6 +91,7 @@ class IdentityStore {
 
   const IdentityOptions options_;
   const std::function<absl::Time()> now_;
+  bool chain_optional_ = false;
   mutable Mutex mu_;
   std::shared_ptr<const IdentityMaterial> current_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> generation_{0};
@@ -85,6 +99,32 @@ class IdentityStore {
   std::string last_logged_ ABSL_GUARDED_BY(mu_);
   // Refresh runs one at a time.
   Mutex refresh_mu_;
+};
+
+// The stores of the certificate sets endpoints' EndpointTls name: one per
+// distinct set, made at first use, at most kMax (a control plane names a
+// handful). `on_new` is told of each new store that reads files (to
+// schedule its refresh).
+//
+// Thread-safe.
+class EndpointStores {
+ public:
+  static constexpr size_t kMax = 64;
+
+  explicit EndpointStores(
+      std::function<void(std::shared_ptr<IdentityStore>)> on_new = nullptr)
+      : on_new_(std::move(on_new)) {}
+
+  // The store of `certificates`; IdentityStore::CreateForEndpoint's error,
+  // or RESOURCE_EXHAUSTED past kMax sets.
+  absl::StatusOr<std::shared_ptr<IdentityStore>> For(
+      const IdentityOptions& certificates);
+
+ private:
+  const std::function<void(std::shared_ptr<IdentityStore>)> on_new_;
+  Mutex mu_;
+  std::vector<std::pair<IdentityOptions, std::shared_ptr<IdentityStore>>>
+      stores_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mesh::internal

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "src/tls/certificate_check.h"
+#include "src/tls/server_name_match.h"
 
 namespace mesh::internal {
 namespace {
@@ -60,6 +61,41 @@ class ServerIdentityVerifier final
   const std::shared_ptr<HandshakeRecord> record_;
 };
 
+// The same, for EndpointTls::server_names (any kind of SAN).
+class ServerNameVerifier final
+    : public grpc::experimental::ExternalCertificateVerifier {
+ public:
+  ServerNameVerifier(std::vector<ServerNameMatcher> matchers,
+                     std::shared_ptr<HandshakeRecord> record)
+      : matchers_(std::move(matchers)), record_(std::move(record)) {}
+
+  bool Verify(TlsCustomVerificationCheckRequest* request,
+              std::function<void(grpc::Status)> /*callback*/,
+              grpc::Status* sync_status) override {
+    PresentedNames names{
+        Strings(request->dns_names()), Strings(request->uri_names()),
+        Strings(request->email_names()), Strings(request->ip_names())};
+    std::string presented = DescribePresented(names);
+    if (MatchesServerNames(matchers_, names)) {
+      record_->Succeeded(std::move(presented));
+      *sync_status = grpc::Status::OK;
+    } else {
+      std::string why = absl::StrCat(
+          kIdentityMismatch, "expected ", DescribeMatchers(matchers_),
+          ", the server's certificate carries ", presented);
+      record_->Refused(presented, why);
+      *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why);
+    }
+    return true;  // done synchronously
+  }
+
+  void Cancel(TlsCustomVerificationCheckRequest* /*request*/) override {}
+
+ private:
+  const std::vector<ServerNameMatcher> matchers_;
+  const std::shared_ptr<HandshakeRecord> record_;
+};
+
 }  // namespace
 
 void HandshakeRecord::Succeeded(std::string presented) {
@@ -102,8 +138,13 @@ std::shared_ptr<grpc::ChannelCredentials> IdentityCheckedCredentials(
   return grpc::experimental::TlsCredentials(options);
 }
 
+// Without a chain (EndpointTls without a client certificate): roots only.
 std::shared_ptr<grpc::experimental::CertificateProviderInterface>
 StaticProvider(const IdentityMaterial& identity) {
+  if (identity.cert_chain_pem.empty()) {
+    return std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+        identity.trust_roots_pem);
+  }
   return std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
       identity.trust_roots_pem,
       std::vector<grpc::experimental::IdentityKeyCertPair>{
@@ -117,6 +158,23 @@ std::shared_ptr<grpc::ChannelCredentials> MutualTlsCredentials(
     std::shared_ptr<HandshakeRecord> record) {
   return IdentityCheckedCredentials(StaticProvider(identity), expected_identity,
                                     std::move(record));
+}
+
+std::shared_ptr<grpc::ChannelCredentials> EndpointTlsCredentials(
+    const IdentityMaterial& certificates, const EndpointTls& tls,
+    std::shared_ptr<HandshakeRecord> record) {
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(StaticProvider(certificates));
+  options.watch_root_certs();
+  if (!certificates.cert_chain_pem.empty()) {
+    options.watch_identity_key_cert_pairs();
+  }
+  options.set_verify_server_certs(true);
+  options.set_check_call_host(false);
+  options.set_certificate_verifier(
+      grpc::experimental::ExternalCertificateVerifier::Create<
+          ServerNameVerifier>(tls.server_names, std::move(record)));
+  return grpc::experimental::TlsCredentials(options);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>

@@ -58,6 +58,14 @@ std::shared_ptr<grpc::ChannelCredentials> MutualTlsCredentials(
     const IdentityMaterial& identity, const std::string& expected_identity,
     std::shared_ptr<HandshakeRecord> record);
 
+// TLS as an endpoint's EndpointTls says, with `certificates` (a version of
+// its certificates: with a chain, mutual TLS): the server's chain verified
+// against their roots, its certificate checked against tls.server_names,
+// the refusal naming the matchers and the names presented.
+std::shared_ptr<grpc::ChannelCredentials> EndpointTlsCredentials(
+    const IdentityMaterial& certificates, const EndpointTls& tls,
+    std::shared_ptr<HandshakeRecord> record);
+
 // Mutual TLS to a control plane that must carry `server_identity`, with
 // `identity` checked first (IdentityStore::Create's INVALID_ARGUMENT
 // otherwise). Its files, when all three parts are files, are followed by

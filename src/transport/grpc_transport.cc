@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
 #include "src/model/address.h"
+#include "src/tls/server_name_match.h"
 #include "src/transport/grpc_callback_queue.h"
 
 namespace mesh::internal {
@@ -136,8 +137,12 @@ struct GrpcTransport::Call {
 };
 
 GrpcTransport::GrpcTransport(const GrpcTransportOptions& options,
-                             std::shared_ptr<IdentityStore> identity)
-    : identity_(std::move(identity)) {
+                             std::shared_ptr<IdentityStore> identity,
+                             std::shared_ptr<EndpointStores> endpoint_stores)
+    : identity_(std::move(identity)),
+      endpoint_stores_(endpoint_stores != nullptr
+                           ? std::move(endpoint_stores)
+                           : std::make_shared<EndpointStores>()) {
   PinGrpcCallbackQueue();
   // Each endpoint gets its own connection, closed with its channel, rather
   // than one shared through gRPC's global subchannel pool.
@@ -150,10 +155,30 @@ GrpcTransport::GrpcTransport(const GrpcTransportOptions& options,
 
 GrpcTransport::~GrpcTransport() { Shutdown(); }
 
+bool GrpcTransport::Fits(Connection& c, const Endpoint& endpoint) const {
+  if (endpoint.tls != nullptr) {
+    if (c.policy == nullptr) return false;
+    if (c.policy != endpoint.tls) {
+      // The same context re-sent (a control plane's new copy): keep the
+      // connection, and compare pointers from now on.
+      if (!(*c.policy == *endpoint.tls)) return false;
+      c.policy = endpoint.tls;
+    }
+    return c.generation == c.store->generation();
+  }
+  if (c.policy != nullptr) return false;
+  const bool tls = identity_ != nullptr && !endpoint.tls_identity.empty();
+  if (!tls) return c.store == nullptr;
+  return c.store != nullptr && c.identity == endpoint.tls_identity &&
+         c.generation == identity_->generation();
+}
+
 absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
     const Endpoint& endpoint, bool* tls_out) {
   const std::string& address = endpoint.address;
-  const bool tls = identity_ != nullptr && !endpoint.tls_identity.empty();
+  const bool policy = endpoint.tls != nullptr;
+  const bool tls =
+      policy || (identity_ != nullptr && !endpoint.tls_identity.empty());
   *tls_out = tls;
   if (identity_ != nullptr && !tls && identity_->options().require_identity) {
     return absl::UnavailableError(absl::StrCat(
@@ -161,11 +186,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
         " has no TLS identity, and MeshOptions.identity.require_identity "
         "refuses plaintext"));
   }
-  // The certificate's version, without the store's lock (per call).
-  const uint64_t generation = tls ? identity_->generation() : 0;
   auto it = channels_.find(address);
-  if (it != channels_.end() && it->second.generation == generation &&
-      it->second.identity == (tls ? endpoint.tls_identity : "")) {
+  if (it != channels_.end() && Fits(it->second, endpoint)) {
     return it->second.channel;
   }
   absl::StatusOr<SocketAddress> parsed = SocketAddress::Parse(address);
@@ -173,9 +195,29 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
   Connection connection;
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   grpc::ChannelArguments args = args_;
-  if (tls) {
+  if (policy) {
+    absl::StatusOr<std::shared_ptr<IdentityStore>> store =
+        endpoint_stores_->For(endpoint.tls->certificates);
+    if (!store.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("mesh: TLS to ", address,
+                       ": its certificates: ", store.status().message()));
+    }
+    std::shared_ptr<const IdentityMaterial> material = (*store)->Current();
+    connection.policy = endpoint.tls;
+    connection.store = *std::move(store);
+    connection.identity = DescribeMatchers(endpoint.tls->server_names);
+    connection.generation = material->generation;
+    connection.handshakes = std::make_shared<HandshakeRecord>();
+    credentials =
+        EndpointTlsCredentials(*material, *endpoint.tls, connection.handshakes);
+    if (!endpoint.tls->sni.empty()) {
+      args.SetSslTargetNameOverride(endpoint.tls->sni);
+    }
+  } else if (tls) {
     std::shared_ptr<const IdentityMaterial> material = identity_->Current();
     connection.identity = endpoint.tls_identity;
+    connection.store = identity_;
     connection.generation = material->generation;
     connection.handshakes = std::make_shared<HandshakeRecord>();
     credentials = MutualTlsCredentials(*material, endpoint.tls_identity,
@@ -589,6 +631,7 @@ GrpcTransport::DescribeConnection(const std::string& address) const {
   std::string identity;
   uint64_t generation = 0;
   std::shared_ptr<HandshakeRecord> handshakes;
+  std::shared_ptr<IdentityStore> store;
   {
     MutexLock lock(&mu_);
     auto it = channels_.find(address);
@@ -597,6 +640,7 @@ GrpcTransport::DescribeConnection(const std::string& address) const {
     identity = it->second.identity;
     generation = it->second.generation;
     handshakes = it->second.handshakes;
+    store = it->second.store;
   }
   std::vector<std::pair<std::string, std::string>> out = {
       {"state", StateName(state)}};
@@ -610,10 +654,11 @@ GrpcTransport::DescribeConnection(const std::string& address) const {
   HandshakeRecord::Summary h = handshakes->Get();
   out.emplace_back("tls", "true");
   out.emplace_back("server_id", identity);
-  std::shared_ptr<const IdentityMaterial> current = identity_->Current();
+  std::shared_ptr<const IdentityMaterial> current = store->Current();
   out.emplace_back("client_certificate_serial",
-                   current->generation == generation ? current->leaf.serial
-                                                     : "(an earlier version)");
+                   current->generation != generation ? "(an earlier version)"
+                   : current->cert_chain_pem.empty() ? "(none)"
+                                                     : current->leaf.serial);
   out.emplace_back("handshakes_succeeded", absl::StrCat(h.succeeded));
   out.emplace_back("handshakes_refused", absl::StrCat(h.refused));
   if (!h.presented.empty()) out.emplace_back("presented", h.presented);

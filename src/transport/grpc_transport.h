@@ -6,7 +6,8 @@
 // version of the workload's certificate), so a changed identity or a
 // rotated certificate makes a new connection while calls on the old one
 // finish. Endpoints without an identity are plaintext, or refused when the
-// identity requires one.
+// identity requires one. An endpoint with an EndpointTls (xDS clusters) is
+// reached as it says, with its own certificates, whatever the Mesh's.
 //
 // Thread-safe. Every call in flight is registered so that Shutdown() can
 // cancel it and wait for its callback.
@@ -17,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -32,9 +34,14 @@ namespace mesh::internal {
 
 class GrpcTransport final : public Transport {
  public:
-  // `identity` null: plaintext to every endpoint.
-  explicit GrpcTransport(const GrpcTransportOptions& options,
-                         std::shared_ptr<IdentityStore> identity = nullptr);
+  // `identity` null: plaintext to every endpoint without an EndpointTls.
+  // `endpoint_stores`: where EndpointTls certificates are kept (MeshCore's
+  // are shared and refreshed on its timer thread); null: the transport's
+  // own, never read again.
+  explicit GrpcTransport(
+      const GrpcTransportOptions& options,
+      std::shared_ptr<IdentityStore> identity = nullptr,
+      std::shared_ptr<EndpointStores> endpoint_stores = nullptr);
   ~GrpcTransport() override;
 
   void Send(const Endpoint& endpoint, TransportRequest request,
@@ -60,8 +67,14 @@ class GrpcTransport final : public Transport {
   // One endpoint's channel, and for TLS what its handshakes saw.
   struct Connection {
     std::shared_ptr<grpc::Channel> channel;
-    std::string identity;     // expected server identity; empty: plaintext
-    uint64_t generation = 0;  // of the workload's certificate
+    // Expected server identity (with `policy`, its server_names described);
+    // empty: plaintext.
+    std::string identity;
+    // The endpoint's EndpointTls; null: tls_identity and the Mesh's.
+    std::shared_ptr<const EndpointTls> policy;
+    // The certificates presented and their version; null: plaintext.
+    std::shared_ptr<IdentityStore> store;
+    uint64_t generation = 0;
     std::shared_ptr<HandshakeRecord> handshakes;  // null: plaintext
   };
 
@@ -70,12 +83,17 @@ class GrpcTransport final : public Transport {
   // no identity and one is required.
   absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFor(
       const Endpoint& endpoint, bool* tls) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `c` is still right for `endpoint` (same TLS, certificates not
+  // replaced since).
+  bool Fits(Connection& c, const Endpoint& endpoint) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(Call* call, const grpc::Status& status);
   // A stream's OnDone: forgets it (Shutdown waits for this).
   void StreamEnded(Stream* stream);
 
   grpc::ChannelArguments args_;
   const std::shared_ptr<IdentityStore> identity_;
+  const std::shared_ptr<EndpointStores> endpoint_stores_;
   // Taken twice per call (Send, Finish): not an absl::Mutex (mutex.h).
   mutable Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;

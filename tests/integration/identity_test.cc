@@ -128,6 +128,27 @@ class IdentityTest : public ::testing::Test {
             .ok());
   }
 
+  // The agent's rotation: a new client certificate (same identity) written
+  // over the client's files, certificate first.
+  KeyPair RotateClientFiles() {
+    auto next = pki_->Issue("client-next", Names({"URI:spiffe://mesh.test/ns/"
+                                                  "web/sa/web"}));
+    EXPECT_TRUE(next.ok()) << next.status();
+    if (!next.ok()) return KeyPair{};
+    testing::ReplaceTextFile(client_.cert_file, next->cert);
+    testing::ReplaceTextFile(client_.key_file, next->key);
+    return *std::move(next);
+  }
+
+  // Whether calls, once a refresh has read both files, reach `server` with
+  // the certificate of `serial` (bounded).
+  bool CallsPresent(const TestEchoServer& server, const std::string& serial) {
+    return testing::WaitFor([&] {
+      EchoResponse r;
+      return Call(&r).ok() && server.client_serials().back() == serial;
+    });
+  }
+
   grpc::Status Call(EchoResponse* response) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
@@ -272,18 +293,11 @@ TEST_F(IdentityTest, RotatedFilesAreUsedByNewConnectionsOpenStreamsKeepTheirs) {
   EchoRequest request;
   EchoResponse response;
   ASSERT_TRUE(stream->Write(request) && stream->Read(&response));
-  // The agent replaces the files (certificate, then key).
-  auto next = pki_->Issue("client-next", Names({"URI:spiffe://mesh.test/ns/"
-                                                "web/sa/web"}));
-  ASSERT_TRUE(next.ok()) << next.status();
-  testing::ReplaceTextFile(client_.cert_file, next->cert);
-  testing::ReplaceTextFile(client_.key_file, next->key);
-  // New calls present it, once a refresh has read both files.
-  bool rotated = testing::WaitFor([&] {
-    EchoResponse r;
-    return Call(&r).ok() && server->client_serials().back() == next->serial;
-  });
-  EXPECT_TRUE(rotated) << "the server never saw serial " << next->serial;
+  // The agent replaces the files; new calls present the new certificate.
+  KeyPair next = RotateClientFiles();
+  ASSERT_FALSE(next.serial.empty());
+  EXPECT_TRUE(CallsPresent(*server, next.serial))
+      << "the server never saw serial " << next.serial;
   // The stream still works, on its first connection.
   ASSERT_TRUE(stream->Write(request) && stream->Read(&response));
   stream->WritesDone();
@@ -827,6 +841,164 @@ TEST_F(XdsOverTlsTest, UnreadableTlsFilesFailTheSourceNamingThem) {
   ASSERT_FALSE(discovery.ok());
   EXPECT_EQ(discovery.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(discovery.status().message(), HasSubstr("missing-ca.pem"));
+}
+
+// xDS clusters with an UpstreamTlsContext (gRFC A29): mesh-control-plane
+// sends each target whose endpoints have a tls_identity as a cluster whose
+// context names the bootstrap's "default" certificate provider and the
+// identities as SAN matchers, as istiod does; the xDS client takes the
+// certificates from the bootstrap's file_watcher provider. The Mesh has no
+// identity of its own: the cluster's TLS is all there is.
+class XdsClusterTlsTest : public IdentityTest {
+ protected:
+  // A plaintext control plane whose kTarget has `endpoints` (address and
+  // tls_identity).
+  void StartControlPlane(
+      const std::vector<std::pair<std::string, std::string>>& endpoints) {
+    std::string list;
+    for (const auto& [address, identity] : endpoints) {
+      absl::StrAppend(&list, list.empty() ? "" : ", ", R"({"address": ")",
+                      address, R"(", "tls_identity": ")", identity, R"("})");
+    }
+    auto config = controlplane::ParseConfig(absl::StrCat(
+        R"({"targets": {")", kTarget, R"(": {"endpoints": [)", list, "]}}}"));
+    ASSERT_TRUE(config.ok()) << config.status();
+    auto cp = controlplane::ControlPlane::Start("127.0.0.1:0", *config);
+    ASSERT_TRUE(cp.ok()) << cp.status();
+    cp_ = *std::move(cp);
+  }
+
+  // A Mesh over xDS from the control plane, whose bootstrap has
+  // `providers` as its certificate_providers; a channel to kTarget.
+  void Connect(const std::string& providers) {
+    XdsOptions xds;
+    xds.bootstrap_json = absl::StrCat(
+        R"({"xds_servers": [{"server_uri": "127.0.0.1:)", cp_->port(),
+        R"(", "server_features": ["xds_v3"], "channel_creds": )",
+        R"([{"type": "insecure"}]}], "node": {"id": "identity-test"}, )",
+        R"("certificate_providers": )", providers, "}");
+    auto discovery = NewXdsDiscovery(xds);
+    ASSERT_TRUE(discovery.ok()) << discovery.status();
+    MeshOptions options;
+    options.discovery = *discovery;
+    auto mesh = Mesh::Create(options);
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    mesh_ = *std::move(mesh);
+    auto channel = mesh_->NewGrpcChannel(absl::StrCat("xds:///", kTarget));
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    stub_ = TestEcho::NewStub(*channel);
+  }
+
+  // The bootstrap's providers: "default", a file_watcher of the client's
+  // files read every 50 ms.
+  std::string FileWatcher() const {
+    return absl::StrCat(
+        R"({"default": {"plugin_name": "file_watcher", "config": {)",
+        R"("certificate_file": ")", client_.cert_file.string(),
+        R"(", "private_key_file": ")", client_.key_file.string(),
+        R"(", "ca_certificate_file": ")", pki_->ca_file().string(),
+        R"(", "refresh_interval": "0.05s"}}})");
+  }
+
+  std::unique_ptr<controlplane::ControlPlane> cp_;
+};
+
+TEST_F(XdsClusterTlsTest, TheClusterContextServesTheRightServerOnly) {
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  auto impostor =
+      Server("impostor", {"URI:spiffe://mesh.test/ns/evil/sa/evil"});
+  ASSERT_NE(books, nullptr);
+  ASSERT_NE(impostor, nullptr);
+  StartControlPlane(
+      {{books->address(), kSpiffe}, {impostor->address(), kSpiffe}});
+  Connect(FileWatcher());
+  int served = 0;
+  for (int i = 0; i < 20; ++i) {
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    served += response.served_by() == books->address();
+  }
+  EXPECT_EQ(served, 20);
+  EXPECT_EQ(impostor->calls(), 0);
+  EXPECT_EQ(cp_->ads().nacks(), 0) << cp_->ads().last_nack();
+  // The server saw the provider's client certificate.
+  ASSERT_FALSE(books->client_serials().empty());
+  EXPECT_EQ(books->client_serials().back(), client_.serial);
+  // Describe shows what the connection to books checks.
+  EXPECT_THAT(mesh_->Describe(),
+              HasSubstr(absl::StrCat("exact '", kSpiffe, "'")));
+  EXPECT_THAT(
+      mesh_->Metrics(),
+      HasSubstr(absl::StrCat("endpoint=\"", books->address(),
+                             "\",tls=\"true\",server_id=\"", kSpiffe, "\"")));
+}
+
+TEST_F(XdsClusterTlsTest, AnImpostorAloneIsRefusedNamingBothIdentities) {
+  auto impostor =
+      Server("impostor", {"URI:spiffe://mesh.test/ns/evil/sa/evil"});
+  ASSERT_NE(impostor, nullptr);
+  StartControlPlane({{impostor->address(), kSpiffe}});
+  Connect(FileWatcher());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("server identity mismatch"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr(absl::StrCat("exact '", kSpiffe, "'")));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("URI:spiffe://mesh.test/ns/evil/sa/evil"));
+  EXPECT_EQ(impostor->calls(), 0);
+}
+
+TEST_F(XdsClusterTlsTest, RotatedProviderFilesAreUsedForTheNextConnection) {
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  ASSERT_NE(books, nullptr);
+  StartControlPlane({{books->address(), kSpiffe}});
+  Connect(FileWatcher());
+  EchoResponse response;
+  ASSERT_TRUE(Call(&response).ok());
+  ASSERT_EQ(books->client_serials().back(), client_.serial);
+  KeyPair next = RotateClientFiles();
+  ASSERT_FALSE(next.serial.empty());
+  EXPECT_TRUE(CallsPresent(*books, next.serial))
+      << "the server never saw serial " << next.serial;
+}
+
+TEST_F(XdsClusterTlsTest, AProviderTheBootstrapLacksIsNackedAndNamed) {
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  ASSERT_NE(books, nullptr);
+  StartControlPlane({{books->address(), kSpiffe}});
+  // A provider under another name: the cluster's "default" is unknown.
+  std::string providers = FileWatcher();
+  providers.replace(providers.find("\"default\""), 9, "\"other\"");
+  Connect(providers);
+  ASSERT_TRUE(testing::WaitFor([&] { return cp_->ads().nacks() > 0; }));
+  EXPECT_THAT(cp_->ads().last_nack(),
+              HasSubstr("'default' is not a certificate provider of the "
+                        "bootstrap"));
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("is not a certificate provider"));
+  EXPECT_EQ(books->calls(), 0);
+}
+
+TEST_F(XdsClusterTlsTest, UnreadableProviderFilesFailCallsNamingTheFile) {
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  ASSERT_NE(books, nullptr);
+  StartControlPlane({{books->address(), kSpiffe}});
+  std::string providers = FileWatcher();
+  const std::string ca = pki_->ca_file().string();
+  providers.replace(providers.find(ca), ca.size(),
+                    (pki_->dir() / "not-yet-written.pem").string());
+  Connect(providers);
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("not-yet-written.pem"));
+  EXPECT_EQ(books->calls(), 0);
 }
 
 }  // namespace

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +29,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/control_plane_file.h"
 #include "tests/support/test_support.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
@@ -142,23 +142,12 @@ class XdsInteropTest : public ::testing::Test {
 
   // Replaces the file at once (written aside, renamed), as editors do.
   static void WriteFile(const std::string& text) {
-    std::string aside = *path_ + ".tmp";
-    {
-      std::ofstream out(aside, std::ios::trunc | std::ios::binary);
-      out << text;
-    }
-    ASSERT_EQ(std::rename(aside.c_str(), path_->c_str()), 0);
+    testing::ReplaceTextFile(*path_, text);
   }
 
   // Writes `text` and waits (bounded) until the control plane applied it.
   static void Apply(const std::string& text) {
-    std::shared_ptr<const controlplane::XdsCatalog> before =
-        control_plane_->ads().catalog();
-    WriteFile(text);
-    ASSERT_TRUE(testing::WaitFor([&] {
-      return control_plane_->ads().catalog() != before;
-    })) << "the control plane did not apply "
-        << text;
+    testing::ApplyConfigFile(*control_plane_, *path_, text);
   }
 
   static std::shared_ptr<grpc::Channel> XdsChannel(const std::string& target) {

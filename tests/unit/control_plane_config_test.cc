@@ -167,6 +167,26 @@ TEST(ControlPlaneConfigTest, ParsesTheXdsFields) {
   EXPECT_FALSE(plain.xds_only());
 }
 
+TEST(ControlPlaneConfigTest, TheXdsCertificateProviderIsATopLevelString) {
+  absl::StatusOr<Config> plain = ParseConfig(R"({"targets": {}})");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->xds_certificate_provider, "default");
+  absl::StatusOr<Config> named = ParseConfig(
+      R"({"targets": {}, "xds_certificate_provider": "spiffe-certs"})");
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->xds_certificate_provider, "spiffe-certs");
+
+  EXPECT_THAT(ErrorOf("{\"targets\": {},\n\"xds_certificate_provider\": 1}"),
+              HasSubstr("line 2: xds_certificate_provider: expected a string"));
+  EXPECT_THAT(ErrorOf("{\n\"xds_certificate_provider\": \"\"}"),
+              HasSubstr("line 2: xds_certificate_provider: expected the name "
+                        "of a certificate provider instance"));
+  // A misspelt key is refused like any other.
+  EXPECT_THAT(ErrorOf("{\n\"xds_certificate_providers\": \"default\"}"),
+              HasSubstr("line 2: (top level).xds_certificate_providers: "
+                        "unknown field"));
+}
+
 // A route whose header conditions are `headers` (JSON), on line 3.
 std::string RouteWithHeaders(const std::string& headers) {
   return "{\"targets\": {\"b:1\": {\"profile\": {\"routes\": [\n"

@@ -513,7 +513,8 @@ TEST(DestinationMetricsTest, EndpointMetricsAreMadeOnFirstCallAndFollowTheSet) {
   EXPECT_EQ(d.EndpointMetricsFor(a.address), m);
   // (The labels the destination gave it: a Mesh without an identity.)
   EXPECT_EQ(registry->Endpoint("books:8080", a.address,
-                               TlsLabels(a, /*identity_in_use=*/false)),
+                               TlsLabels(a, /*identity_in_use=*/false,
+                                         /*default_transport=*/true)),
             m);
   EXPECT_EQ(registry->EndpointEntriesForTest(), 1u);
   m->RecordAttempt();

@@ -165,6 +165,66 @@ TEST(ParseXdsBootstrapTest, IstioAgentBootstrapParsedWhole) {
       HasSubstr(
           R"("ca_certificate_file":"/var/lib/istio/data/root-cert.pem")"));
   EXPECT_THAT(provider.config_json, HasSubstr(R"("refresh_interval":"900s")"));
+  ASSERT_TRUE(provider.file_watcher.has_value());
+  EXPECT_EQ(provider.file_watcher->certificate_file,
+            "/var/lib/istio/data/cert-chain.pem");
+  EXPECT_EQ(provider.file_watcher->private_key_file,
+            "/var/lib/istio/data/key.pem");
+  EXPECT_EQ(provider.file_watcher->ca_certificate_file,
+            "/var/lib/istio/data/root-cert.pem");
+  EXPECT_EQ(provider.file_watcher->refresh_interval, absl::Seconds(900));
+}
+
+// The smallest valid bootstrap with one certificate provider `entry`.
+std::string WithProvider(const std::string& entry) {
+  return absl::StrCat(
+      R"({"xds_servers": [{"server_uri": "cp:1", "channel_creds": )",
+      R"([{"type": "insecure"}]}], "certificate_providers": {"p": )", entry,
+      "}}");
+}
+
+TEST(ParseXdsBootstrapTest, FileWatcherProviders) {
+  // Roots only, gRPC's default refresh.
+  absl::StatusOr<XdsBootstrap> b = ParseXdsBootstrap(
+      WithProvider(R"({"plugin_name": "file_watcher", "config": )"
+                   R"({"ca_certificate_file": "/ca.pem"}})"));
+  ASSERT_TRUE(b.ok()) << b.status();
+  const CertificateProvider& p = b->certificate_providers.at("p");
+  ASSERT_TRUE(p.file_watcher.has_value());
+  EXPECT_EQ(p.file_watcher->ca_certificate_file, "/ca.pem");
+  EXPECT_TRUE(p.file_watcher->certificate_file.empty());
+  EXPECT_EQ(p.file_watcher->refresh_interval, absl::Minutes(10));
+  // Another plugin is kept, unchecked, without a file_watcher config.
+  b = ParseXdsBootstrap(
+      WithProvider(R"({"plugin_name": "vault", "config": {"x": 1}})"));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(b->certificate_providers.at("p").file_watcher.has_value());
+}
+
+TEST(ParseXdsBootstrapTest, FileWatcherRefusals) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"certificate_file": "/c.pem"})",
+       "certificate_providers.p.config.private_key_file: missing: "
+       "certificate_file and private_key_file go together"},
+      {R"({"private_key_file": "/k.pem", "ca_certificate_file": "/ca.pem"})",
+       "certificate_providers.p.config.certificate_file: missing"},
+      {R"({})",
+       "a file_watcher needs certificate_file and private_key_file, "
+       "ca_certificate_file, or all three"},
+      {R"({"ca_certificate_file": "/ca.pem", "refresh_interval": "soon"})",
+       "certificate_providers.p.config.refresh_interval: 'soon' is not a "
+       "positive duration"},
+      {R"({"ca_certificate_file": 7})",
+       "certificate_providers.p.config.ca_certificate_file"},
+  };
+  for (const auto& [config, error] : cases) {
+    absl::StatusOr<XdsBootstrap> b =
+        ParseXdsBootstrap(WithProvider(absl::StrCat(
+            R"({"plugin_name": "file_watcher", "config": )", config, "}")));
+    ASSERT_FALSE(b.ok()) << config;
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(b.status().message(), HasSubstr(error)) << config;
+  }
 }
 
 TEST(ParseXdsBootstrapTest, OptionalPartsAbsentLeaveDefaults) {
@@ -259,6 +319,8 @@ TEST(ParseXdsBootstrapTest, UnknownKeysIgnored) {
       "node": {"id": "n1", "user_agent_name": "x",
                "locality": {"zone": "z", "planet": "earth"}},
       "certificate_providers": {"p": {"plugin_name": "file_watcher",
+                                      "config": {"ca_certificate_file": "/ca",
+                                                 "extra": 1},
                                       "extra": true}},
       "authorities": {"xds.example.com": {"xds_servers": []}},
       "client_default_listener_resource_name_template": "xdstp://%s",
@@ -268,7 +330,8 @@ TEST(ParseXdsBootstrapTest, UnknownKeysIgnored) {
   EXPECT_EQ(b->servers[0].server_uri, "cp:15010");
   EXPECT_EQ(b->node.id, "n1");
   EXPECT_EQ(b->node.zone, "z");
-  EXPECT_EQ(b->certificate_providers.at("p").config_json, "{}");
+  EXPECT_EQ(b->certificate_providers.at("p").file_watcher->ca_certificate_file,
+            "/ca");
 }
 
 TEST(ParseXdsBootstrapTest, XdsServersMissingNamed) {

@@ -17,6 +17,7 @@
 #include "envoy/config/route/v3/route.pb.h"
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
+#include "envoy/extensions/transport_sockets/tls/v3/tls.pb.h"
 #include "envoy/service/discovery/v3/discovery.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,6 +33,7 @@ namespace core = ::envoy::config::core::v3;
 namespace route = ::envoy::config::route::v3;
 namespace hcm =
     ::envoy::extensions::filters::network::http_connection_manager::v3;
+namespace tls = ::envoy::extensions::transport_sockets::tls::v3;
 using ::envoy::config::cluster::v3::Cluster;
 using ::envoy::config::endpoint::v3::ClusterLoadAssignment;
 using ::envoy::config::listener::v3::Listener;
@@ -51,6 +53,12 @@ EndpointSpec Endpoint(std::string address, uint32_t weight = 1,
   e.weight = weight;
   e.zone = std::move(zone);
   e.healthy = healthy;
+  return e;
+}
+
+EndpointSpec WithIdentity(std::string address, std::string identity) {
+  EndpointSpec e = Endpoint(std::move(address));
+  e.tls_identity = std::move(identity);
   return e;
 }
 
@@ -285,6 +293,128 @@ TEST(XdsResourcesTest, ClusterIsEdsOverAds) {
   EXPECT_EQ(cluster.lb_policy(), Cluster::ROUND_ROBIN);
 }
 
+TEST(XdsResourcesTest, TargetsWithoutIdentitiesHavePlaintextClusters) {
+  XdsResourceSet set = BuildXdsResources(BooksConfig());
+  for (const auto& [name, any] : set[XdsType::kCluster]) {
+    EXPECT_FALSE(Unpack<Cluster>(any).has_transport_socket()) << name;
+  }
+}
+
+// The SAN matchers of a cluster's TLS context, in order.
+std::vector<std::string> ExactSans(const tls::UpstreamTlsContext& context) {
+  std::vector<std::string> sans;
+  for (const auto& m : context.common_tls_context()
+                           .combined_validation_context()
+                           .default_validation_context()
+                           .match_subject_alt_names()) {
+    EXPECT_EQ(m.match_pattern_case(), m.kExact);
+    EXPECT_FALSE(m.ignore_case());
+    sans.push_back(m.exact());
+  }
+  return sans;
+}
+
+tls::UpstreamTlsContext TlsContextOf(const XdsResourceSet& set,
+                                     const std::string& cluster_name) {
+  Cluster cluster = Resource<Cluster>(set, XdsType::kCluster, cluster_name);
+  EXPECT_TRUE(cluster.has_transport_socket()) << cluster_name;
+  EXPECT_EQ(cluster.transport_socket().name(), "envoy.transport_sockets.tls");
+  EXPECT_EQ(cluster.transport_socket().typed_config().type_url(),
+            "type.googleapis.com/"
+            "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext");
+  return Unpack<tls::UpstreamTlsContext>(
+      cluster.transport_socket().typed_config());
+}
+
+TEST(XdsResourcesTest, IdentitiesMakeAnUpstreamTlsContextAsIstiodSendsIt) {
+  Config config = BooksConfig();
+  // Two identities, one of them twice, and an endpoint without one.
+  config.targets["secure.local:8443"].endpoints = {
+      WithIdentity("10.0.3.1:8443", "spiffe://cluster.local/ns/x/sa/y"),
+      WithIdentity("10.0.3.2:8443", "secure.x.svc.cluster.local"),
+      WithIdentity("10.0.3.3:8443", "spiffe://cluster.local/ns/x/sa/y"),
+      Endpoint("10.0.3.4:8443")};
+  XdsResourceSet set = BuildXdsResources(config);
+  tls::UpstreamTlsContext context =
+      TlsContextOf(set, "outbound|8443||secure.local");
+  const tls::CommonTlsContext& common = context.common_tls_context();
+  EXPECT_EQ(common.tls_certificate_provider_instance().instance_name(),
+            "default");
+  EXPECT_EQ(common.tls_certificate_provider_instance().certificate_name(),
+            "default");
+  ASSERT_EQ(common.validation_context_type_case(),
+            tls::CommonTlsContext::kCombinedValidationContext);
+  const tls::CertificateValidationContext& validation =
+      common.combined_validation_context().default_validation_context();
+  EXPECT_EQ(validation.ca_certificate_provider_instance().instance_name(),
+            "default");
+  EXPECT_EQ(validation.ca_certificate_provider_instance().certificate_name(),
+            "ROOTCA");
+  // One exact matcher per distinct identity, sorted.
+  EXPECT_THAT(ExactSans(context),
+              ElementsAre("secure.x.svc.cluster.local",
+                          "spiffe://cluster.local/ns/x/sa/y"));
+  // Nothing else: no SNI, no inline certificates, none of the deprecated
+  // provider fields, no typed SAN matchers.
+  EXPECT_EQ(context.sni(), "");
+  EXPECT_EQ(common.tls_certificates_size(), 0);
+  EXPECT_FALSE(common.has_tls_certificate_certificate_provider_instance());
+  EXPECT_FALSE(common.combined_validation_context()
+                   .has_validation_context_certificate_provider_instance());
+  EXPECT_EQ(validation.match_typed_subject_alt_names_size(), 0);
+  EXPECT_FALSE(validation.has_trusted_ca());
+  // The cluster is otherwise the plaintext one, and the target's endpoints
+  // are unchanged by their identities.
+  Cluster cluster =
+      Resource<Cluster>(set, XdsType::kCluster, "outbound|8443||secure.local");
+  EXPECT_EQ(cluster.type(), Cluster::EDS);
+  EXPECT_EQ(cluster.lb_policy(), Cluster::ROUND_ROBIN);
+  EXPECT_EQ(Resource<ClusterLoadAssignment>(set, XdsType::kEndpoints,
+                                            "outbound|8443||secure.local")
+                .endpoints(0)
+                .lb_endpoints_size(),
+            4);
+  // The other targets keep their plaintext clusters.
+  EXPECT_FALSE(
+      Resource<Cluster>(set, XdsType::kCluster, "outbound|7001||books.local")
+          .has_transport_socket());
+}
+
+TEST(XdsResourcesTest, TheConfigNamesTheCertificateProviderInstance) {
+  Config config;
+  config.xds_certificate_provider = "spiffe-certs";
+  config.targets["a.local:80"].endpoints = {
+      WithIdentity("10.0.0.1:80", "a.local")};
+  tls::UpstreamTlsContext context =
+      TlsContextOf(BuildXdsResources(config), "outbound|80||a.local");
+  EXPECT_EQ(context.common_tls_context()
+                .tls_certificate_provider_instance()
+                .instance_name(),
+            "spiffe-certs");
+  EXPECT_EQ(context.common_tls_context()
+                .combined_validation_context()
+                .default_validation_context()
+                .ca_certificate_provider_instance()
+                .instance_name(),
+            "spiffe-certs");
+  EXPECT_THAT(ExactSans(context), ElementsAre("a.local"));
+}
+
+TEST(XdsResourcesTest, TheTlsContextDoesNotDependOnTheEndpointsOrder) {
+  Config one;
+  one.targets["a.local:80"].endpoints = {WithIdentity("10.0.0.1:80", "z.id"),
+                                         WithIdentity("10.0.0.2:80", "a.id")};
+  Config other;
+  other.targets["a.local:80"].endpoints = {WithIdentity("10.0.0.2:80", "a.id"),
+                                           WithIdentity("10.0.0.1:80", "z.id")};
+  const std::string cluster = "outbound|80||a.local";
+  EXPECT_EQ(
+      BuildXdsResources(one)[XdsType::kCluster].at(cluster).SerializeAsString(),
+      BuildXdsResources(other)[XdsType::kCluster]
+          .at(cluster)
+          .SerializeAsString());
+}
+
 TEST(XdsResourcesTest, LoadAssignmentHasALocalityPerZone) {
   XdsResourceSet set = BuildXdsResources(BooksConfig());
   ClusterLoadAssignment cla = Resource<ClusterLoadAssignment>(
@@ -486,6 +616,25 @@ TEST(XdsCatalogTest, ChangedEndpointsBumpOnlyEdsAndOnlyThatResource) {
   EXPECT_EQ(VersionOf(*third, XdsType::kEndpoints, "outbound|80||a.local"), 3);
   EXPECT_EQ(VersionOf(*third, XdsType::kEndpoints, "outbound|80||b.local"), 2);
   EXPECT_EQ(third->version(XdsType::kListener), 1);
+}
+
+TEST(XdsCatalogTest, AChangedIdentityBumpsOnlyCdsAndOnlyThatCluster) {
+  auto first = First(TwoTargets());
+  Config edited = TwoTargets();
+  edited.targets["b.local:80"].endpoints[0].tls_identity = "b.local";
+  auto second = Then(*first, edited);
+  EXPECT_EQ(second->version(XdsType::kListener), 1);
+  EXPECT_EQ(second->version(XdsType::kRoute), 1);
+  EXPECT_EQ(second->version(XdsType::kCluster), 2);
+  EXPECT_EQ(second->version(XdsType::kEndpoints), 1);
+  EXPECT_EQ(VersionOf(*second, XdsType::kCluster, "outbound|80||a.local"), 1);
+  EXPECT_EQ(VersionOf(*second, XdsType::kCluster, "outbound|80||b.local"), 2);
+  // Another provider instance changes only the clusters with TLS.
+  edited.xds_certificate_provider = "other";
+  auto third = Then(*second, edited);
+  EXPECT_EQ(third->version(XdsType::kCluster), 3);
+  EXPECT_EQ(VersionOf(*third, XdsType::kCluster, "outbound|80||a.local"), 1);
+  EXPECT_EQ(VersionOf(*third, XdsType::kCluster, "outbound|80||b.local"), 3);
 }
 
 TEST(XdsCatalogTest, AChangedProfileBumpsOnlyRds) {

@@ -15,6 +15,7 @@
 #include "envoy/extensions/filters/http/fault/v3/fault.pb.h"
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
+#include "envoy/extensions/transport_sockets/tls/v3/tls.pb.h"
 #include "google/protobuf/text_format.h"
 #include "src/discovery/xds/xds_client.h"
 
@@ -29,6 +30,7 @@ using envoy::extensions::filters::http::fault::v3::HTTPFault;
 using envoy::extensions::filters::http::router::v3::Router;
 using envoy::extensions::filters::network::http_connection_manager::v3::
     HttpConnectionManager;
+namespace tls_v3 = ::envoy::extensions::transport_sockets::tls::v3;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -1224,19 +1226,237 @@ TEST(ConvertCluster, EdsConfigRefusals) {
       HasSubstr("eds_cluster_config.eds_config: must be ads or self"));
 }
 
-TEST(ConvertCluster, TlsTransportSocketIsRefused) {
+// The bootstrap's providers as Istio's agent writes them: "default" with
+// all three files, "roots" with the CA only, "vault" another plugin.
+CertificateProviders TestProviders() {
+  CertificateProviders p;
+  FileWatcherConfig all;
+  all.certificate_file = "/certs/cert.pem";
+  all.private_key_file = "/certs/key.pem";
+  all.ca_certificate_file = "/certs/ca.pem";
+  all.refresh_interval = absl::Seconds(30);
+  p["default"] = CertificateProvider{"file_watcher", "{}", all};
+  FileWatcherConfig roots;
+  roots.ca_certificate_file = "/roots/ca.pem";
+  roots.refresh_interval = absl::Seconds(5);
+  p["roots"] = CertificateProvider{"file_watcher", "{}", roots};
+  p["vault"] = CertificateProvider{"vault", "{}", std::nullopt};
+  return p;
+}
+
+// An EDS cluster whose transport_socket holds `context` (UpstreamTlsContext
+// in text form).
+Cluster TlsCluster(const std::string& context) {
+  tls_v3::UpstreamTlsContext upstream =
+      Parse<tls_v3::UpstreamTlsContext>(context);
+  Cluster cluster = EdsCluster("");
+  cluster.mutable_transport_socket()->set_name("envoy.transport_sockets.tls");
+  cluster.mutable_transport_socket()->mutable_typed_config()->PackFrom(
+      upstream);
+  return cluster;
+}
+
+std::string TlsClusterError(const std::string& context) {
+  absl::StatusOr<ClusterResource> c =
+      ConvertCluster(TlsCluster(context), TestProviders());
+  EXPECT_FALSE(c.ok()) << context;
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(c.status().message());
+}
+
+// What istiod sends a proxyless client.
+constexpr char kIstioContext[] = R"pb(
+  common_tls_context {
+    tls_certificate_provider_instance {
+      instance_name: "default"
+      certificate_name: "default"
+    }
+    combined_validation_context {
+      default_validation_context {
+        ca_certificate_provider_instance {
+          instance_name: "default"
+          certificate_name: "ROOTCA"
+        }
+        match_subject_alt_names { exact: "spiffe://cluster.local/ns/a/sa/b" }
+        match_subject_alt_names { prefix: "spiffe://cluster.local/ns/c/" }
+      }
+    }
+  }
+  sni: "outbound_.7000_._.echo.a.svc.cluster.local"
+)pb";
+
+TEST(ConvertCluster, UpstreamTlsContextFromProviderInstances) {
+  absl::StatusOr<ClusterResource> c =
+      ConvertCluster(TlsCluster(kIstioContext), TestProviders());
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(c->tls, nullptr);
+  const EndpointTls& tls = *c->tls;
+  EXPECT_EQ(tls.certificates.cert_chain_file, "/certs/cert.pem");
+  EXPECT_EQ(tls.certificates.private_key_file, "/certs/key.pem");
+  EXPECT_EQ(tls.certificates.trust_roots_file, "/certs/ca.pem");
+  EXPECT_EQ(tls.certificates.refresh_interval, absl::Seconds(30));
+  ASSERT_EQ(tls.server_names.size(), 2u);
+  EXPECT_EQ(tls.server_names[0].kind, ServerNameMatcher::Kind::kExact);
+  EXPECT_EQ(tls.server_names[0].value, "spiffe://cluster.local/ns/a/sa/b");
+  EXPECT_EQ(tls.server_names[1].kind, ServerNameMatcher::Kind::kPrefix);
+  EXPECT_EQ(tls.server_names[1].value, "spiffe://cluster.local/ns/c/");
+  EXPECT_EQ(tls.sni, "outbound_.7000_._.echo.a.svc.cluster.local");
+  // The first exact matcher is the server_id label.
+  EXPECT_EQ(c->tls_identity, "spiffe://cluster.local/ns/a/sa/b");
+}
+
+TEST(ConvertCluster, TlsWithoutAClientCertificateAndWithTypedMatchers) {
+  absl::StatusOr<ClusterResource> c = ConvertCluster(
+      TlsCluster(R"pb(
+        common_tls_context {
+          validation_context {
+            ca_certificate_provider_instance { instance_name: "roots" }
+            match_typed_subject_alt_names {
+              san_type: DNS
+              matcher { suffix: ".echo.svc" ignore_case: true }
+            }
+            match_typed_subject_alt_names {
+              san_type: IP_ADDRESS
+              matcher { exact: "10.0.0.1" }
+            }
+          }
+        }
+      )pb"),
+      TestProviders());
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(c->tls, nullptr);
+  EXPECT_TRUE(c->tls->certificates.cert_chain_file.empty());
+  EXPECT_TRUE(c->tls->certificates.private_key_file.empty());
+  EXPECT_EQ(c->tls->certificates.trust_roots_file, "/roots/ca.pem");
+  EXPECT_EQ(c->tls->certificates.refresh_interval, absl::Seconds(5));
+  ASSERT_EQ(c->tls->server_names.size(), 2u);
+  EXPECT_EQ(c->tls->server_names[0].san_type, ServerNameMatcher::SanType::kDns);
+  EXPECT_TRUE(c->tls->server_names[0].ignore_case);
+  EXPECT_EQ(c->tls->server_names[1].san_type, ServerNameMatcher::SanType::kIp);
+  EXPECT_EQ(c->tls_identity, "10.0.0.1");
+}
+
+TEST(ConvertCluster, TlsContextRefusals) {
+  const std::string ca =
+      "ca_certificate_provider_instance { instance_name: \"default\" }";
+  struct Case {
+    std::string context;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"common_tls_context {}",
+       "transport_socket.typed_config.common_tls_context.validation_context: "
+       "missing"},
+      {"common_tls_context { validation_context {} }",
+       "validation_context.ca_certificate_provider_instance: missing"},
+      {"common_tls_context { validation_context { "
+       "ca_certificate_provider_instance { instance_name: \"nope\" } } }",
+       "ca_certificate_provider_instance.instance_name: 'nope' is not a "
+       "certificate provider of the bootstrap"},
+      {"common_tls_context { validation_context { "
+       "ca_certificate_provider_instance { instance_name: \"vault\" } } }",
+       "'vault' is a 'vault' provider; mesh supports file_watcher"},
+      {"common_tls_context { tls_certificate_provider_instance { "
+       "instance_name: \"roots\" } validation_context { " +
+           ca + " } }",
+       "tls_certificate_provider_instance.instance_name: 'roots' has no "
+       "certificate_file"},
+      {"common_tls_context { tls_params {} validation_context { " + ca + " } }",
+       "common_tls_context.tls_params: not supported"},
+      {"common_tls_context { custom_handshaker {} validation_context { " + ca +
+           " } }",
+       "common_tls_context.custom_handshaker: not supported"},
+      {"common_tls_context { tls_certificates {} validation_context { " + ca +
+           " } }",
+       "common_tls_context.tls_certificates: not supported"},
+      {"common_tls_context { tls_certificate_sds_secret_configs { name: "
+       "\"x\" } validation_context { " +
+           ca + " } }",
+       "tls_certificate_sds_secret_configs: not supported"},
+      {"common_tls_context { tls_certificate_certificate_provider_instance {} "
+       "validation_context { " +
+           ca + " } }",
+       "tls_certificate_certificate_provider_instance: deprecated"},
+      {"common_tls_context { validation_context_sds_secret_config {} }",
+       "validation_context_sds_secret_config: not supported"},
+      {"common_tls_context { validation_context_certificate_provider_instance "
+       "{} }",
+       "validation_context_certificate_provider_instance: deprecated"},
+      {"common_tls_context { combined_validation_context { "
+       "validation_context_certificate_provider_instance {} } }",
+       "combined_validation_context.validation_context_certificate_provider_"
+       "instance: deprecated"},
+      {"common_tls_context { combined_validation_context {} }",
+       "combined_validation_context.default_validation_context: missing"},
+      {"common_tls_context { validation_context { " + ca +
+           " verify_certificate_spki: \"x\" } }",
+       "validation_context.verify_certificate_spki: not supported"},
+      {"common_tls_context { validation_context { " + ca +
+           " verify_certificate_hash: \"x\" } }",
+       "verify_certificate_hash: not supported"},
+      {"common_tls_context { validation_context { " + ca +
+           " require_signed_certificate_timestamp {} } }",
+       "require_signed_certificate_timestamp: not supported"},
+      {"common_tls_context { validation_context { " + ca + " crl {} } }",
+       "validation_context.crl: not supported"},
+      {"common_tls_context { validation_context { " + ca +
+           " custom_validator_config {} } }",
+       "custom_validator_config: not supported"},
+      {"common_tls_context { validation_context { " + ca +
+           " match_subject_alt_names { safe_regex { regex: \"(\" } } } }",
+       "match_subject_alt_names[0].safe_regex.regex: invalid RE2 '('"},
+      {"common_tls_context { validation_context { " + ca +
+           " match_subject_alt_names { exact: \"\" } } }",
+       "match_subject_alt_names[0].match_pattern: exact matcher with an "
+       "empty value"},
+      {"common_tls_context { validation_context { " + ca +
+           " match_subject_alt_names {} } }",
+       "match_subject_alt_names[0].match_pattern: missing"},
+      {"common_tls_context { validation_context { " + ca +
+           " match_typed_subject_alt_names { san_type: OTHER_NAME matcher { "
+           "exact: \"x\" } } } }",
+       "match_typed_subject_alt_names[0].san_type: OTHER_NAME is not "
+       "supported"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(TlsClusterError(c.context), HasSubstr(c.error)) << c.context;
+  }
+  // Another kind of transport socket.
+  Cluster raw = EdsCluster("");
+  raw.mutable_transport_socket()->set_name("envoy.transport_sockets.raw");
+  raw.mutable_transport_socket()->mutable_typed_config()->set_type_url(
+      "type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3."
+      "RawBuffer");
+  EXPECT_THAT(ClusterError(raw),
+              HasSubstr("transport_socket.typed_config: envoy.extensions."
+                        "transport_sockets.raw_buffer.v3.RawBuffer is not "
+                        "supported"));
+  // A name without a config.
   EXPECT_THAT(
-      ClusterError(
-          EdsCluster("transport_socket { name: \"envoy.transport_sockets.tls\" "
-                     "typed_config { type_url: "
-                     "\"type.googleapis.com/"
-                     "envoy.extensions.transport_sockets.tls.v3."
-                     "UpstreamTlsContext\" } }")),
-      HasSubstr("transport_socket: TLS (transport_socket "
-                "'envoy.transport_sockets.tls', "
-                "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext) "
-                "is not supported yet: it comes with the identity support"));
-  EXPECT_TRUE(ConvertCluster(EdsCluster("transport_socket {}")).ok());
+      ClusterError(EdsCluster(
+          "transport_socket { name: \"envoy.transport_sockets.tls\" }")),
+      HasSubstr("transport_socket.typed_config: missing"));
+  // An empty transport socket is plaintext.
+  absl::StatusOr<ClusterResource> plain =
+      ConvertCluster(EdsCluster("transport_socket {}"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->tls, nullptr);
+  // Without the bootstrap's providers, Istio's context is refused.
+  EXPECT_THAT(ClusterError(TlsCluster(kIstioContext)),
+              HasSubstr("'default' is not a certificate provider"));
+}
+
+TEST(ConvertCluster, TooManySanMatchersAreRefused) {
+  std::string context =
+      "common_tls_context { validation_context { "
+      "ca_certificate_provider_instance { instance_name: \"default\" } ";
+  for (int i = 0; i < 1001; ++i) {
+    absl::StrAppend(&context, "match_subject_alt_names { exact: \"n", i,
+                    "\" } ");
+  }
+  absl::StrAppend(&context, "} }");
+  EXPECT_THAT(TlsClusterError(context),
+              HasSubstr("match_subject_alt_names: more than 1000 matchers"));
 }
 
 TEST(ConvertCluster, CircuitBreakerTakesTheFirstDefaultThreshold) {

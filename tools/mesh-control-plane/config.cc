@@ -487,8 +487,9 @@ absl::StatusOr<Config> ParseConfig(absl::string_view text) {
   if (!root.ok()) return root.status();
   if (absl::Status s = Expect(*root, Type::kObject, "(top level)"); !s.ok())
     return s;
-  if (absl::Status s =
-          OnlyKeys(*root, "(top level)", {"targets", "not_mesh", "silent"});
+  if (absl::Status s = OnlyKeys(
+          *root, "(top level)",
+          {"targets", "not_mesh", "silent", "xds_certificate_provider"});
       !s.ok()) {
     return s;
   }
@@ -543,6 +544,21 @@ absl::StatusOr<Config> ParseConfig(absl::string_view text) {
   if (absl::Status s = ParseTargetList(*root, "silent", &config.silent);
       !s.ok())
     return s;
+  if (auto p = root->object.find("xds_certificate_provider");
+      p != root->object.end()) {
+    if (absl::Status s =
+            Expect(p->second, Type::kString, "xds_certificate_provider");
+        !s.ok()) {
+      return s;
+    }
+    // gRPC's clients refuse a TLS context without a provider instance.
+    if (p->second.string.empty()) {
+      return Bad(p->second, "xds_certificate_provider",
+                 "expected the name of a certificate provider instance of the "
+                 "clients' bootstrap, not an empty string");
+    }
+    config.xds_certificate_provider = p->second.string;
+  }
   return config;
 }
 

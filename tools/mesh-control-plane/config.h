@@ -92,6 +92,11 @@ struct Config {
   std::set<std::string> not_mesh;
   // Streams for these stay open and silent (to test clients that wait).
   std::set<std::string> silent;
+  // xDS only: the certificate provider instance (a key of the clients'
+  // bootstrap "certificate_providers") that the TLS context of a cluster
+  // whose endpoints have identities names for the client's certificate
+  // and the roots. Never empty.
+  std::string xds_certificate_provider = "default";
 };
 
 // INVALID_ARGUMENT "line N: <field path>: <problem>".

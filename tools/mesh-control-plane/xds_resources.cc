@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "envoy/config/route/v3/route.pb.h"
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
+#include "envoy/extensions/transport_sockets/tls/v3/tls.pb.h"
 #include "src/model/address.h"
 
 namespace mesh::controlplane {
@@ -21,11 +23,17 @@ namespace core = ::envoy::config::core::v3;
 namespace route = ::envoy::config::route::v3;
 namespace hcm =
     ::envoy::extensions::filters::network::http_connection_manager::v3;
+namespace tls = ::envoy::extensions::transport_sockets::tls::v3;
 using ::envoy::config::cluster::v3::Cluster;
 using ::envoy::config::endpoint::v3::ClusterLoadAssignment;
 using ::envoy::config::listener::v3::Listener;
 
 constexpr char kRouterFilterName[] = "envoy.filters.http.router";
+constexpr char kTlsTransportSocketName[] = "envoy.transport_sockets.tls";
+// The certificate names istiod sends its proxyless clients: the
+// workload's own certificate and key, and the roots.
+constexpr char kIdentityCertificateName[] = "default";
+constexpr char kRootCertificateName[] = "ROOTCA";
 constexpr uint64_t kMaxWeight = std::numeric_limits<uint32_t>::max();
 
 // "name:port" → {"name", "port"}; no ':' → {target, ""}.
@@ -195,13 +203,51 @@ route::RouteConfiguration RoutesFor(const std::string& target,
   return config;
 }
 
-Cluster ClusterFor(const std::string& target) {
+// Mutual TLS to endpoints carrying one of `identities` (gRFC A29, as
+// istiod configures proxyless clients): the client's certificate and the
+// roots from the bootstrap's certificate provider instance `provider`, and
+// the server's certificate must carry a SAN equal to one of the identities.
+tls::UpstreamTlsContext TlsContextFor(const std::set<std::string>& identities,
+                                      const std::string& provider) {
+  tls::UpstreamTlsContext context;
+  tls::CommonTlsContext* common = context.mutable_common_tls_context();
+  tls::CertificateProviderPluginInstance* own =
+      common->mutable_tls_certificate_provider_instance();
+  own->set_instance_name(provider);
+  own->set_certificate_name(kIdentityCertificateName);
+  tls::CertificateValidationContext* validation =
+      common->mutable_combined_validation_context()
+          ->mutable_default_validation_context();
+  tls::CertificateProviderPluginInstance* roots =
+      validation->mutable_ca_certificate_provider_instance();
+  roots->set_instance_name(provider);
+  roots->set_certificate_name(kRootCertificateName);
+  for (const std::string& id : identities) {
+    validation->add_match_subject_alt_names()->set_exact(id);
+  }
+  return context;
+}
+
+Cluster ClusterFor(const std::string& target, const TargetSpec& spec,
+                   const Config& config) {
   Cluster cluster;
   cluster.set_name(ClusterName(target));
   cluster.set_type(Cluster::EDS);
   SetAds(cluster.mutable_eds_cluster_config()->mutable_eds_config());
   cluster.mutable_eds_cluster_config()->set_service_name(ClusterName(target));
   cluster.set_lb_policy(Cluster::ROUND_ROBIN);
+  // Sorted and distinct: the same endpoints in another order are the same
+  // resource (and version).
+  std::set<std::string> identities;
+  for (const EndpointSpec& e : spec.endpoints) {
+    if (!e.tls_identity.empty()) identities.insert(e.tls_identity);
+  }
+  if (!identities.empty()) {
+    core::TransportSocket* socket = cluster.mutable_transport_socket();
+    socket->set_name(kTlsTransportSocketName);
+    socket->mutable_typed_config()->PackFrom(
+        TlsContextFor(identities, config.xds_certificate_provider));
+  }
   return cluster;
 }
 
@@ -293,7 +339,7 @@ XdsResourceSet BuildXdsResources(const Config& config) {
     set[XdsType::kListener][ListenerName(target)] = Pack(ListenerFor(target));
     std::string cluster = ClusterName(target);
     set[XdsType::kRoute][cluster] = Pack(RoutesFor(target, spec));
-    set[XdsType::kCluster][cluster] = Pack(ClusterFor(target));
+    set[XdsType::kCluster][cluster] = Pack(ClusterFor(target, spec, config));
     set[XdsType::kEndpoints][cluster] = Pack(LoadAssignmentFor(target, spec));
   }
   return set;

@@ -1,8 +1,9 @@
 // The config as xDS resources: for each target "name:port", a Listener
 // "name:port" (its api_listener an HttpConnectionManager with RDS over ADS
 // and the router filter), a RouteConfiguration and an EDS Cluster both named
-// "outbound|port||name" (istiod's scheme), and that cluster's
-// ClusterLoadAssignment. docs/xds.md has the full mapping.
+// "outbound|port||name" (istiod's scheme; mutual TLS when endpoints have
+// identities), and that cluster's ClusterLoadAssignment. docs/xds.md has
+// the full mapping.
 //
 //   XdsResourceSet set = BuildXdsResources(config);
 //   const google::protobuf::Any& cla =
@@ -59,7 +60,11 @@ class XdsResourceSet {
 };
 
 // The resources of every target of `config` (not_mesh and silent entries
-// are Linkerd-only and have none).
+// are Linkerd-only and have none). A target any of whose endpoints has a
+// tls_identity gets a Cluster with an UpstreamTlsContext as istiod sends
+// proxyless gRPC: certificate and roots from the bootstrap's provider
+// instance config.xds_certificate_provider ("default" and "ROOTCA"), one
+// exact SAN matcher per distinct identity, sorted.
 XdsResourceSet BuildXdsResources(const Config& config);
 
 // One target's ClusterLoadAssignment: a locality per zone (weighted by the

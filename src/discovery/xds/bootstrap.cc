@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -172,36 +173,47 @@ absl::StatusOr<absl::Duration> ParseJsonDuration(const std::string& text,
   return absl::Seconds(seconds);
 }
 
-// The config of channel_creds type "tls" (gRFC A65's fields).
-absl::Status ParseTlsCreds(const JsonObject& entry, XdsServerTls* out) {
-  absl::StatusOr<JsonObject> config = entry.ObjectOrEmpty("config");
-  if (!config.ok()) return config.status();
+// The four fields of `entry`'s config (CertificateFiles), read as they
+// are; the config object itself into `config`.
+absl::Status ReadCertificateFiles(const JsonObject& entry,
+                                  CertificateFiles* out,
+                                  std::optional<JsonObject>* config) {
+  absl::StatusOr<JsonObject> c = entry.ObjectOrEmpty("config");
+  if (!c.ok()) return c.status();
   std::string refresh;
   for (absl::Status s :
-       {config->OptionalString("ca_certificate_file",
-                               &out->ca_certificate_file),
-        config->OptionalString("certificate_file", &out->certificate_file),
-        config->OptionalString("private_key_file", &out->private_key_file),
-        config->OptionalString("refresh_interval", &refresh)}) {
+       {c->OptionalString("ca_certificate_file", &out->ca_certificate_file),
+        c->OptionalString("certificate_file", &out->certificate_file),
+        c->OptionalString("private_key_file", &out->private_key_file),
+        c->OptionalString("refresh_interval", &refresh)}) {
     if (!s.ok()) return s;
+  }
+  if (!refresh.empty()) {
+    absl::StatusOr<absl::Duration> d =
+        ParseJsonDuration(refresh, c->PathOf("refresh_interval"));
+    if (!d.ok()) return d.status();
+    out->refresh_interval = *d;
+  }
+  if (out->certificate_file.empty() != out->private_key_file.empty()) {
+    return Invalid(
+        c->PathOf(out->certificate_file.empty() ? "certificate_file"
+                                                : "private_key_file"),
+        "missing: certificate_file and private_key_file go together");
+  }
+  config->emplace(*std::move(c));
+  return absl::OkStatus();
+}
+
+// The config of channel_creds type "tls" (gRFC A65's fields).
+absl::Status ParseTlsCreds(const JsonObject& entry, XdsServerTls* out) {
+  std::optional<JsonObject> config;
+  if (absl::Status s = ReadCertificateFiles(entry, out, &config); !s.ok()) {
+    return s;
   }
   if (out->ca_certificate_file.empty()) {
     return Invalid(config->PathOf("ca_certificate_file"),
                    "missing (mesh verifies the xDS server against these CA "
                    "certificates; it does not use the system's roots)");
-  }
-  if (out->certificate_file.empty() != out->private_key_file.empty()) {
-    return Invalid(
-        config->PathOf(out->certificate_file.empty() ? "certificate_file"
-                                                     : "private_key_file"),
-        "missing: certificate_file and private_key_file go "
-        "together");
-  }
-  if (!refresh.empty()) {
-    absl::StatusOr<absl::Duration> d =
-        ParseJsonDuration(refresh, config->PathOf("refresh_interval"));
-    if (!d.ok()) return d.status();
-    out->refresh_interval = *d;
   }
   return absl::OkStatus();
 }
@@ -294,6 +306,20 @@ absl::Status ParseNode(const JsonObject& root, XdsNode* out) {
   return absl::OkStatus();
 }
 
+// The config of a "file_watcher" certificate provider.
+absl::Status ParseFileWatcher(const JsonObject& entry, FileWatcherConfig* out) {
+  std::optional<JsonObject> config;
+  if (absl::Status s = ReadCertificateFiles(entry, out, &config); !s.ok()) {
+    return s;
+  }
+  if (out->certificate_file.empty() && out->ca_certificate_file.empty()) {
+    return Invalid(config->PathOf("certificate_file"),
+                   "missing: a file_watcher needs certificate_file and "
+                   "private_key_file, ca_certificate_file, or all three");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseCertificateProviders(
     const JsonObject& root, std::map<std::string, CertificateProvider>* out) {
   absl::StatusOr<JsonObject> providers =
@@ -317,6 +343,13 @@ absl::Status ParseCertificateProviders(
     absl::StatusOr<std::string> config = ConfigJson(*entry);
     if (!config.ok()) return config.status();
     provider.config_json = *std::move(config);
+    if (provider.plugin_name == "file_watcher") {
+      FileWatcherConfig watcher;
+      if (absl::Status s = ParseFileWatcher(*entry, &watcher); !s.ok()) {
+        return s;
+      }
+      provider.file_watcher = std::move(watcher);
+    }
     out->emplace(name, std::move(provider));
   }
   return absl::OkStatus();

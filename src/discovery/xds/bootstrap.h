@@ -10,6 +10,7 @@
 #define MESH_SRC_DISCOVERY_XDS_BOOTSTRAP_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,20 @@
 namespace mesh::internal::xds {
 
 // channel_creds of type "tls" (gRPC's, gRFC A65): PEM files, watched.
-struct XdsServerTls {
-  std::string ca_certificate_file;  // required by mesh (no system roots)
-  // Both or neither: the client certificate (mutual TLS).
+// Certificate files as gRPC's bootstrap names them: a channel_creds entry
+// of type "tls" (gRFC A65) and a "file_watcher" certificate provider (gRFC
+// A29) both take these four.
+struct CertificateFiles {
   std::string certificate_file;
   std::string private_key_file;
+  std::string ca_certificate_file;
   absl::Duration refresh_interval = absl::Minutes(10);  // gRPC's default
 };
+
+// channel_creds "tls": ca_certificate_file required (mesh uses no system
+// roots); certificate_file and private_key_file both or neither (mutual
+// TLS).
+using XdsServerTls = CertificateFiles;
 
 struct XdsServer {
   // A gRPC target: "host:port", "dns:///host:port", "unix:///path",
@@ -54,15 +62,26 @@ struct XdsNode {
 };
 
 // A certificate_providers entry, kept for TLS (its config as JSON text).
+// A certificate_providers entry of plugin "file_watcher": the files
+// Istio's agent writes. certificate_file and private_key_file come
+// together; at least they or ca_certificate_file.
+using FileWatcherConfig = CertificateFiles;
+
 struct CertificateProvider {
   std::string plugin_name;
   std::string config_json;
+  // plugin_name "file_watcher": its config, checked. Unset for other
+  // plugins (a cluster that names one is refused).
+  std::optional<FileWatcherConfig> file_watcher;
 };
+
+// By instance name.
+using CertificateProviders = std::map<std::string, CertificateProvider>;
 
 struct XdsBootstrap {
   std::vector<XdsServer> servers;  // at least one; mesh uses the first
   XdsNode node;
-  std::map<std::string, CertificateProvider> certificate_providers;
+  CertificateProviders certificate_providers;
 };
 
 // Parses bootstrap JSON. INVALID_ARGUMENT naming the field (as a path,

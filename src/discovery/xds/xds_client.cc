@@ -111,7 +111,7 @@ Decoded DecodeAs(const google::protobuf::Any& any, Convert convert,
 }
 
 Decoded Decode(ResourceType type, const google::protobuf::Any& any,
-               Wanted wanted) {
+               Wanted wanted, const CertificateProviders& providers) {
   switch (type) {
     case ResourceType::kListener:
       return DecodeAs<envoy::config::listener::v3::Listener>(
@@ -122,7 +122,9 @@ Decoded Decode(ResourceType type, const google::protobuf::Any& any,
           wanted);
     case ResourceType::kCluster:
       return DecodeAs<envoy::config::cluster::v3::Cluster>(
-          any, [](const auto& w) { return ConvertCluster(w); }, wanted);
+          any,
+          [&providers](const auto& w) { return ConvertCluster(w, providers); },
+          wanted);
     case ResourceType::kEndpoints:
       return DecodeAs<envoy::config::endpoint::v3::ClusterLoadAssignment>(
           any, [](const auto& w) { return ConvertClusterLoadAssignment(w); },
@@ -683,9 +685,12 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
                                     response.type_url(), "'"));
       continue;
     }
-    Decoded d = Decode(*type, *any, [&state](const std::string& name) {
-      return state.entries.count(name) != 0;
-    });
+    Decoded d = Decode(
+        *type, *any,
+        [&state](const std::string& name) {
+          return state.entries.count(name) != 0;
+        },
+        bootstrap_.certificate_providers);
     if (d.not_asked) continue;  // ignored
     if (d.name.empty() && !d.resource.ok()) {
       errors.push_back(absl::StrCat("resource index ", i, ": ",
@@ -996,6 +1001,12 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
   }
   w.endpoints->OnBackendPolicy(policy);
   std::vector<Endpoint> endpoints = EndpointsToServe(assignment);
+  if (cluster.tls != nullptr) {
+    for (Endpoint& e : endpoints) {
+      e.tls = cluster.tls;
+      e.tls_identity = cluster.tls_identity;
+    }
+  }
   if (endpoints.empty()) {
     w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
   } else {

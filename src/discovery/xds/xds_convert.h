@@ -1,6 +1,7 @@
 // Converting xDS resources from the wire into what the client keeps
 // (xds_resources.h): each function validates its resource as gRPC's
-// proxyless client does (gRFCs A27, A28, A31, A32, A33, A39, A42, A44, A50)
+// proxyless client does (gRFCs A27, A28, A29, A31, A32, A33, A39, A42, A44,
+// A50)
 // and refuses what mesh cannot carry out.
 //
 //   absl::StatusOr<ListenerResource> l = ConvertListener(wire);
@@ -11,6 +12,8 @@
 #define MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +28,8 @@
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/duration.pb.h"
 #include "mesh/service_config.h"
+#include "mesh/tls.h"
+#include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/xds_resources.h"
 
 namespace mesh::internal::xds {
@@ -36,8 +41,11 @@ absl::StatusOr<ListenerResource> ConvertListener(
     const envoy::config::listener::v3::Listener& listener);
 absl::StatusOr<RouteConfigResource> ConvertRouteConfiguration(
     const envoy::config::route::v3::RouteConfiguration& config);
+// `providers`: the bootstrap's certificate providers, which a TLS
+// cluster's UpstreamTlsContext names.
 absl::StatusOr<ClusterResource> ConvertCluster(
-    const envoy::config::cluster::v3::Cluster& cluster);
+    const envoy::config::cluster::v3::Cluster& cluster,
+    const CertificateProviders& providers = {});
 absl::StatusOr<EndpointsResource> ConvertClusterLoadAssignment(
     const envoy::config::endpoint::v3::ClusterLoadAssignment& assignment);
 
@@ -72,6 +80,19 @@ absl::StatusOr<uint32_t> ConvertFraction(
 // percentage (unset: never); max_active_faults (0: no fault at all).
 // INVALID_ARGUMENT for what mesh cannot carry out: faults restricted to
 // some requests (headers, upstream_cluster, downstream_nodes).
+// A Cluster's transport_socket holding an UpstreamTlsContext (gRFC A29):
+// its certificates from the file_watcher providers it names, its SAN
+// matchers and SNI. INVALID_ARGUMENT naming the field for another socket,
+// a provider instance the bootstrap lacks, and the fields gRFC A29 refuses
+// (tls_params, custom_handshaker, inline or SDS certificates, SDS or no
+// validation context, spki/hash pins, SCTs, CRLs, custom validators).
+absl::StatusOr<std::shared_ptr<const EndpointTls>> ConvertTransportSocket(
+    const envoy::config::core::v3::TransportSocket& socket,
+    const CertificateProviders& providers);
+// What metrics call the cluster's server identity (server_id): its first
+// case-sensitive exact SAN matcher; empty if none.
+std::string TlsIdentityLabel(const EndpointTls& tls);
+
 absl::StatusOr<FaultInjection> ConvertHttpFault(
     const envoy::extensions::filters::http::fault::v3::HTTPFault& fault);
 

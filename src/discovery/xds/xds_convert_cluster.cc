@@ -338,7 +338,8 @@ absl::Status CheckPriorities(
 
 }  // namespace
 
-absl::StatusOr<ClusterResource> ConvertCluster(const Cluster& cluster) {
+absl::StatusOr<ClusterResource> ConvertCluster(
+    const Cluster& cluster, const CertificateProviders& providers) {
   ClusterResource out;
   out.name = cluster.name();
   absl::Status s = CheckDiscoveryType(cluster);
@@ -362,15 +363,11 @@ absl::StatusOr<ClusterResource> ConvertCluster(const Cluster& cluster) {
   if (cluster.has_transport_socket()) {
     const auto& socket = cluster.transport_socket();
     if (!socket.name().empty() || socket.has_typed_config()) {
-      return FieldError(
-          "transport_socket",
-          absl::StrCat(
-              "TLS (transport_socket '", socket.name(), "'",
-              socket.has_typed_config()
-                  ? absl::StrCat(", ", TypeNameOf(socket.typed_config()))
-                  : std::string(),
-              ") is not supported yet: it comes with the identity "
-              "support"));
+      absl::StatusOr<std::shared_ptr<const EndpointTls>> tls =
+          ConvertTransportSocket(socket, providers);
+      if (!tls.ok()) return Within("transport_socket", tls.status());
+      out.tls = *std::move(tls);
+      out.tls_identity = TlsIdentityLabel(*out.tls);
     }
   }
   // gRFC A32: the first threshold of priority DEFAULT.

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
 #include "mesh/service_config.h"
+#include "mesh/tls.h"
 
 namespace mesh::internal::xds {
 
@@ -128,6 +130,11 @@ struct ClusterResource {
   // default, gRFC A32).
   uint32_t max_requests = 1024;
   std::optional<OutlierDetection> outlier_detection;
+  // transport_socket's UpstreamTlsContext; null: plaintext. Given to every
+  // endpoint of the cluster (Endpoint::tls), with tls_identity as its
+  // server_id label.
+  std::shared_ptr<const EndpointTls> tls;
+  std::string tls_identity;
 };
 
 // One locality of a ClusterLoadAssignment.

@@ -1,0 +1,46 @@
+// The server-name check of EndpointTls::server_names: whether a server's
+// certificate carries a subject alternative name one of the matchers
+// accepts (gRFC A29's SAN check: DNS, URI, email and IP names; an exact
+// match also accepts a wildcard DNS name for one label).
+//
+//   PresentedNames names{.dns = {"*.web.ns.svc"}};
+//   MatchesServerNames(tls.server_names, names);  // exact "a.web.ns.svc": true
+//
+// Thread-safe (pure functions).
+#ifndef MESH_SRC_TLS_SERVER_NAME_MATCH_H_
+#define MESH_SRC_TLS_SERVER_NAME_MATCH_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "mesh/tls.h"
+
+namespace mesh::internal {
+
+// The subject alternative names of a certificate, by kind.
+struct PresentedNames {
+  std::vector<std::string> dns;
+  std::vector<std::string> uri;
+  std::vector<std::string> email;
+  std::vector<std::string> ip;
+};
+
+// True if `matchers` is empty, or one of them accepts one of the names
+// (empty names never match).
+bool MatchesServerNames(const std::vector<ServerNameMatcher>& matchers,
+                        const PresentedNames& names);
+
+// INVALID_ARGUMENT for a matcher that can never work: an empty value, or a
+// regex that does not compile (RE2's reason), or ignore_case with a regex.
+absl::Status ValidateServerNameMatcher(const ServerNameMatcher& matcher);
+
+// "exact 'a' or prefix 'spiffe://x/'" for messages; "any name" when empty.
+std::string DescribeMatchers(const std::vector<ServerNameMatcher>& matchers);
+
+// "DNS:a, URI:b, email:c, IP:d"; "no subject alternative names" when empty.
+std::string DescribePresented(const PresentedNames& names);
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_TLS_SERVER_NAME_MATCH_H_
