@@ -11,6 +11,7 @@
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 #include "src/model/endpoint_tls.h"
+#include "src/tls/server_name_match.h"
 
 namespace mesh::internal {
 
@@ -300,9 +301,30 @@ absl::Status Destination::NoEndpointsStatus() const {
                        : absl::StrCat(" (", identity_left_out_, ")")));
 }
 
+namespace {
+
+// OK, or the first EndpointTls of `endpoints` whose server-name matchers
+// cannot work (an empty value, a bad regex), named. Each context once.
+absl::Status ValidateEndpointTls(const std::vector<Endpoint>& endpoints) {
+  const EndpointTls* last = nullptr;
+  for (const Endpoint& e : endpoints) {
+    if (e.tls == nullptr || e.tls.get() == last) continue;
+    last = e.tls.get();
+    for (const ServerNameMatcher& m : e.tls->server_names) {
+      if (absl::Status s = ValidateServerNameMatcher(m); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "endpoint '", e.address, "': tls.server_names: ", s.message()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
-  if (!tls_.require_identity || (update.kind != EndpointUpdate::Kind::kReset &&
-                                 update.kind != EndpointUpdate::Kind::kAdd)) {
+  if (update.kind != EndpointUpdate::Kind::kReset &&
+      update.kind != EndpointUpdate::Kind::kAdd) {
     return ApplyEndpointUpdate(update);
   }
   // Checked whole first, as the set would: an invalid endpoint rejects the
@@ -311,22 +333,49 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
       !valid.ok()) {
     return ApplyEndpointUpdate(update);  // rejected there, and logged
   }
-  auto plaintext = [](const Endpoint& e) {
-    return e.tls_identity.empty() && e.tls == nullptr;
+  if (absl::Status valid = ValidateEndpointTls(update.endpoints); !valid.ok()) {
+    MutexLock lock(&mu_);
+    last_error_ = valid;
+    gpr_log(GPR_ERROR,
+            "mesh: rejected update for '%s', keeping %zu endpoints: %s",
+            target_.c_str(), set_.size(), std::string(valid.message()).c_str());
+    return;
+  }
+  // Left out: without an identity when one is required; with the control
+  // plane's TLS (EndpointTls) when an application's transport, which does
+  // not honour it, would call them in plaintext.
+  auto left_out_because = [this](const Endpoint& e) -> const char* {
+    if (tls_.require_identity && e.tls_identity.empty() && e.tls == nullptr) {
+      return "without a TLS identity left out "
+             "(MeshOptions.identity.require_identity)";
+    }
+    if (!tls_.default_transport && e.tls != nullptr) {
+      return "with the control plane's TLS (EndpointTls) left out: "
+             "MeshOptions.transport_factory's transport does not carry it "
+             "out, and would call them in plaintext";
+    }
+    return nullptr;
   };
+  if (!tls_.require_identity && tls_.default_transport) {
+    return ApplyEndpointUpdate(update);
+  }
   EndpointUpdate kept = update;
   std::vector<std::string> left_out;
+  const char* reason = nullptr;
   for (const Endpoint& e : update.endpoints) {
-    if (plaintext(e)) left_out.push_back(e.address);
+    if (const char* r = left_out_because(e); r != nullptr) {
+      left_out.push_back(e.address);
+      if (reason == nullptr) reason = r;
+    }
   }
   kept.endpoints.erase(
-      std::remove_if(kept.endpoints.begin(), kept.endpoints.end(), plaintext),
+      std::remove_if(
+          kept.endpoints.begin(), kept.endpoints.end(),
+          [&](const Endpoint& e) { return left_out_because(e) != nullptr; }),
       kept.endpoints.end());
   std::string why;
   if (!left_out.empty()) {
-    why = absl::StrCat(left_out.size(),
-                       " endpoint(s) without a TLS identity left out "
-                       "(MeshOptions.identity.require_identity), e.g. ",
+    why = absl::StrCat(left_out.size(), " endpoint(s) ", reason, ", e.g. ",
                        left_out.front());
   }
   bool log;

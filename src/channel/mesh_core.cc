@@ -109,11 +109,15 @@ void MeshCore::ScheduleIdentityRefresh() {
 void MeshCore::ScheduleEndpointStoreRefresh(
     std::shared_ptr<IdentityStore> store) {
   const absl::Duration interval = store->options().refresh_interval;
-  absl::AnyInvocable<void()> refresh = [this, store] {
-    if (shut_down()) return;
-    store->Refresh();
-    ScheduleEndpointStoreRefresh(store);
-  };
+  // Weak: a set no connection uses any more may leave endpoint_stores_.
+  absl::AnyInvocable<void()> refresh =
+      [this, weak = std::weak_ptr<IdentityStore>(store)] {
+        if (shut_down()) return;
+        std::shared_ptr<IdentityStore> alive = weak.lock();
+        if (alive == nullptr) return;
+        alive->Refresh();
+        ScheduleEndpointStoreRefresh(std::move(alive));
+      };
   timers_->TryRunAfter(interval, refresh);
 }
 

@@ -2,7 +2,9 @@
 
 #include <grpc/support/log.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -15,6 +17,11 @@ absl::StatusOr<std::string> ReadPart(const std::string& file,
                                      const char* field) {
   if (file.empty()) return pem;
   return ReadPemFile(file, field);
+}
+
+template <typename T, typename Pred>
+void EraseIf(std::vector<T>& v, Pred pred) {
+  v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());
 }
 
 // Where a part came from, for messages.
@@ -188,23 +195,46 @@ bool IdentityStore::Refresh() {
 
 absl::StatusOr<std::shared_ptr<IdentityStore>> EndpointStores::For(
     const IdentityOptions& certificates) {
-  std::shared_ptr<IdentityStore> made;
   {
     MutexLock lock(&mu_);
     for (const auto& [options, store] : stores_) {
       if (options == certificates) return store;
     }
-    if (stores_.size() >= kMax) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "more than ", kMax, " distinct sets of endpoint TLS certificates"));
+    // Files not there yet are not read again at every call.
+    for (const Failure& f : failures_) {
+      if (f.options == certificates && absl::Now() < f.until) return f.status;
     }
-    absl::StatusOr<std::shared_ptr<IdentityStore>> store =
-        IdentityStore::CreateForEndpoint(certificates);
-    if (!store.ok()) return store.status();
-    made = *std::move(store);
-    stores_.emplace_back(certificates, made);
   }
-  if (on_new_ && made->watches_files()) on_new_(made);
+  // Read and checked without the lock: other sets stay available meanwhile.
+  absl::StatusOr<std::shared_ptr<IdentityStore>> made =
+      IdentityStore::CreateForEndpoint(certificates);
+  MutexLock lock(&mu_);
+  for (const auto& [options, store] : stores_) {
+    if (options == certificates) return store;  // made meanwhile
+  }
+  if (!made.ok()) {
+    EraseIf(failures_, [&](const Failure& f) {
+      return f.options == certificates || absl::Now() >= f.until;
+    });
+    if (failures_.size() < kMax) {
+      failures_.push_back(
+          {certificates, made.status(), absl::Now() + kFailureHeld});
+    }
+    return made.status();
+  }
+  if (stores_.size() >= kMax) {
+    // Sets no connection uses any more make room (only this list holds
+    // them).
+    EraseIf(stores_,
+            [](const auto& entry) { return entry.second.use_count() == 1; });
+  }
+  if (stores_.size() >= kMax) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("more than ", kMax,
+                     " distinct sets of endpoint TLS certificates in use"));
+  }
+  stores_.emplace_back(certificates, *made);
+  if (on_new_ && (*made)->watches_files()) on_new_(*made);
   return made;
 }
 

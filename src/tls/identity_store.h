@@ -102,9 +102,11 @@ class IdentityStore {
 };
 
 // The stores of the certificate sets endpoints' EndpointTls name: one per
-// distinct set, made at first use, at most kMax (a control plane names a
-// handful). `on_new` is told of each new store that reads files (to
-// schedule its refresh).
+// distinct set, made at first use (its files read outside the lock), at
+// most kMax in use (a control plane names a handful; sets no connection
+// holds any more make room). A set whose files cannot be read is not tried
+// again for a second. `on_new` is told of each new store that reads files
+// (to schedule its refresh; it should hold it weakly, so that it can go).
 //
 // Thread-safe.
 class EndpointStores {
@@ -121,10 +123,18 @@ class EndpointStores {
       const IdentityOptions& certificates);
 
  private:
+  static constexpr absl::Duration kFailureHeld = absl::Seconds(1);
+  struct Failure {
+    IdentityOptions options;
+    absl::Status status;
+    absl::Time until;
+  };
+
   const std::function<void(std::shared_ptr<IdentityStore>)> on_new_;
   Mutex mu_;
   std::vector<std::pair<IdentityOptions, std::shared_ptr<IdentityStore>>>
       stores_ ABSL_GUARDED_BY(mu_);
+  std::vector<Failure> failures_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mesh::internal

@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include <utility>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -35,43 +37,6 @@ bool WildcardDnsMatch(absl::string_view san, absl::string_view wanted,
   if (absl::StrContains(label, '.')) return false;
   absl::string_view tail = wanted.substr(label.size());
   return ignore_case ? absl::EqualsIgnoreCase(tail, suffix) : tail == suffix;
-}
-
-bool Matches(const ServerNameMatcher& m, absl::string_view name, bool dns) {
-  if (name.empty()) return false;
-  const bool ic = m.ignore_case;
-  switch (m.kind) {
-    case Kind::kExact:
-      if (ic ? absl::EqualsIgnoreCase(name, m.value) : name == m.value) {
-        return true;
-      }
-      return dns && WildcardDnsMatch(name, m.value, ic);
-    case Kind::kPrefix:
-      return ic ? absl::StartsWithIgnoreCase(name, m.value)
-                : absl::StartsWith(name, m.value);
-    case Kind::kSuffix:
-      return ic ? absl::EndsWithIgnoreCase(name, m.value)
-                : absl::EndsWith(name, m.value);
-    case Kind::kContains:
-      return ic ? absl::StrContains(absl::AsciiStrToLower(name),
-                                    absl::AsciiStrToLower(m.value))
-                : absl::StrContains(name, m.value);
-    case Kind::kRegex: {
-      // Handshakes are rare next to calls: compiled per check.
-      RE2 re(m.value, BoundedOptions());
-      return re.ok() &&
-             RE2::FullMatch(re2::StringPiece(name.data(), name.size()), re);
-    }
-  }
-  return false;
-}
-
-bool AnyMatches(const ServerNameMatcher& m,
-                const std::vector<std::string>& names, bool dns) {
-  for (const std::string& n : names) {
-    if (Matches(m, n, dns)) return true;
-  }
-  return false;
 }
 
 const char* KindName(Kind kind) {
@@ -108,28 +73,68 @@ const char* SanTypeName(SanType type) {
 
 }  // namespace
 
-bool MatchesServerNames(const std::vector<ServerNameMatcher>& matchers,
-                        const PresentedNames& names) {
-  if (matchers.empty()) return true;
-  for (const ServerNameMatcher& m : matchers) {
-    const bool any = m.san_type == SanType::kAny;
-    if ((any || m.san_type == SanType::kDns) &&
-        AnyMatches(m, names.dns, true)) {
-      return true;
+ServerNameCheck::ServerNameCheck(std::vector<ServerNameMatcher> matchers)
+    : matchers_(std::move(matchers)) {
+  regexes_.resize(matchers_.size());
+  for (size_t i = 0; i < matchers_.size(); ++i) {
+    if (matchers_[i].kind == Kind::kRegex) {
+      regexes_[i] = std::make_unique<RE2>(matchers_[i].value, BoundedOptions());
     }
-    if ((any || m.san_type == SanType::kUri) &&
-        AnyMatches(m, names.uri, false)) {
-      return true;
-    }
-    if ((any || m.san_type == SanType::kEmail) &&
-        AnyMatches(m, names.email, false)) {
-      return true;
-    }
-    if ((any || m.san_type == SanType::kIp) && AnyMatches(m, names.ip, false)) {
-      return true;
+  }
+}
+
+ServerNameCheck::~ServerNameCheck() = default;
+
+bool ServerNameCheck::MatchesOne(size_t i, const std::string& name,
+                                 bool dns) const {
+  const ServerNameMatcher& m = matchers_[i];
+  if (name.empty()) return false;
+  const bool ic = m.ignore_case;
+  switch (m.kind) {
+    case Kind::kExact:
+      if (ic ? absl::EqualsIgnoreCase(name, m.value) : name == m.value) {
+        return true;
+      }
+      return dns && WildcardDnsMatch(name, m.value, ic);
+    case Kind::kPrefix:
+      return ic ? absl::StartsWithIgnoreCase(name, m.value)
+                : absl::StartsWith(name, m.value);
+    case Kind::kSuffix:
+      return ic ? absl::EndsWithIgnoreCase(name, m.value)
+                : absl::EndsWith(name, m.value);
+    case Kind::kContains:
+      return ic ? absl::StrContains(absl::AsciiStrToLower(name),
+                                    absl::AsciiStrToLower(m.value))
+                : absl::StrContains(name, m.value);
+    case Kind::kRegex:
+      return regexes_[i]->ok() && RE2::FullMatch(name, *regexes_[i]);
+  }
+  return false;
+}
+
+bool ServerNameCheck::Matches(const PresentedNames& names) const {
+  if (matchers_.empty()) return true;
+  for (size_t i = 0; i < matchers_.size(); ++i) {
+    const SanType type = matchers_[i].san_type;
+    const bool any = type == SanType::kAny;
+    const std::pair<SanType, const std::vector<std::string>*> lists[] = {
+        {SanType::kDns, &names.dns},
+        {SanType::kUri, &names.uri},
+        {SanType::kEmail, &names.email},
+        {SanType::kIp, &names.ip}};
+    for (const auto& [kind, list] : lists) {
+      if (!any && type != kind) continue;
+      for (const std::string& name : *list) {
+        if (MatchesOne(i, name, kind == SanType::kDns)) return true;
+      }
     }
   }
   return false;
+}
+
+bool MatchesServerNames(const std::vector<ServerNameMatcher>& matchers,
+                        const PresentedNames& names) {
+  return ServerNameCheck(matchers).Matches(names);
 }
 
 absl::Status ValidateServerNameMatcher(const ServerNameMatcher& matcher) {

@@ -10,11 +10,16 @@
 #ifndef MESH_SRC_TLS_SERVER_NAME_MATCH_H_
 #define MESH_SRC_TLS_SERVER_NAME_MATCH_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "mesh/tls.h"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace mesh::internal {
 
@@ -26,8 +31,29 @@ struct PresentedNames {
   std::vector<std::string> ip;
 };
 
-// True if `matchers` is empty, or one of them accepts one of the names
-// (empty names never match).
+// The matchers with their regexes compiled once: a verifier's, used at
+// every handshake. Thread-safe (const after construction).
+class ServerNameCheck {
+ public:
+  explicit ServerNameCheck(std::vector<ServerNameMatcher> matchers);
+  ~ServerNameCheck();
+  ServerNameCheck(const ServerNameCheck&) = delete;
+  ServerNameCheck& operator=(const ServerNameCheck&) = delete;
+
+  // True if there are no matchers, or one of them accepts one of the names
+  // (empty names never match; a regex that does not compile never does).
+  bool Matches(const PresentedNames& names) const;
+  const std::vector<ServerNameMatcher>& matchers() const { return matchers_; }
+
+ private:
+  bool MatchesOne(size_t i, const std::string& name, bool dns) const;
+
+  const std::vector<ServerNameMatcher> matchers_;
+  // Per matcher: the compiled regex of a kRegex one, else null.
+  std::vector<std::unique_ptr<re2::RE2>> regexes_;
+};
+
+// ServerNameCheck(matchers).Matches(names), compiling as it goes.
 bool MatchesServerNames(const std::vector<ServerNameMatcher>& matchers,
                         const PresentedNames& names);
 

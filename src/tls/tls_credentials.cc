@@ -67,7 +67,7 @@ class ServerNameVerifier final
  public:
   ServerNameVerifier(std::vector<ServerNameMatcher> matchers,
                      std::shared_ptr<HandshakeRecord> record)
-      : matchers_(std::move(matchers)), record_(std::move(record)) {}
+      : check_(std::move(matchers)), record_(std::move(record)) {}
 
   bool Verify(TlsCustomVerificationCheckRequest* request,
               std::function<void(grpc::Status)> /*callback*/,
@@ -76,12 +76,12 @@ class ServerNameVerifier final
         Strings(request->dns_names()), Strings(request->uri_names()),
         Strings(request->email_names()), Strings(request->ip_names())};
     std::string presented = DescribePresented(names);
-    if (MatchesServerNames(matchers_, names)) {
+    if (check_.Matches(names)) {
       record_->Succeeded(std::move(presented));
       *sync_status = grpc::Status::OK;
     } else {
       std::string why = absl::StrCat(
-          kIdentityMismatch, "expected ", DescribeMatchers(matchers_),
+          kIdentityMismatch, "expected ", DescribeMatchers(check_.matchers()),
           ", the server's certificate carries ", presented);
       record_->Refused(presented, why);
       *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why);
@@ -92,7 +92,7 @@ class ServerNameVerifier final
   void Cancel(TlsCustomVerificationCheckRequest* /*request*/) override {}
 
  private:
-  const std::vector<ServerNameMatcher> matchers_;
+  const ServerNameCheck check_;
   const std::shared_ptr<HandshakeRecord> record_;
 };
 

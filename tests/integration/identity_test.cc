@@ -687,6 +687,100 @@ TEST_F(IdentityTest, AnEndpointWhoseIdentityChangesStartsNewMetricSeries) {
   EXPECT_THAT(metrics, ::testing::Not(HasSubstr("tls=\"no_identity\"")));
 }
 
+// Endpoint::tls from code (any discovery source may set it): the
+// endpoint's own certificates and SAN matchers, with no identity of the
+// Mesh's.
+class EndpointTlsTest : public IdentityTest {
+ protected:
+  std::shared_ptr<const EndpointTls> Tls(std::vector<ServerNameMatcher> names) {
+    auto tls = std::make_shared<EndpointTls>();
+    tls->certificates = ClientIdentity();
+    tls->server_names = std::move(names);
+    return tls;
+  }
+
+  Endpoint With(const std::string& address,
+                std::shared_ptr<const EndpointTls> tls) {
+    Endpoint e(address);
+    e.tls = std::move(tls);
+    return e;
+  }
+
+  static ServerNameMatcher Prefix(std::string value) {
+    ServerNameMatcher m;
+    m.kind = ServerNameMatcher::Kind::kPrefix;
+    m.value = std::move(value);
+    return m;
+  }
+};
+
+TEST_F(EndpointTlsTest, ASanPrefixFromCodeServesTheRightServerOnly) {
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  auto impostor =
+      Server("impostor", {"URI:spiffe://mesh.test/ns/evil/sa/evil"});
+  ASSERT_NE(books, nullptr);
+  ASSERT_NE(impostor, nullptr);
+  MakeMesh(IdentityOptions{});  // no identity of the Mesh's own
+  auto tls = Tls({Prefix("spiffe://mesh.test/ns/books/")});
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {With(books->address(), tls),
+                                           With(impostor->address(), tls)})
+                  .ok());
+  for (int i = 0; i < 10; ++i) {
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.served_by(), books->address());
+  }
+  EXPECT_EQ(impostor->calls(), 0);
+  EXPECT_EQ(books->client_serials().back(), client_.serial);
+}
+
+TEST_F(EndpointTlsTest, AMatcherThatCannotWorkRejectsTheUpdate) {
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  ASSERT_NE(books, nullptr);
+  MakeMesh(IdentityOptions{});
+  // An empty prefix would accept any name: refused, nothing served.
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints(kTarget, {With(books->address(), Tls({Prefix("")}))})
+          .ok());
+  EchoResponse response;
+  EXPECT_EQ(Call(&response).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(books->calls(), 0);
+  EXPECT_THAT(
+      mesh_->Describe(),
+      HasSubstr("tls.server_names: prefix matcher with an empty value"));
+}
+
+TEST_F(EndpointTlsTest, AnApplicationsTransportDoesNotGetTlsEndpoints) {
+  // Its transport would call them in plaintext: they are left out, and the
+  // status says why.
+  auto books = Server("books", {std::string("URI:") + kSpiffe});
+  ASSERT_NE(books, nullptr);
+  discovery_ = StaticDiscovery::Create();
+  MeshOptions options;
+  options.discovery = discovery_;
+  options.transport_factory = [] { return NewGrpcTransport(); };
+  auto mesh = Mesh::Create(options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  mesh_ = *std::move(mesh);
+  auto channel = mesh_->NewChannel(kTarget);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_TRUE(discovery_
+                  ->SetEndpoints(kTarget, {With(books->address(),
+                                                Tls({Prefix("spiffe://")}))})
+                  .ok());
+  EchoResponse response;
+  absl::Status status =
+      (*channel)->Call("/meshtest.TestEcho/Unary", EchoRequest(), &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.message(),
+              HasSubstr("MeshOptions.transport_factory's transport does not "
+                        "carry it out"));
+  EXPECT_EQ(books->calls(), 0);
+}
+
 // mesh-control-plane serving Linkerd's API over mutual TLS, with the
 // certificate of `server_names`, and one plaintext echo endpoint for
 // kTarget; the Mesh's Linkerd source connects with `server_identity`.

@@ -1373,21 +1373,29 @@ TEST(ConvertCluster, TlsContextRefusals) {
        "\"x\" } validation_context { " +
            ca + " } }",
        "tls_certificate_sds_secret_configs: not supported"},
-      {"common_tls_context { tls_certificate_certificate_provider_instance {} "
-       "validation_context { " +
+      {"common_tls_context { tls_certificate_provider_instance { "
+       "instance_name: \"default\" } "
+       "tls_certificate_certificate_provider_instance { instance_name: "
+       "\"roots\" } validation_context { " +
            ca + " } }",
-       "tls_certificate_certificate_provider_instance: deprecated"},
+       "tls_certificate_certificate_provider_instance: names instance 'roots' "
+       "but tls_certificate_provider_instance names 'default'"},
+      {"common_tls_context { combined_validation_context { "
+       "validation_context_certificate_provider_instance { instance_name: "
+       "\"roots\" } default_validation_context { " +
+           ca + " } } }",
+       "combined_validation_context.validation_context_certificate_provider_"
+       "instance: names instance 'roots' but combined_validation_context."
+       "default_validation_context.ca_certificate_provider_instance names "
+       "'default'"},
       {"common_tls_context { validation_context_sds_secret_config {} }",
        "validation_context_sds_secret_config: not supported"},
-      {"common_tls_context { validation_context_certificate_provider_instance "
-       "{} }",
-       "validation_context_certificate_provider_instance: deprecated"},
-      {"common_tls_context { combined_validation_context { "
-       "validation_context_certificate_provider_instance {} } }",
-       "combined_validation_context.validation_context_certificate_provider_"
-       "instance: deprecated"},
       {"common_tls_context { combined_validation_context {} }",
-       "combined_validation_context.default_validation_context: missing"},
+       "combined_validation_context.default_validation_context."
+       "ca_certificate_provider_instance: missing"},
+      {"common_tls_context { validation_context { " + ca +
+           " } } auto_sni_san_validation: true",
+       "transport_socket.typed_config.auto_sni_san_validation: not supported"},
       {"common_tls_context { validation_context { " + ca +
            " verify_certificate_spki: \"x\" } }",
        "validation_context.verify_certificate_spki: not supported"},
@@ -1444,6 +1452,93 @@ TEST(ConvertCluster, TlsContextRefusals) {
   // Without the bootstrap's providers, Istio's context is refused.
   EXPECT_THAT(ClusterError(TlsCluster(kIstioContext)),
               HasSubstr("'default' is not a certificate provider"));
+}
+
+// What older istiod versions send: the deprecated provider-instance fields
+// alone, or beside the current ones for older clients.
+TEST(ConvertCluster, DeprecatedProviderInstanceFieldsAreRead) {
+  absl::StatusOr<ClusterResource> alone = ConvertCluster(
+      TlsCluster(R"pb(
+        common_tls_context {
+          tls_certificate_certificate_provider_instance {
+            instance_name: "default"
+            certificate_name: "default"
+          }
+          combined_validation_context {
+            default_validation_context {
+              match_subject_alt_names { exact: "spiffe://td/ns/a/sa/b" }
+            }
+            validation_context_certificate_provider_instance {
+              instance_name: "roots"
+              certificate_name: "ROOTCA"
+            }
+          }
+        }
+      )pb"),
+      TestProviders());
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(alone->tls->certificates.cert_chain_file, "/certs/cert.pem");
+  EXPECT_EQ(alone->tls->certificates.trust_roots_file, "/roots/ca.pem");
+  ASSERT_EQ(alone->tls->server_names.size(), 1u);
+  EXPECT_EQ(alone->tls->server_names[0].value, "spiffe://td/ns/a/sa/b");
+
+  absl::StatusOr<ClusterResource> both = ConvertCluster(
+      TlsCluster(R"pb(
+        common_tls_context {
+          tls_certificate_provider_instance { instance_name: "default" }
+          tls_certificate_certificate_provider_instance {
+            instance_name: "default"
+          }
+          combined_validation_context {
+            default_validation_context {
+              ca_certificate_provider_instance { instance_name: "default" }
+            }
+            validation_context_certificate_provider_instance {
+              instance_name: "default"
+            }
+          }
+        }
+      )pb"),
+      TestProviders());
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ(both->tls->certificates.trust_roots_file, "/certs/ca.pem");
+
+  // The oneof's deprecated member: roots only, no SAN check.
+  absl::StatusOr<ClusterResource> roots =
+      ConvertCluster(TlsCluster(R"pb(
+                       common_tls_context {
+                         validation_context_certificate_provider_instance {
+                           instance_name: "roots"
+                         }
+                       }
+                     )pb"),
+                     TestProviders());
+  ASSERT_TRUE(roots.ok()) << roots.status();
+  EXPECT_EQ(roots->tls->certificates.trust_roots_file, "/roots/ca.pem");
+  EXPECT_TRUE(roots->tls->server_names.empty());
+}
+
+// Envoy: with typed SAN matchers, the untyped ones are ignored (they would
+// accept more).
+TEST(ConvertCluster, TypedSanMatchersReplaceTheUntypedOnes) {
+  absl::StatusOr<ClusterResource> c = ConvertCluster(
+      TlsCluster(R"pb(
+        common_tls_context {
+          validation_context {
+            ca_certificate_provider_instance { instance_name: "default" }
+            match_subject_alt_names { prefix: "spiffe://" }
+            match_typed_subject_alt_names {
+              san_type: URI
+              matcher { exact: "spiffe://td/ns/a/sa/b" }
+            }
+          }
+        }
+      )pb"),
+      TestProviders());
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->tls->server_names.size(), 1u);
+  EXPECT_EQ(c->tls->server_names[0].kind, ServerNameMatcher::Kind::kExact);
+  EXPECT_EQ(c->tls->server_names[0].san_type, ServerNameMatcher::SanType::kUri);
 }
 
 TEST(ConvertCluster, TooManySanMatchersAreRefused) {

@@ -4,6 +4,7 @@
 // ignore without weakening the check, is refused with the field's path.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -82,17 +83,42 @@ absl::StatusOr<ServerNameMatcher::SanType> ConvertSanType(
   }
 }
 
-// The provider instance `ref` names, which must be a file_watcher with
-// the files `need` says ("certificate" or "ca").
+// A reference to a provider instance, in the current form
+// (CertificateProviderPluginInstance) or the deprecated one
+// (CommonTlsContext.CertificateProviderInstance) that older istiod versions
+// send, alone or beside the current one for older clients.
+struct InstanceRef {
+  std::string field;  // where it came from, for errors
+  std::string name;   // "default" when empty
+};
+
+template <typename Message>
+InstanceRef RefOf(const std::string& field, const Message& m) {
+  return {field, m.instance_name().empty() ? "default" : m.instance_name()};
+}
+
+// The one reference of `current` and `deprecated` (either may be absent);
+// both present must name the same instance. nullopt: neither.
+absl::StatusOr<std::optional<InstanceRef>> OneRef(
+    std::optional<InstanceRef> current, std::optional<InstanceRef> deprecated) {
+  if (current && deprecated && current->name != deprecated->name) {
+    return FieldError(
+        deprecated->field,
+        absl::StrCat("names instance '", deprecated->name, "' but ",
+                     current->field, " names '", current->name, "'"));
+  }
+  return current ? current : deprecated;
+}
+
+// The file_watcher instance `ref` names, with the file `ca` says (roots,
+// or the certificate and key).
 absl::StatusOr<const FileWatcherConfig*> ProviderFor(
-    const tls_v3::CertificateProviderPluginInstance& ref,
-    const CertificateProviders& providers, bool ca) {
-  const std::string name =
-      ref.instance_name().empty() ? "default" : ref.instance_name();
-  auto it = providers.find(name);
+    const InstanceRef& ref, const CertificateProviders& providers, bool ca) {
+  const std::string path = ref.field + ".instance_name";
+  auto it = providers.find(ref.name);
   if (it == providers.end()) {
-    return FieldError("instance_name",
-                      absl::StrCat("'", name,
+    return FieldError(path,
+                      absl::StrCat("'", ref.name,
                                    "' is not a certificate provider of the "
                                    "bootstrap (certificate_providers)"));
   }
@@ -100,30 +126,28 @@ absl::StatusOr<const FileWatcherConfig*> ProviderFor(
       it->second.file_watcher ? &*it->second.file_watcher : nullptr;
   if (watcher == nullptr) {
     return FieldError(
-        "instance_name",
-        absl::StrCat("'", name, "' is a '", it->second.plugin_name,
-                     "' provider; mesh supports file_watcher"));
+        path, absl::StrCat("'", ref.name, "' is a '", it->second.plugin_name,
+                           "' provider; mesh supports "
+                           "file_watcher"));
   }
   if (ca && watcher->ca_certificate_file.empty()) {
-    return FieldError("instance_name",
-                      absl::StrCat("'", name,
-                                   "' has no ca_certificate_file for the "
-                                   "roots"));
+    return FieldError(path, absl::StrCat("'", ref.name,
+                                         "' has no ca_certificate_file for "
+                                         "the roots"));
   }
   if (!ca && watcher->certificate_file.empty()) {
-    return FieldError("instance_name",
-                      absl::StrCat("'", name,
-                                   "' has no certificate_file and "
-                                   "private_key_file"));
+    return FieldError(path, absl::StrCat("'", ref.name,
+                                         "' has no certificate_file and "
+                                         "private_key_file"));
   }
   return watcher;
 }
 
-// The checks gRFC A29 asks of a CertificateValidationContext, and its
-// roots and SAN matchers into `out`.
+// The checks gRFC A29 asks of a CertificateValidationContext, and its SAN
+// matchers into `out`. Its roots' instance into `roots`.
 absl::Status ConvertValidation(const tls_v3::CertificateValidationContext& v,
-                               const CertificateProviders& providers,
-                               EndpointTls* out, absl::Duration* refresh) {
+                               EndpointTls* out,
+                               std::optional<InstanceRef>* roots) {
   if (v.verify_certificate_spki_size() > 0) {
     return FieldError("verify_certificate_spki", "not supported");
   }
@@ -137,41 +161,37 @@ absl::Status ConvertValidation(const tls_v3::CertificateValidationContext& v,
   if (v.has_custom_validator_config()) {
     return FieldError("custom_validator_config", "not supported");
   }
-  if (!v.has_ca_certificate_provider_instance()) {
-    return FieldError("ca_certificate_provider_instance",
-                      "missing: mesh takes the roots that verify the server "
-                      "from a provider instance of the bootstrap");
+  if (v.has_ca_certificate_provider_instance()) {
+    *roots = RefOf("ca_certificate_provider_instance",
+                   v.ca_certificate_provider_instance());
   }
-  absl::StatusOr<const FileWatcherConfig*> ca =
-      ProviderFor(v.ca_certificate_provider_instance(), providers, true);
-  if (!ca.ok()) return Within("ca_certificate_provider_instance", ca.status());
-  out->certificates.trust_roots_file = (*ca)->ca_certificate_file;
-  *refresh = std::min(*refresh, (*ca)->refresh_interval);
-  if (v.match_subject_alt_names_size() +
-          v.match_typed_subject_alt_names_size() >
-      kMaxSanMatchers) {
-    return FieldError("match_subject_alt_names",
+  // Envoy: with typed matchers, the untyped (deprecated) ones are ignored.
+  const bool typed = v.match_typed_subject_alt_names_size() > 0;
+  const int count = typed ? v.match_typed_subject_alt_names_size()
+                          : v.match_subject_alt_names_size();
+  const char* list =
+      typed ? "match_typed_subject_alt_names" : "match_subject_alt_names";
+  if (count > kMaxSanMatchers) {
+    return FieldError(list,
                       absl::StrCat("more than ", kMaxSanMatchers, " matchers"));
   }
-  for (int i = 0; i < v.match_subject_alt_names_size(); ++i) {
-    absl::StatusOr<ServerNameMatcher> m =
-        ConvertSanMatcher(v.match_subject_alt_names(i));
-    if (!m.ok()) {
-      return Within(absl::StrCat("match_subject_alt_names[", i, "]"),
-                    m.status());
+  for (int i = 0; i < count; ++i) {
+    const std::string path = absl::StrCat(list, "[", i, "]");
+    ServerNameMatcher::SanType type = ServerNameMatcher::SanType::kAny;
+    const StringMatcher* matcher = nullptr;
+    if (typed) {
+      const auto& t = v.match_typed_subject_alt_names(i);
+      absl::StatusOr<ServerNameMatcher::SanType> converted =
+          ConvertSanType(t.san_type());
+      if (!converted.ok()) return Within(path, converted.status());
+      type = *converted;
+      matcher = &t.matcher();
+    } else {
+      matcher = &v.match_subject_alt_names(i);
     }
-    out->server_names.push_back(*std::move(m));
-  }
-  for (int i = 0; i < v.match_typed_subject_alt_names_size(); ++i) {
-    const auto& typed = v.match_typed_subject_alt_names(i);
-    const std::string path =
-        absl::StrCat("match_typed_subject_alt_names[", i, "]");
-    absl::StatusOr<ServerNameMatcher::SanType> type =
-        ConvertSanType(typed.san_type());
-    if (!type.ok()) return Within(path, type.status());
-    absl::StatusOr<ServerNameMatcher> m = ConvertSanMatcher(typed.matcher());
-    if (!m.ok()) return Within(path + ".matcher", m.status());
-    m->san_type = *type;
+    absl::StatusOr<ServerNameMatcher> m = ConvertSanMatcher(*matcher);
+    if (!m.ok()) return Within(typed ? path + ".matcher" : path, m.status());
+    m->san_type = type;
     out->server_names.push_back(*std::move(m));
   }
   return absl::OkStatus();
@@ -187,77 +207,110 @@ absl::Status ConvertCommon(const tls_v3::CommonTlsContext& c,
   if (c.has_custom_handshaker()) {
     return FieldError("custom_handshaker", "not supported");
   }
-  if (c.has_tls_certificate_certificate_provider_instance()) {
-    return FieldError("tls_certificate_certificate_provider_instance",
-                      "deprecated and not supported; use "
-                      "tls_certificate_provider_instance");
-  }
-  absl::Duration refresh = absl::InfiniteDuration();
-  if (c.has_tls_certificate_provider_instance()) {
-    absl::StatusOr<const FileWatcherConfig*> own =
-        ProviderFor(c.tls_certificate_provider_instance(), providers, false);
-    if (!own.ok()) {
-      return Within("tls_certificate_provider_instance", own.status());
-    }
-    out->certificates.cert_chain_file = (*own)->certificate_file;
-    out->certificates.private_key_file = (*own)->private_key_file;
-    refresh = (*own)->refresh_interval;
-  } else if (c.tls_certificates_size() > 0) {
+  // The client's own certificate: the current field, else the deprecated
+  // one, else inline or SDS certificates (refused), else none.
+  absl::StatusOr<std::optional<InstanceRef>> own =
+      OneRef(c.has_tls_certificate_provider_instance()
+                 ? std::optional<InstanceRef>(
+                       RefOf("tls_certificate_provider_instance",
+                             c.tls_certificate_provider_instance()))
+                 : std::nullopt,
+             c.has_tls_certificate_certificate_provider_instance()
+                 ? std::optional<InstanceRef>(
+                       RefOf("tls_certificate_certificate_provider_instance",
+                             c.tls_certificate_certificate_provider_instance()))
+                 : std::nullopt);
+  if (!own.ok()) return own.status();
+  if (!own->has_value() && c.tls_certificates_size() > 0) {
     return FieldError("tls_certificates",
                       "not supported: mesh takes its certificate from "
                       "tls_certificate_provider_instance");
-  } else if (c.tls_certificate_sds_secret_configs_size() > 0) {
+  }
+  if (!own->has_value() && c.tls_certificate_sds_secret_configs_size() > 0) {
     return FieldError("tls_certificate_sds_secret_configs",
                       "not supported: mesh takes its certificate from "
                       "tls_certificate_provider_instance");
   }
+  // The roots and SAN matchers.
   using C = tls_v3::CommonTlsContext;
-  absl::Status s;
+  std::optional<InstanceRef> roots;
+  std::optional<InstanceRef> deprecated_roots;
   switch (c.validation_context_type_case()) {
     case C::kValidationContext:
-      s = Within(
-          "validation_context",
-          ConvertValidation(c.validation_context(), providers, out, &refresh));
+      if (absl::Status s =
+              Within("validation_context",
+                     ConvertValidation(c.validation_context(), out, &roots));
+          !s.ok()) {
+        return s;
+      }
+      if (roots) roots->field = "validation_context." + roots->field;
       break;
     case C::kCombinedValidationContext: {
       const auto& combined = c.combined_validation_context();
+      const std::string prefix = "combined_validation_context.";
       if (combined.has_validation_context_sds_secret_config()) {
         return FieldError(
-            "combined_validation_context.validation_context_sds_secret_config",
+            prefix + "validation_context_sds_secret_config",
             "not supported: mesh does not fetch secrets over SDS");
       }
       if (combined.has_validation_context_certificate_provider_instance()) {
-        return FieldError(
-            "combined_validation_context."
-            "validation_context_certificate_provider_instance",
-            "deprecated and not supported; use "
-            "default_validation_context.ca_certificate_provider_instance");
+        deprecated_roots =
+            RefOf(prefix + "validation_context_certificate_provider_instance",
+                  combined.validation_context_certificate_provider_instance());
       }
-      if (!combined.has_default_validation_context()) {
-        return FieldError(
-            "combined_validation_context.default_validation_context",
-            "missing");
+      if (absl::Status s =
+              Within(prefix + "default_validation_context",
+                     ConvertValidation(combined.default_validation_context(),
+                                       out, &roots));
+          !s.ok()) {
+        return s;
       }
-      s = Within("combined_validation_context.default_validation_context",
-                 ConvertValidation(combined.default_validation_context(),
-                                   providers, out, &refresh));
+      if (roots) {
+        roots->field = prefix + "default_validation_context." + roots->field;
+      }
       break;
     }
     case C::kValidationContextSdsSecretConfig:
       return FieldError("validation_context_sds_secret_config",
                         "not supported: mesh does not fetch secrets over SDS");
     case C::kValidationContextCertificateProviderInstance:
-      return FieldError("validation_context_certificate_provider_instance",
-                        "deprecated and not supported; use "
-                        "validation_context.ca_certificate_provider_instance");
+      // Deprecated: roots only, no SAN matchers.
+      deprecated_roots =
+          RefOf("validation_context_certificate_provider_instance",
+                c.validation_context_certificate_provider_instance());
+      break;
     case C::VALIDATION_CONTEXT_TYPE_NOT_SET:
       return FieldError("validation_context",
                         "missing: mesh verifies every TLS server against "
                         "roots (validation_context or "
                         "combined_validation_context)");
   }
-  if (!s.ok()) return s;
-  // IdentityStore's floor; gRPC's file watcher reads at most every second.
+  absl::StatusOr<std::optional<InstanceRef>> ca =
+      OneRef(roots, deprecated_roots);
+  if (!ca.ok()) return ca.status();
+  if (!ca->has_value()) {
+    return FieldError(
+        c.has_combined_validation_context()
+            ? "combined_validation_context.default_validation_context."
+              "ca_certificate_provider_instance"
+            : "validation_context.ca_certificate_provider_instance",
+        "missing: mesh takes the roots that verify the server from a "
+        "provider instance of the bootstrap");
+  }
+  absl::StatusOr<const FileWatcherConfig*> ca_files =
+      ProviderFor(**ca, providers, /*ca=*/true);
+  if (!ca_files.ok()) return ca_files.status();
+  out->certificates.trust_roots_file = (*ca_files)->ca_certificate_file;
+  absl::Duration refresh = (*ca_files)->refresh_interval;
+  if (own->has_value()) {
+    absl::StatusOr<const FileWatcherConfig*> own_files =
+        ProviderFor(**own, providers, /*ca=*/false);
+    if (!own_files.ok()) return own_files.status();
+    out->certificates.cert_chain_file = (*own_files)->certificate_file;
+    out->certificates.private_key_file = (*own_files)->private_key_file;
+    refresh = std::min(refresh, (*own_files)->refresh_interval);
+  }
+  // IdentityStore's floor.
   out->certificates.refresh_interval =
       std::max(refresh, absl::Milliseconds(10));
   return absl::OkStatus();
@@ -282,6 +335,11 @@ absl::StatusOr<std::shared_ptr<const EndpointTls>> ConvertTransportSocket(
   tls_v3::UpstreamTlsContext context;
   if (!socket.typed_config().UnpackTo(&context)) {
     return FieldError("typed_config", "UpstreamTlsContext does not parse");
+  }
+  if (context.auto_sni_san_validation()) {
+    return FieldError("typed_config.auto_sni_san_validation",
+                      "not supported: mesh checks the SAN matchers, not the "
+                      "server name");
   }
   auto out = std::make_shared<EndpointTls>();
   out->sni = context.sni();
