@@ -40,6 +40,7 @@
 #include "src/discovery/xds/xds_service_config.h"
 #include "src/model/address.h"
 #include "src/route/route_table.h"
+#include "src/tls/server_name_match.h"
 #include "tests/fuzz/fuzz_require.h"
 
 namespace {
@@ -49,6 +50,8 @@ using envoy::config::cluster::v3::Cluster;
 using envoy::config::endpoint::v3::ClusterLoadAssignment;
 using envoy::config::listener::v3::Listener;
 using envoy::config::route::v3::RouteConfiguration;
+using ::mesh::ServerNameMatcher;
+using ::mesh::internal::ValidateServerNameMatcher;
 
 constexpr char kAuthority[] = "svc.test:7001";
 constexpr char kHost[] = "svc.test";
@@ -286,9 +289,40 @@ void CheckRouteConfiguration(const RouteConfiguration& wire) {
   CheckServiceConfig(xds::ListenerResource(), *c);
 }
 
+// Certificate providers as a bootstrap names them, so that TLS clusters
+// that refer to them are converted, not refused for want of one.
+const xds::CertificateProviders& Providers() {
+  static const xds::CertificateProviders* providers = [] {
+    auto* p = new xds::CertificateProviders();
+    xds::FileWatcherConfig files;
+    files.certificate_file = "/certs/cert.pem";
+    files.private_key_file = "/certs/key.pem";
+    files.ca_certificate_file = "/certs/ca.pem";
+    (*p)["default"] = xds::CertificateProvider{"file_watcher", "{}", files};
+    (*p)["roots"] = xds::CertificateProvider{
+        "file_watcher", "{}",
+        xds::FileWatcherConfig{"", "", "/roots/ca.pem", absl::Seconds(5)}};
+    return p;
+  }();
+  return *providers;
+}
+
 void CheckCluster(const Cluster& wire) {
-  absl::StatusOr<xds::ClusterResource> c = xds::ConvertCluster(wire);
+  absl::StatusOr<xds::ClusterResource> c =
+      xds::ConvertCluster(wire, Providers());
   if (!c.ok()) return CheckRefusal(c.status(), "Cluster");
+  if (c->tls != nullptr) {
+    // Roots always; a chain only with its key; every matcher usable.
+    REQUIRE(!c->tls->certificates.trust_roots_file.empty(),
+            "TLS without roots");
+    REQUIRE(c->tls->certificates.cert_chain_file.empty() ==
+                c->tls->certificates.private_key_file.empty(),
+            "TLS chain without key");
+    for (const ServerNameMatcher& m : c->tls->server_names) {
+      REQUIRE(ValidateServerNameMatcher(m).ok(), "unusable SAN matcher '",
+              m.value, "'");
+    }
+  }
   REQUIRE(c->name == wire.name(), "name lost");
   const std::string& service = wire.eds_cluster_config().service_name();
   REQUIRE(c->eds_service_name == (service.empty() ? wire.name() : service),

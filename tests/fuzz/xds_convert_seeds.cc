@@ -18,6 +18,7 @@
 #include "envoy/extensions/filters/http/fault/v3/fault.pb.h"
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
+#include "envoy/extensions/transport_sockets/tls/v3/tls.pb.h"
 #include "google/protobuf/message.h"
 
 namespace {
@@ -29,6 +30,7 @@ namespace fault = ::envoy::extensions::filters::http::fault::v3;
 namespace hcm_v3 =
     ::envoy::extensions::filters::network::http_connection_manager::v3;
 using ::envoy::config::cluster::v3::Cluster;
+namespace tls_v3 = ::envoy::extensions::transport_sockets::tls::v3;
 using ::envoy::config::listener::v3::Listener;
 using ::envoy::extensions::filters::http::router::v3::Router;
 using ::envoy::type::v3::FractionalPercent;
@@ -312,6 +314,23 @@ std::vector<Cluster> Clusters() {
   Cluster tls = least;
   tls.mutable_transport_socket()->set_name("envoy.transport_sockets.tls");
   out.push_back(tls);
+  // TLS as istiod sends it (the fuzzer's bootstrap has "default").
+  Cluster mtls = least;
+  tls_v3::UpstreamTlsContext context;
+  auto* common = context.mutable_common_tls_context();
+  common->mutable_tls_certificate_provider_instance()->set_instance_name(
+      "default");
+  auto* validation = common->mutable_combined_validation_context()
+                         ->mutable_default_validation_context();
+  validation->mutable_ca_certificate_provider_instance()->set_instance_name(
+      "default");
+  validation->add_match_subject_alt_names()->set_exact(
+      "spiffe://cluster.local/ns/a/sa/b");
+  validation->add_match_subject_alt_names()->mutable_safe_regex()->set_regex(
+      "spiffe://cluster\\.local/ns/[a-z]+/sa/.*");
+  mtls.mutable_transport_socket()->set_name("envoy.transport_sockets.tls");
+  mtls.mutable_transport_socket()->mutable_typed_config()->PackFrom(context);
+  out.push_back(mtls);
   return out;
 }
 
