@@ -79,7 +79,8 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
     -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build/asan -j"$jobs"
   step "tests under ASan+UBSan (the CLI test runs the tools built so)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 \
+    LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
     ctest --test-dir build/asan -j"$jobs" -LE install
 
   step "fuzz: Linkerd conversion, config reader, route table, xDS conversion (${MESH_FUZZ_SECONDS:-10} s each)"
