@@ -31,7 +31,7 @@ PARTS = {
     "tls": (("base", "model"), ("grpc", "openssl", "re2")),
     "transport": (("base", "model", "tls"), ("grpc",)),
     "discovery": (("base", "model", "route", "tls", "transport"),
-                  ("grpc", "protobuf", "proto", "re2")),
+                  ("grpc", "protobuf", "proto", "re2", "c-ares")),
     "channel": (("base", "model", "balance", "route", "metrics", "tap",
                  "tls", "transport", "discovery"),
                 ("grpc", "protobuf", "proto")),

@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   openssl python3
+  # The DNS discovery tests' DNS server.
+  dnsmasq-base
   # The benchmarks and their smoke test: plots, the proxy hop, JSON.
   gnuplot-nox nghttp2-proxy jq
   # The Bazel build (scripts/bazel.sh, docs/bazel.md): Debian's Bazel 4.

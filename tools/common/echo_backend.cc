@@ -4,6 +4,7 @@
 #include <grpcpp/generic/async_generic_service.h>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/mutex.h"
 
@@ -104,22 +105,25 @@ class EchoBackend::Service final : public grpc::CallbackGenericService {
 };
 
 absl::StatusOr<std::unique_ptr<EchoBackend>> EchoBackend::Start(
-    int port, std::shared_ptr<grpc::ServerCredentials> credentials) {
+    int port, std::shared_ptr<grpc::ServerCredentials> credentials,
+    const std::string& host) {
   std::unique_ptr<EchoBackend> backend(new EchoBackend());
+  backend->host_ =
+      absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host;
   backend->service_ = std::make_unique<Service>(backend.get());
   grpc::ServerBuilder builder;
   // Without this gRPC sets SO_REUSEPORT, and a second server on a port in
   // use would start and silently share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(
-      absl::StrCat("127.0.0.1:", port),
+      absl::StrCat(backend->host_, ":", port),
       credentials != nullptr ? credentials : grpc::InsecureServerCredentials(),
       &backend->port_);
   builder.RegisterCallbackGenericService(backend->service_.get());
   backend->server_ = builder.BuildAndStart();
   if (backend->server_ == nullptr || backend->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("echo backend could not listen on 127.0.0.1:", port));
+    return absl::UnavailableError(absl::StrCat(
+        "echo backend could not listen on ", backend->host_, ":", port));
   }
   return backend;
 }
@@ -127,7 +131,7 @@ absl::StatusOr<std::unique_ptr<EchoBackend>> EchoBackend::Start(
 EchoBackend::~EchoBackend() { Kill(); }
 
 std::string EchoBackend::address() const {
-  return absl::StrCat("127.0.0.1:", port_);
+  return absl::StrCat(host_, ":", port_);
 }
 
 void EchoBackend::set_delay(absl::Duration delay) {

@@ -27,11 +27,13 @@ namespace mesh::tools {
 
 class EchoBackend {
  public:
-  // Listens on 127.0.0.1 at an ephemeral port (or `port` if non-zero), in
-  // plaintext unless `credentials` are given (TLS).
+  // Listens on `host` (an IP address; "::1" for IPv6) at an ephemeral port
+  // (or `port` if non-zero), in plaintext unless `credentials` are given
+  // (TLS).
   static absl::StatusOr<std::unique_ptr<EchoBackend>> Start(
       int port = 0,
-      std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
+      std::shared_ptr<grpc::ServerCredentials> credentials = nullptr,
+      const std::string& host = "127.0.0.1");
   ~EchoBackend();
 
   std::string address() const;
@@ -63,6 +65,7 @@ class EchoBackend {
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::string host_;  // as a URI writes it: "127.0.0.1", "[::1]"
   mutable internal::Mutex mu_;
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Duration jitter_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();

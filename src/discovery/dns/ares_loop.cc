@@ -1,0 +1,246 @@
+#include "src/discovery/dns/ares_loop.h"
+
+#include <ares.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace mesh::internal {
+namespace {
+
+// c-ares's library state, once per process (ares_library_init is not
+// thread-safe; a function-local static is).
+absl::Status LibraryInit() {
+  static const int status = ares_library_init(ARES_LIB_INIT_ALL);
+  if (status != ARES_SUCCESS) {
+    return absl::UnavailableError(
+        absl::StrCat("c-ares: library init: ", ares_strerror(status)));
+  }
+  return absl::OkStatus();
+}
+
+std::string AddressText(const struct sockaddr* addr) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (addr->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const struct sockaddr_in*>(addr);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+  } else if (addr->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const struct sockaddr_in6*>(addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+  }
+  return text;
+}
+
+struct LookupCall {
+  std::string host;
+  AresLoop::LookupDone done;
+};
+
+void OnAddrInfo(void* arg, int status, int /*timeouts*/,
+                struct ares_addrinfo* result) {
+  std::unique_ptr<LookupCall> call(static_cast<LookupCall*>(arg));
+  absl::StatusOr<DnsAnswer> out;
+  if (status == ARES_SUCCESS || status == ARES_ENODATA) {
+    DnsAnswer answer;
+    bool first = true;
+    for (const ares_addrinfo_node* n = result != nullptr ? result->nodes
+                                                         : nullptr;
+         n != nullptr; n = n->ai_next) {
+      std::string text = AddressText(n->ai_addr);
+      if (text.empty()) continue;
+      if (std::find(answer.addresses.begin(), answer.addresses.end(), text) !=
+          answer.addresses.end()) {
+        continue;
+      }
+      answer.addresses.push_back(std::move(text));
+      const absl::Duration ttl = absl::Seconds(std::max(0, n->ai_ttl));
+      answer.ttl = first ? ttl : std::min(answer.ttl, ttl);
+      first = false;
+    }
+    out = std::move(answer);
+  } else if (status == ARES_ENOTFOUND) {
+    out = absl::NotFoundError(
+        absl::StrCat("DNS: no such name '", call->host, "' (NXDOMAIN)"));
+  } else if (status == ARES_ECANCELLED || status == ARES_EDESTRUCTION) {
+    out = absl::CancelledError("DNS: the resolver is shutting down");
+  } else {
+    out = absl::UnavailableError(absl::StrCat(
+        "DNS: query for '", call->host, "' failed: ", ares_strerror(status)));
+  }
+  if (result != nullptr) ares_freeaddrinfo(result);
+  call->done(std::move(out));
+}
+
+}  // namespace
+
+struct AresLoop::Channel {
+  ares_channel channel = nullptr;
+  ~Channel() {
+    if (channel != nullptr) ares_destroy(channel);
+  }
+};
+
+absl::StatusOr<std::unique_ptr<AresLoop>> AresLoop::Start(
+    const DnsOptions& options) {
+  if (absl::Status s = LibraryInit(); !s.ok()) return s;
+  std::unique_ptr<AresLoop> loop(new AresLoop());
+  loop->channel_ = std::make_unique<Channel>();
+  struct ares_options opts;
+  std::memset(&opts, 0, sizeof(opts));
+  int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_LOOKUPS;
+  opts.timeout = static_cast<int>(
+      std::max<int64_t>(1, absl::ToInt64Milliseconds(options.query_timeout)));
+  opts.tries = std::max(1, options.tries);
+  char lookups[] = "b";  // DNS only, not /etc/hosts
+  opts.lookups = lookups;
+  if (!options.servers.empty()) {
+    // Servers of the application's: no search list of the system's.
+    mask |= ARES_OPT_DOMAINS;
+    opts.domains = nullptr;
+    opts.ndomains = 0;
+  }
+  int status = ares_init_options(&loop->channel_->channel, &opts, mask);
+  if (status != ARES_SUCCESS) {
+    return absl::UnavailableError(
+        absl::StrCat("c-ares: init: ", ares_strerror(status)));
+  }
+  if (!options.servers.empty()) {
+    const std::string csv = absl::StrJoin(options.servers, ",");
+    status = ares_set_servers_ports_csv(loop->channel_->channel, csv.c_str());
+    if (status != ARES_SUCCESS) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "DnsOptions.servers '", csv, "': ", ares_strerror(status)));
+    }
+  }
+  loop->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (loop->wake_fd_ < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("DNS: eventfd: ", std::strerror(errno)));
+  }
+  loop->thread_ = std::thread([raw = loop.get()] { raw->Run(); });
+  return loop;
+}
+
+AresLoop::~AresLoop() {
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  Wake();
+  if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void AresLoop::Wake() {
+  const uint64_t one = 1;
+  // A full counter already means "wake up".
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void AresLoop::Lookup(std::string host, LookupDone done) {
+  {
+    MutexLock lock(&mu_);
+    if (!stop_) lookups_.push_back({std::move(host), std::move(done)});
+  }
+  Wake();
+}
+
+void AresLoop::RunAt(absl::Time when, absl::AnyInvocable<void()> task) {
+  {
+    MutexLock lock(&mu_);
+    if (stop_) return;
+    timed_.push_back({when, std::move(task)});
+  }
+  Wake();
+}
+
+void AresLoop::Run() {
+  ares_channel channel = channel_->channel;
+  for (;;) {
+    std::vector<PendingLookup> lookups;
+    std::vector<absl::AnyInvocable<void()>> due;
+    absl::Time next = absl::InfiniteFuture();
+    bool stop;
+    {
+      MutexLock lock(&mu_);
+      stop = stop_;
+      lookups.swap(lookups_);
+      const absl::Time now = absl::Now();
+      auto it = std::partition(timed_.begin(), timed_.end(),
+                               [&](const Timed& t) { return t.when > now; });
+      for (auto d = it; d != timed_.end(); ++d)
+        due.push_back(std::move(d->task));
+      timed_.erase(it, timed_.end());
+      for (const Timed& t : timed_) next = std::min(next, t.when);
+    }
+    if (stop) {
+      for (PendingLookup& l : lookups) {
+        l.done(absl::CancelledError("DNS: the resolver is shutting down"));
+      }
+      ares_cancel(channel);  // pending queries end CANCELLED, here
+      return;
+    }
+    for (auto& task : due) task();
+    for (PendingLookup& l : lookups) {
+      struct ares_addrinfo_hints hints;
+      std::memset(&hints, 0, sizeof(hints));
+      hints.ai_family = AF_UNSPEC;
+      hints.ai_flags = ARES_AI_NOSORT;
+      auto* call = new LookupCall{l.host, std::move(l.done)};
+      ares_getaddrinfo(channel, call->host.c_str(), nullptr, &hints,
+                       &OnAddrInfo, call);
+    }
+    if (!due.empty() || !lookups.empty()) continue;  // look at the queue again
+
+    // Wait for a socket, the wake-up, a timed task or c-ares's time-out.
+    ares_socket_t socks[ARES_GETSOCK_MAXNUM];
+    const int bits = ares_getsock(channel, socks, ARES_GETSOCK_MAXNUM);
+    std::vector<struct pollfd> fds;
+    fds.push_back({wake_fd_, POLLIN, 0});
+    for (int i = 0; i < ARES_GETSOCK_MAXNUM; ++i) {
+      short events = 0;
+      if (ARES_GETSOCK_READABLE(bits, i)) events |= POLLIN;
+      if (ARES_GETSOCK_WRITABLE(bits, i)) events |= POLLOUT;
+      if (events != 0) fds.push_back({socks[i], events, 0});
+    }
+    absl::Duration wait = next - absl::Now();
+    struct timeval tv;
+    struct timeval* ares_wait = ares_timeout(channel, nullptr, &tv);
+    if (ares_wait != nullptr) {
+      wait = std::min(wait, absl::DurationFromTimeval(*ares_wait));
+    }
+    const int timeout_ms =
+        wait == absl::InfiniteDuration()
+            ? -1
+            : static_cast<int>(std::clamp<int64_t>(
+                  absl::ToInt64Milliseconds(wait) + 1, 0, 60'000));
+    const int ready = poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) continue;
+    if (fds[0].revents & POLLIN) {
+      uint64_t count;
+      (void)!read(wake_fd_, &count, sizeof(count));
+    }
+    for (size_t i = 1; i < fds.size(); ++i) {
+      const ares_socket_t r = (fds[i].revents & (POLLIN | POLLERR | POLLHUP))
+                                  ? fds[i].fd
+                                  : ARES_SOCKET_BAD;
+      const ares_socket_t w =
+          (fds[i].revents & POLLOUT) ? fds[i].fd : ARES_SOCKET_BAD;
+      if (r != ARES_SOCKET_BAD || w != ARES_SOCKET_BAD) {
+        ares_process_fd(channel, r, w);
+      }
+    }
+    ares_process_fd(channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);  // time-outs
+  }
+}
+
+}  // namespace mesh::internal

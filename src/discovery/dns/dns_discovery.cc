@@ -1,0 +1,272 @@
+// NewDnsDiscovery: each subscription is a watch of one name on the
+// source's AresLoop: a lookup, its answer delivered as a Reset (or
+// NoEndpoints), the next lookup due after the TTL (clamped), and on a
+// failed query the last answer kept and the lookup tried again with
+// backoff.
+#include <grpc/support/log.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "mesh/dns.h"
+#include "src/base/mutex.h"
+#include "src/discovery/dns/ares_loop.h"
+#include "src/model/address.h"
+
+namespace mesh {
+namespace {
+
+using internal::AresLoop;
+using internal::DnsAnswer;
+using internal::Mutex;
+using internal::MutexLock;
+
+// How soon a name that did not exist is asked for again (clamped to the
+// refresh bounds).
+constexpr absl::Duration kNxdomainRetry = absl::Seconds(30);
+
+// "host:port" → host (brackets of an IPv6 literal removed) and port.
+absl::Status SplitTarget(const std::string& target, std::string* host,
+                         int* port) {
+  if (absl::Status s = internal::ValidateDestination(target); !s.ok()) {
+    return s;
+  }
+  const size_t colon = target.rfind(':');
+  *host = target.substr(0, colon);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  if (!absl::SimpleAtoi(target.substr(colon + 1), port)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target '", target, "': bad port"));
+  }
+  return absl::OkStatus();
+}
+
+// "10.0.0.1" and 80 → "10.0.0.1:80"; "::1" → "[::1]:80".
+std::string EndpointAddress(const std::string& ip, int port) {
+  if (ip.find(':') != std::string::npos)
+    return absl::StrCat("[", ip, "]:", port);
+  return absl::StrCat(ip, ":", port);
+}
+
+// One name followed for one observer.
+class Watch final : public std::enable_shared_from_this<Watch> {
+ public:
+  Watch(std::string host, int port, EndpointObserver* observer,
+        const DnsOptions& options, AresLoop* loop)
+      : host_(std::move(host)),
+        port_(port),
+        observer_(observer),
+        options_(options),
+        loop_(loop) {}
+
+  void Start() { Query(); }
+
+  // No observer call after this returns.
+  void Cancel() {
+    MutexLock lock(&mu_);
+    cancelled_ = true;
+  }
+
+  DiscoverySubscription::State GetState() const {
+    MutexLock lock(&mu_);
+    DiscoverySubscription::State s;
+    s.connected = answered_;
+    s.messages = answers_;
+    s.streams_started = queries_;
+    s.last_error = last_error_;
+    DiscoverySubscription::Resource r;
+    r.type = "DNS A/AAAA";
+    r.name = host_;
+    r.state = state_;
+    r.version = version_;
+    r.updated = updated_;
+    r.error = last_error_;
+    s.resources.push_back(std::move(r));
+    return s;
+  }
+
+ private:
+  void Query() {
+    {
+      MutexLock lock(&mu_);
+      if (cancelled_) return;
+      ++queries_;
+    }
+    std::weak_ptr<Watch> weak = weak_from_this();
+    loop_->Lookup(host_, [weak](absl::StatusOr<DnsAnswer> answer) {
+      if (std::shared_ptr<Watch> self = weak.lock()) {
+        self->OnAnswer(std::move(answer));
+      }
+    });
+  }
+
+  void ScheduleQuery(absl::Duration after) {
+    std::weak_ptr<Watch> weak = weak_from_this();
+    loop_->RunAt(absl::Now() + after, [weak] {
+      if (std::shared_ptr<Watch> self = weak.lock()) self->Query();
+    });
+  }
+
+  absl::Duration Clamp(absl::Duration d) const {
+    return std::clamp(d, options_.min_refresh, options_.max_refresh);
+  }
+
+  // On the loop thread.
+  void OnAnswer(absl::StatusOr<DnsAnswer> answer) {
+    if (answer.status().code() == absl::StatusCode::kCancelled) return;
+    MutexLock lock(&mu_);  // held while the observer is called
+    if (cancelled_) return;
+    updated_ = absl::Now();
+    if (!answer.ok() && answer.status().code() != absl::StatusCode::kNotFound) {
+      // The last answer keeps serving; try again with backoff.
+      backoff_ = backoff_ == absl::ZeroDuration()
+                     ? options_.min_refresh
+                     : std::min(backoff_ * 2, options_.max_refresh);
+      const bool log = last_error_ != answer.status().message();
+      last_error_ = std::string(answer.status().message());
+      if (log) {
+        gpr_log(GPR_ERROR, "mesh: %s; keeping the last answer, retrying in %s",
+                last_error_.c_str(), absl::FormatDuration(backoff_).c_str());
+      }
+      observer_->OnDiscoveryError(answer.status());
+      ScheduleQuery(backoff_);
+      return;
+    }
+    backoff_ = absl::ZeroDuration();
+    last_error_.clear();
+    ++answers_;
+    answered_ = true;
+    if (!answer.ok()) {  // NXDOMAIN
+      state_ = "NXDOMAIN";
+      version_.clear();
+      observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+      // Asked again, in case the name is created.
+      ScheduleQuery(Clamp(kNxdomainRetry));
+      return;
+    }
+    std::vector<std::string> addresses;
+    for (const std::string& ip : answer->addresses) {
+      addresses.push_back(EndpointAddress(ip, port_));
+    }
+    std::sort(addresses.begin(), addresses.end());
+    const absl::Duration next = Clamp(answer->ttl);
+    state_ = addresses.empty() ? "NO_RECORDS" : "RESOLVED";
+    version_ = absl::StrCat(absl::StrJoin(addresses, ","), " ttl ",
+                            absl::FormatDuration(answer->ttl), " next ",
+                            absl::FormatDuration(next));
+    if (!delivered_ || addresses != last_) {
+      delivered_ = true;
+      last_ = addresses;
+      if (addresses.empty()) {
+        observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
+      } else {
+        std::vector<Endpoint> endpoints;
+        endpoints.reserve(addresses.size());
+        for (const std::string& a : addresses) endpoints.emplace_back(a);
+        observer_->OnEndpointUpdate(
+            EndpointUpdate::Reset(std::move(endpoints)));
+      }
+    }
+    ScheduleQuery(next);
+  }
+
+  const std::string host_;
+  const int port_;
+  EndpointObserver* const observer_;
+  const DnsOptions options_;
+  AresLoop* const loop_;
+  mutable Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool delivered_ ABSL_GUARDED_BY(mu_) = false;
+  bool answered_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::string> last_ ABSL_GUARDED_BY(mu_);
+  absl::Duration backoff_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  int64_t queries_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t answers_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  std::string state_ ABSL_GUARDED_BY(mu_) = "REQUESTED";
+  std::string version_ ABSL_GUARDED_BY(mu_);
+  absl::Time updated_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+class DnsSubscription final : public DiscoverySubscription {
+ public:
+  explicit DnsSubscription(std::shared_ptr<Watch> watch)
+      : watch_(std::move(watch)) {}
+  ~DnsSubscription() override { watch_->Cancel(); }
+  State GetState() const override { return watch_->GetState(); }
+
+ private:
+  const std::shared_ptr<Watch> watch_;
+};
+
+// A target that is an address already: that endpoint, no lookup.
+class FixedSubscription final : public DiscoverySubscription {};
+
+class DnsDiscovery final : public DiscoverySource {
+ public:
+  DnsDiscovery(DnsOptions options, std::unique_ptr<AresLoop> loop)
+      : options_(std::move(options)), loop_(std::move(loop)) {}
+
+  std::unique_ptr<DiscoverySubscription> Subscribe(
+      const std::string& target, EndpointObserver* observer) override {
+    std::string host;
+    int port = 0;
+    if (absl::Status s = SplitTarget(target, &host, &port); !s.ok()) {
+      observer->OnDiscoveryError(
+          absl::FailedPreconditionError(absl::StrCat("DNS: ", s.message())));
+      return std::make_unique<FixedSubscription>();
+    }
+    const std::string literal = EndpointAddress(host, port);
+    if (internal::SocketAddress::Parse(literal).ok()) {
+      observer->OnEndpointUpdate(EndpointUpdate::Reset({Endpoint(literal)}));
+      return std::make_unique<FixedSubscription>();
+    }
+    auto watch = std::make_shared<Watch>(std::move(host), port, observer,
+                                         options_, loop_.get());
+    watch->Start();
+    return std::make_unique<DnsSubscription>(std::move(watch));
+  }
+
+  std::string Scheme() const override { return "dns"; }
+
+ private:
+  const DnsOptions options_;
+  const std::unique_ptr<AresLoop> loop_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<DiscoverySource>> NewDnsDiscovery(
+    const DnsOptions& options) {
+  if (options.min_refresh <= absl::ZeroDuration() ||
+      options.max_refresh < options.min_refresh) {
+    return absl::InvalidArgumentError(
+        "DnsOptions: min_refresh must be above zero and at most max_refresh");
+  }
+  if (options.query_timeout <= absl::ZeroDuration() || options.tries < 1) {
+    return absl::InvalidArgumentError(
+        "DnsOptions: query_timeout must be above zero and tries at least 1");
+  }
+  for (const std::string& server : options.servers) {
+    if (!internal::SocketAddress::Parse(server).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "DnsOptions.servers: '", server,
+          "' is not an address with a port (\"127.0.0.1:53\", \"[::1]:53\")"));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<AresLoop>> loop = AresLoop::Start(options);
+  if (!loop.ok()) return loop.status();
+  return std::make_shared<DnsDiscovery>(options, *std::move(loop));
+}
+
+}  // namespace mesh

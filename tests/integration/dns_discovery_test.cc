@@ -1,0 +1,186 @@
+// DNS discovery (NewDnsDiscovery) against a real DNS server: dnsmasq on a
+// loopback port, answering from a hosts file it reads again on SIGHUP,
+// with a TTL of 1 s; echo backends on 127.0.0.1, 127.0.0.2 and 127.0.0.3
+// at one port, so that the records alone name the endpoints.
+//
+// Calls spread over the three; a record removed and another added are
+// followed while calls flow; with the DNS server killed the last answer
+// keeps serving; a name that does not exist fails calls at once, naming
+// it; an AAAA record (::1) serves; bad options are refused.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mesh/dns.h"
+#include "mesh/mesh.h"
+#include "tests/support/dnsmasq.h"
+#include "tests/support/test_support.h"
+#include "tools/common/echo_backend.h"
+
+namespace mesh {
+namespace {
+
+using testing::Dnsmasq;
+using ::testing::HasSubstr;
+using tools::EchoBackend;
+
+constexpr char kDomain[] = "mesh.test";
+constexpr char kName[] = "echo.mesh.test";
+
+class DnsDiscoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dns = Dnsmasq::Start(kDomain, /*ttl_seconds=*/1);
+    ASSERT_TRUE(dns.ok()) << dns.status();
+    dns_ = *std::move(dns);
+  }
+
+  // Backends on 127.0.0.1, .2 and .3 at one port.
+  void StartBackends() {
+    for (const char* host : {"127.0.0.1", "127.0.0.2", "127.0.0.3"}) {
+      auto b = EchoBackend::Start(port_, nullptr, host);
+      ASSERT_TRUE(b.ok()) << b.status();
+      port_ = (*b)->port();
+      backends_[host] = *std::move(b);
+    }
+  }
+
+  // A Mesh whose only source is DNS through dnsmasq; a channel to
+  // dns:///`name`:port_.
+  void Connect(const std::string& name) {
+    DnsOptions dns;
+    dns.servers = {dns_->address()};
+    dns.min_refresh = absl::Milliseconds(200);
+    dns.query_timeout = absl::Milliseconds(300);
+    dns.tries = 1;
+    auto source = NewDnsDiscovery(dns);
+    ASSERT_TRUE(source.ok()) << source.status();
+    MeshOptions options;
+    options.discovery = *source;
+    auto mesh = Mesh::Create(options);
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    mesh_ = *std::move(mesh);
+    auto channel = mesh_->NewChannel(absl::StrCat("dns:///", name, ":", port_));
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    channel_ = *std::move(channel);
+  }
+
+  absl::Status Call() {
+    CallOptions options;
+    options.timeout = absl::Seconds(10);
+    return channel_->CallRaw("/test.Echo/Say", "hello", options).status;
+  }
+
+  int64_t Served(const std::string& host) {
+    return backends_.at(host)->calls_received();
+  }
+
+  std::unique_ptr<Dnsmasq> dns_;
+  int port_ = 0;
+  std::map<std::string, std::unique_ptr<EchoBackend>> backends_;
+  std::unique_ptr<Mesh> mesh_;
+  std::unique_ptr<Channel> channel_;
+};
+
+TEST_F(DnsDiscoveryTest, CallsSpreadOverEveryRecord) {
+  StartBackends();
+  ASSERT_TRUE(dns_->SetHosts({{"127.0.0.1", kName},
+                              {"127.0.0.2", kName},
+                              {"127.0.0.3", kName}})
+                  .ok());
+  Connect(kName);
+  ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok());
+  for (int i = 0; i < 90; ++i) ASSERT_TRUE(Call().ok());
+  EXPECT_EQ(Served("127.0.0.1") + Served("127.0.0.2") + Served("127.0.0.3"),
+            90);
+  for (const char* host : {"127.0.0.1", "127.0.0.2", "127.0.0.3"}) {
+    EXPECT_GT(Served(host), 0) << host;
+  }
+}
+
+TEST_F(DnsDiscoveryTest, ChangedRecordsAreFollowedWhileCallsFlow) {
+  StartBackends();
+  ASSERT_TRUE(
+      dns_->SetHosts({{"127.0.0.1", kName}, {"127.0.0.2", kName}}).ok());
+  Connect(kName);
+  ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(Call().ok());
+  EXPECT_EQ(Served("127.0.0.3"), 0);
+  // .1 removed, .3 added: once the TTL has run out, the next answer says so.
+  ASSERT_TRUE(
+      dns_->SetHosts({{"127.0.0.2", kName}, {"127.0.0.3", kName}}).ok());
+  bool followed = testing::WaitFor(
+      [&] {
+        EXPECT_TRUE(Call().ok());
+        return Served("127.0.0.3") > 0;
+      },
+      absl::Seconds(10));
+  ASSERT_TRUE(followed) << "127.0.0.3 never served";
+  const int64_t first = Served("127.0.0.1");
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(Call().ok());
+  EXPECT_EQ(Served("127.0.0.1"), first) << "the removed record still served";
+}
+
+TEST_F(DnsDiscoveryTest, TheLastAnswerServesWhenTheDnsServerIsGone) {
+  StartBackends();
+  ASSERT_TRUE(dns_->SetHosts({{"127.0.0.1", kName}}).ok());
+  Connect(kName);
+  ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok());
+  dns_->Kill();
+  // A refresh fails (the TTL is 1 s), and says so.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return absl::StrContains(mesh_->Describe(), "DNS: query for"); },
+      absl::Seconds(10)))
+      << mesh_->Describe();
+  for (int i = 0; i < 20; ++i) {
+    absl::Status s = Call();
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  EXPECT_EQ(Served("127.0.0.1"), 20);
+}
+
+TEST_F(DnsDiscoveryTest, ANameThatDoesNotExistFailsCallsNamingIt) {
+  StartBackends();
+  Connect("missing.mesh.test");
+  absl::Status s = Call();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("missing.mesh.test"));
+  EXPECT_THAT(s.message(), HasSubstr("does not exist"));
+  EXPECT_THAT(mesh_->Describe(), HasSubstr("NXDOMAIN"));
+}
+
+TEST_F(DnsDiscoveryTest, AnAaaaRecordServesOverIpv6) {
+  auto v6 = EchoBackend::Start(0, nullptr, "::1");
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  port_ = (*v6)->port();
+  ASSERT_TRUE(dns_->SetHosts({{"::1", "v6.mesh.test"}}).ok());
+  Connect("v6.mesh.test");
+  ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Call().ok());
+  EXPECT_EQ((*v6)->calls_received(), 5);
+  EXPECT_THAT(mesh_->Describe(), HasSubstr(absl::StrCat("[::1]:", port_)));
+}
+
+TEST(DnsOptionsTest, BadOptionsAreRefused) {
+  DnsOptions bad_server;
+  bad_server.servers = {"dns.example"};
+  auto s = NewDnsDiscovery(bad_server);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("'dns.example'"));
+  DnsOptions bad_bounds;
+  bad_bounds.min_refresh = absl::Seconds(10);
+  bad_bounds.max_refresh = absl::Seconds(1);
+  EXPECT_EQ(NewDnsDiscovery(bad_bounds).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mesh
