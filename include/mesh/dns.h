@@ -12,9 +12,14 @@
 // - A changed answer replaces the set (a Reset: endpoints that stay keep
 //   their load statistics). The next query is due after the answer's
 //   smallest TTL, clamped to [min_refresh, max_refresh].
-// - A name that does not exist (NXDOMAIN) has no endpoints, for good
+// - A name that does not exist (NXDOMAIN) has no endpoints
 //   (EndpointUpdate::NoEndpoints{exists=false}: calls fail at once naming
-//   it); a name without A or AAAA records has none for now.
+//   it); a name without A or AAAA records has none. Both are asked again
+//   after 30 s (clamped to the bounds).
+// - A and AAAA are asked separately: a failure of either keeps the last
+//   answer, so that a partial one never replaces it. At most 1000
+//   addresses are kept per answer. "localhost" is 127.0.0.1 and ::1; an IP
+//   address is itself, without a query.
 // - A failed query (time-out, SERVFAIL, a server that refuses or cannot be
 //   reached) keeps the last answer serving and is tried again with backoff
 //   from min_refresh up to max_refresh; the error is logged and shown in
@@ -41,7 +46,8 @@ struct DnsOptions {
   // Bounds of the time between two queries for a name.
   absl::Duration min_refresh = absl::Seconds(1);
   absl::Duration max_refresh = absl::Seconds(300);
-  // One attempt's time-out; each server is tried `tries` times.
+  // The first attempt's time-out (c-ares doubles it at each round over the
+  // servers); each server is tried `tries` times.
   absl::Duration query_timeout = absl::Seconds(2);
   int tries = 2;
 };

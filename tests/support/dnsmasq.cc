@@ -1,7 +1,9 @@
 #include "tests/support/dnsmasq.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,7 +47,8 @@ std::string Dnsmasqbinary() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Dnsmasq>> Dnsmasq::Start(
-    const std::string& domain, int ttl_seconds) {
+    const std::string& domain, int ttl_seconds,
+    const std::vector<std::string>& extra_args) {
   const std::string binary = Dnsmasqbinary();
   if (binary.empty()) {
     return absl::UnavailableError(
@@ -82,12 +85,21 @@ absl::StatusOr<std::unique_ptr<Dnsmasq>> Dnsmasq::Start(
         "--log-queries",
         absl::StrCat("--log-facility=", log),
     };
+    for (const std::string& a : extra_args) args.push_back(a);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string errors = (d->dir_ / "stderr").string();
     pid_t pid = fork();
     if (pid < 0) return absl::UnavailableError("fork failed");
     if (pid == 0) {
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
+      // Gone with the test, even a killed one.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const int fd = open(errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+      }
       execv(binary.c_str(), argv.data());
       _exit(127);
     }
@@ -100,13 +112,15 @@ absl::StatusOr<std::unique_ptr<Dnsmasq>> Dnsmasq::Start(
         d->pid_ = -1;
         break;
       }
-      if (d->CountLog("started, version") > 0) return d;
+      // Up, and the hosts file read (logged after the start).
+      if (d->CountLog("read " + (d->dir_ / "hosts").string()) > 0) return d;
       absl::SleepFor(absl::Milliseconds(10));
     }
     d->Kill();
   }
   return absl::UnavailableError(absl::StrCat(
-      "dnsmasq did not start; its log:\n", ReadTextFile(d->dir_ / "log")));
+      "dnsmasq did not start; its output:\n", ReadTextFile(d->dir_ / "stderr"),
+      "\nits log:\n", ReadTextFile(d->dir_ / "log")));
 }
 
 Dnsmasq::~Dnsmasq() {

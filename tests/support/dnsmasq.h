@@ -29,8 +29,10 @@ class Dnsmasq {
  public:
   // UNAVAILABLE if dnsmasq is not installed or does not come up (its
   // output says why).
+  // `extra_args`: more dnsmasq options (e.g. "--txt-record=name,text").
   static absl::StatusOr<std::unique_ptr<Dnsmasq>> Start(
-      const std::string& domain, int ttl_seconds);
+      const std::string& domain, int ttl_seconds,
+      const std::vector<std::string>& extra_args = {});
   ~Dnsmasq();
 
   // "127.0.0.1:PORT".

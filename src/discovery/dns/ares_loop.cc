@@ -2,6 +2,7 @@
 
 #include <ares.h>
 #include <arpa/inet.h>
+#include <grpc/support/log.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -11,8 +12,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 
 namespace mesh::internal {
 namespace {
@@ -40,44 +43,82 @@ std::string AddressText(const struct sockaddr* addr) {
   return text;
 }
 
+// One name's two queries (A, then AAAA: with AF_UNSPEC c-ares reports the
+// status of whichever ends last, and would hide the other's failure),
+// combined when both have ended.
 struct LookupCall {
   std::string host;
   AresLoop::LookupDone done;
+  int pending = 2;
+  int status[2] = {ARES_SUCCESS, ARES_SUCCESS};  // A, AAAA
+  std::vector<std::string> addresses;
+  absl::flat_hash_set<std::string> seen;
+  bool any_ttl = false;
+  absl::Duration ttl = absl::ZeroDuration();
+  bool truncated = false;
 };
+
+struct FamilyQuery {
+  std::shared_ptr<LookupCall> call;
+  int index;  // 0: A, 1: AAAA
+};
+
+absl::StatusOr<DnsAnswer> Combine(LookupCall& call) {
+  auto ok = [](int s) {
+    return s == ARES_SUCCESS || s == ARES_ENODATA || s == ARES_ENOTFOUND;
+  };
+  for (int s : call.status) {
+    if (s == ARES_ECANCELLED || s == ARES_EDESTRUCTION) {
+      return absl::CancelledError("DNS: the resolver is shutting down");
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!ok(call.status[i])) {
+      // The other family's answer alone would drop endpoints: keep the last.
+      return absl::UnavailableError(
+          absl::StrCat("DNS: ", i == 0 ? "A" : "AAAA", " query for '",
+                       call.host, "' failed: ", ares_strerror(call.status[i])));
+    }
+  }
+  if (call.status[0] == ARES_ENOTFOUND && call.status[1] == ARES_ENOTFOUND) {
+    return absl::NotFoundError(
+        absl::StrCat("DNS: no such name '", call.host, "' (NXDOMAIN)"));
+  }
+  if (call.truncated) {
+    gpr_log(GPR_ERROR, "mesh: DNS: '%s' has more than %zu addresses; using %zu",
+            call.host.c_str(), AresLoop::kMaxAddresses,
+            AresLoop::kMaxAddresses);
+  }
+  DnsAnswer answer;
+  answer.addresses = std::move(call.addresses);
+  answer.ttl = call.ttl;
+  return answer;
+}
 
 void OnAddrInfo(void* arg, int status, int /*timeouts*/,
                 struct ares_addrinfo* result) {
-  std::unique_ptr<LookupCall> call(static_cast<LookupCall*>(arg));
-  absl::StatusOr<DnsAnswer> out;
-  if (status == ARES_SUCCESS || status == ARES_ENODATA) {
-    DnsAnswer answer;
-    bool first = true;
-    for (const ares_addrinfo_node* n = result != nullptr ? result->nodes
-                                                         : nullptr;
-         n != nullptr; n = n->ai_next) {
+  std::unique_ptr<FamilyQuery> query(static_cast<FamilyQuery*>(arg));
+  LookupCall& call = *query->call;
+  call.status[query->index] = status;
+  if (status == ARES_SUCCESS && result != nullptr) {
+    for (const ares_addrinfo_node* n = result->nodes; n != nullptr;
+         n = n->ai_next) {
       std::string text = AddressText(n->ai_addr);
-      if (text.empty()) continue;
-      if (std::find(answer.addresses.begin(), answer.addresses.end(), text) !=
-          answer.addresses.end()) {
-        continue;
+      if (text.empty() || call.seen.contains(text)) continue;
+      if (call.addresses.size() >= AresLoop::kMaxAddresses) {
+        call.truncated = true;
+        break;
       }
-      answer.addresses.push_back(std::move(text));
+      call.seen.insert(text);
+      call.addresses.push_back(std::move(text));
       const absl::Duration ttl = absl::Seconds(std::max(0, n->ai_ttl));
-      answer.ttl = first ? ttl : std::min(answer.ttl, ttl);
-      first = false;
+      call.ttl = call.any_ttl ? std::min(call.ttl, ttl) : ttl;
+      call.any_ttl = true;
     }
-    out = std::move(answer);
-  } else if (status == ARES_ENOTFOUND) {
-    out = absl::NotFoundError(
-        absl::StrCat("DNS: no such name '", call->host, "' (NXDOMAIN)"));
-  } else if (status == ARES_ECANCELLED || status == ARES_EDESTRUCTION) {
-    out = absl::CancelledError("DNS: the resolver is shutting down");
-  } else {
-    out = absl::UnavailableError(absl::StrCat(
-        "DNS: query for '", call->host, "' failed: ", ares_strerror(status)));
   }
   if (result != nullptr) ares_freeaddrinfo(result);
-  call->done(std::move(out));
+  if (--call.pending > 0) return;
+  call.done(Combine(call));
 }
 
 }  // namespace
@@ -149,7 +190,14 @@ void AresLoop::Wake() {
 void AresLoop::Lookup(std::string host, LookupDone done) {
   {
     MutexLock lock(&mu_);
-    if (!stop_) lookups_.push_back({std::move(host), std::move(done)});
+    if (!stop_) {
+      lookups_.push_back({std::move(host), std::move(done)});
+      done = nullptr;
+    }
+  }
+  if (done) {
+    done(absl::CancelledError("DNS: the resolver is shutting down"));
+    return;
   }
   Wake();
 }
@@ -191,13 +239,17 @@ void AresLoop::Run() {
     }
     for (auto& task : due) task();
     for (PendingLookup& l : lookups) {
-      struct ares_addrinfo_hints hints;
-      std::memset(&hints, 0, sizeof(hints));
-      hints.ai_family = AF_UNSPEC;
-      hints.ai_flags = ARES_AI_NOSORT;
-      auto* call = new LookupCall{l.host, std::move(l.done)};
-      ares_getaddrinfo(channel, call->host.c_str(), nullptr, &hints,
-                       &OnAddrInfo, call);
+      auto call = std::make_shared<LookupCall>();
+      call->host = std::move(l.host);
+      call->done = std::move(l.done);
+      for (int index = 0; index < 2; ++index) {
+        struct ares_addrinfo_hints hints;
+        std::memset(&hints, 0, sizeof(hints));
+        hints.ai_family = index == 0 ? AF_INET : AF_INET6;
+        hints.ai_flags = ARES_AI_NOSORT;
+        ares_getaddrinfo(channel, call->host.c_str(), nullptr, &hints,
+                         &OnAddrInfo, new FamilyQuery{call, index});
+      }
     }
     if (!due.empty() || !lookups.empty()) continue;  // look at the queue again
 
@@ -224,7 +276,12 @@ void AresLoop::Run() {
             : static_cast<int>(std::clamp<int64_t>(
                   absl::ToInt64Milliseconds(wait) + 1, 0, 60'000));
     const int ready = poll(fds.data(), fds.size(), timeout_ms);
-    if (ready < 0 && errno != EINTR) continue;
+    if (ready < 0 && errno != EINTR) {
+      // Not expected (the fds are ours): do not spin on it.
+      gpr_log(GPR_ERROR, "mesh: DNS: poll: %s", std::strerror(errno));
+      absl::SleepFor(absl::Milliseconds(100));
+      continue;
+    }
     if (fds[0].revents & POLLIN) {
       uint64_t count;
       (void)!read(wake_fd_, &count, sizeof(count));

@@ -35,9 +35,14 @@ struct DnsAnswer {
 
 class AresLoop {
  public:
-  // NOT_FOUND: the name does not exist (NXDOMAIN). OK with no addresses:
-  // it exists without A or AAAA records. UNAVAILABLE: the query failed
-  // (c-ares's reason). CANCELLED: the loop is going away.
+  // An answer keeps at most this many addresses (the rest is logged).
+  static constexpr size_t kMaxAddresses = 1000;
+
+  // A and AAAA are asked separately and combined. NOT_FOUND: the name does
+  // not exist (NXDOMAIN for both). OK with no addresses: it exists without
+  // A or AAAA records. UNAVAILABLE: either query failed (c-ares's reason),
+  // so that a partial answer never stands for the whole. CANCELLED: the
+  // loop is going away.
   using LookupDone = absl::AnyInvocable<void(absl::StatusOr<DnsAnswer>)>;
 
   static absl::StatusOr<std::unique_ptr<AresLoop>> Start(

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -125,7 +126,6 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     if (answer.status().code() == absl::StatusCode::kCancelled) return;
     MutexLock lock(&mu_);  // held while the observer is called
     if (cancelled_) return;
-    updated_ = absl::Now();
     if (!answer.ok() && answer.status().code() != absl::StatusCode::kNotFound) {
       // The last answer keeps serving; try again with backoff.
       backoff_ = backoff_ == absl::ZeroDuration()
@@ -137,10 +137,13 @@ class Watch final : public std::enable_shared_from_this<Watch> {
         gpr_log(GPR_ERROR, "mesh: %s; keeping the last answer, retrying in %s",
                 last_error_.c_str(), absl::FormatDuration(backoff_).c_str());
       }
+      state_ = absl::StrCat(state_ == "REQUESTED" ? "REQUESTED" : "STALE",
+                            ", retrying in ", absl::FormatDuration(backoff_));
       observer_->OnDiscoveryError(answer.status());
       ScheduleQuery(backoff_);
       return;
     }
+    updated_ = absl::Now();
     backoff_ = absl::ZeroDuration();
     last_error_.clear();
     ++answers_;
@@ -148,6 +151,10 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     if (!answer.ok()) {  // NXDOMAIN
       state_ = "NXDOMAIN";
       version_.clear();
+      // A name that comes back is delivered again, even with the same
+      // records.
+      delivered_ = false;
+      last_.clear();
       observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
       // Asked again, in case the name is created.
       ScheduleQuery(Clamp(kNxdomainRetry));
@@ -158,7 +165,10 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       addresses.push_back(EndpointAddress(ip, port_));
     }
     std::sort(addresses.begin(), addresses.end());
-    const absl::Duration next = Clamp(answer->ttl);
+    // A name without records is asked again like one that does not exist
+    // (its negative answer carries no TTL here).
+    const absl::Duration next =
+        addresses.empty() ? Clamp(kNxdomainRetry) : Clamp(answer->ttl);
     state_ = addresses.empty() ? "NO_RECORDS" : "RESOLVED";
     version_ = absl::StrCat(absl::StrJoin(addresses, ","), " ttl ",
                             absl::FormatDuration(answer->ttl), " next ",
@@ -229,6 +239,14 @@ class DnsDiscovery final : public DiscoverySource {
     const std::string literal = EndpointAddress(host, port);
     if (internal::SocketAddress::Parse(literal).ok()) {
       observer->OnEndpointUpdate(EndpointUpdate::Reset({Endpoint(literal)}));
+      return std::make_unique<FixedSubscription>();
+    }
+    // c-ares answers "localhost" from the hosts file only, which this source
+    // does not read: it is the loopback addresses.
+    if (absl::EqualsIgnoreCase(host, "localhost")) {
+      observer->OnEndpointUpdate(
+          EndpointUpdate::Reset({Endpoint(EndpointAddress("127.0.0.1", port)),
+                                 Endpoint(EndpointAddress("::1", port))}));
       return std::make_unique<FixedSubscription>();
     }
     auto watch = std::make_shared<Watch>(std::move(host), port, observer,
