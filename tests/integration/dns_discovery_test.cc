@@ -12,6 +12,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -84,6 +85,16 @@ class DnsDiscoveryTest : public ::testing::Test {
     return channel_->CallRaw("/test.Echo/Say", "hello", options).status;
   }
 
+  // The channel's endpoints, sorted.
+  std::vector<std::string> Addresses() {
+    std::vector<std::string> out;
+    for (const EndpointStats& e : channel_->EndpointStatsSnapshot()) {
+      out.push_back(e.address);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
   int64_t Served(const std::string& host) {
     return backends_.at(host)->calls_received();
   }
@@ -119,18 +130,27 @@ TEST_F(DnsDiscoveryTest, ChangedRecordsAreFollowedWhileCallsFlow) {
   ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok());
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(Call().ok());
   EXPECT_EQ(Served("127.0.0.3"), 0);
-  // .1 removed, .3 added: once the TTL has run out, the next answer says so.
+  // .1 removed, .3 added: once the TTL has run out, the next answer says
+  // so, while calls flow.
   ASSERT_TRUE(
       dns_->SetHosts({{"127.0.0.2", kName}, {"127.0.0.3", kName}}).ok());
+  const std::vector<std::string> want = {absl::StrCat("127.0.0.2:", port_),
+                                         absl::StrCat("127.0.0.3:", port_)};
   bool followed = testing::WaitFor(
       [&] {
         EXPECT_TRUE(Call().ok());
-        return Served("127.0.0.3") > 0;
+        return Addresses() == want;
       },
       absl::Seconds(10));
-  ASSERT_TRUE(followed) << "127.0.0.3 never served";
+  ASSERT_TRUE(followed) << mesh_->Describe();
+  // Concurrent calls spread over the new set (sequential ones would all go
+  // to the endpoint P2C already knows to be fastest), and none reaches the
+  // removed record.
   const int64_t first = Served("127.0.0.1");
-  for (int i = 0; i < 30; ++i) ASSERT_TRUE(Call().ok());
+  testing::Load load(*channel_, /*total=*/200, /*concurrency=*/8);
+  load.Run();
+  EXPECT_EQ(load.CountOk(), 200);
+  EXPECT_GT(Served("127.0.0.3"), 0);
   EXPECT_EQ(Served("127.0.0.1"), first) << "the removed record still served";
 }
 

@@ -216,6 +216,16 @@ TEST_F(XdsInteropTest, ChainResolvesAndEveryEndpointServes) {
   Backends backends = testing::StartBackends(3);
   Apply(OneTarget("chain.test:7001", backends, {0, 1, 2}));
   auto channel = XdsChannel("chain.test:7001");
+  // round_robin rotates over the subchannels that are READY: until all
+  // three have connected, the first ones take every call. Wait (bounded)
+  // until each has served once, then count.
+  std::vector<bool> seen(3, false);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    CallResult r = CallOnce(channel);
+    int index = r.status.ok() ? IndexOf(backends, r.peer) : -1;
+    if (index >= 0) seen[index] = true;
+    return seen[0] && seen[1] && seen[2];
+  })) << "not every endpoint served";
   std::vector<int> served(3, 0);
   for (int i = 0; i < 60; ++i) {
     CallResult r = CallOnce(channel);
