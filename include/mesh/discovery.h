@@ -167,6 +167,16 @@ struct LinkerdDiscoveryOptions {
   // e.g. "linkerd-destination.linkerd.serviceaccount.identity.linkerd.
   // cluster.local" (a DNS SAN; also sent as the server name), or a URI.
   std::string server_identity;
+  // A target the destination service says is not a mesh service (its
+  // InvalidArgument or FailedPrecondition: an external API, a database) is
+  // resolved through DNS instead, as linkerd2-proxy forwards such a
+  // connection to its original destination. false: its calls fail
+  // UNAVAILABLE "… is not a mesh service".
+  bool dns_fallback = true;
+  // The source that fallback uses. Null: a DNS source with the system's
+  // servers (NewDnsDiscovery with default DnsOptions, mesh/dns.h), made when
+  // first needed.
+  std::shared_ptr<DiscoverySource> dns_fallback_source;
 };
 
 // INVALID_ARGUMENT naming the field for bad options. Connecting is lazy: a

@@ -8,7 +8,8 @@
 // keeps serving; a name that does not exist fails calls at once, naming
 // it, and is served once it appears (twice); a name without address
 // records has no endpoints; an address target needs no query; an AAAA
-// record (::1) serves; bad options are refused.
+// record (::1) serves; a target Linkerd says is not a mesh service is
+// served through DNS; bad options are refused.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
@@ -27,6 +28,7 @@
 #include "tests/support/dnsmasq.h"
 #include "tests/support/test_support.h"
 #include "tools/common/echo_backend.h"
+#include "tools/mesh-control-plane/control_plane.h"
 
 namespace mesh {
 namespace {
@@ -61,20 +63,30 @@ class DnsDiscoveryTest : public ::testing::Test {
   // A Mesh whose only source is DNS through dnsmasq; a channel to
   // dns:///`name`:port_.
   void Connect(const std::string& name) {
+    auto source = NewDnsDiscovery(TestDnsOptions());
+    ASSERT_TRUE(source.ok()) << source.status();
+    Use(*source, absl::StrCat("dns:///", name, ":", port_));
+  }
+
+  // dnsmasq, asked often.
+  DnsOptions TestDnsOptions() {
     DnsOptions dns;
     dns.servers = {dns_->address()};
     dns.min_refresh = absl::Milliseconds(200);
     dns.max_refresh = absl::Seconds(1);  // names that did not exist too
     dns.query_timeout = absl::Milliseconds(300);
     dns.tries = 1;
-    auto source = NewDnsDiscovery(dns);
-    ASSERT_TRUE(source.ok()) << source.status();
+    return dns;
+  }
+
+  // A Mesh whose only source is `source`; a channel to `target`.
+  void Use(std::shared_ptr<DiscoverySource> source, const std::string& target) {
     MeshOptions options;
-    options.discovery = *source;
+    options.discovery = std::move(source);
     auto mesh = Mesh::Create(options);
     ASSERT_TRUE(mesh.ok()) << mesh.status();
     mesh_ = *std::move(mesh);
-    auto channel = mesh_->NewChannel(absl::StrCat("dns:///", name, ":", port_));
+    auto channel = mesh_->NewChannel(target);
     ASSERT_TRUE(channel.ok()) << channel.status();
     channel_ = *std::move(channel);
   }
@@ -237,6 +249,48 @@ TEST_F(DnsDiscoveryTest, AnAaaaRecordServesOverIpv6) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Call().ok());
   EXPECT_EQ((*v6)->calls_received(), 5);
   EXPECT_THAT(mesh_->Describe(), HasSubstr(absl::StrCat("[::1]:", port_)));
+}
+
+// The proxyless form of linkerd2-proxy forwarding a connection to its
+// original destination: the destination service says "not a mesh service"
+// (InvalidArgument), and DNS serves the target.
+TEST_F(DnsDiscoveryTest, ATargetLinkerdDoesNotKnowIsServedThroughDns) {
+  StartBackends();
+  ASSERT_TRUE(
+      dns_->SetHosts({{"127.0.0.1", kName}, {"127.0.0.2", kName}}).ok());
+  const std::string target = absl::StrCat(kName, ":", port_);
+  const std::string missing = absl::StrCat("missing.mesh.test:", port_);
+  controlplane::Config config;
+  config.not_mesh = {target, missing};
+  auto cp = controlplane::ControlPlane::Start("127.0.0.1:0", config);
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  auto dns = NewDnsDiscovery(TestDnsOptions());
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  LinkerdDiscoveryOptions linkerd;
+  linkerd.address = absl::StrCat("127.0.0.1:", (*cp)->port());
+  linkerd.dns_fallback_source = *dns;
+  auto source = NewLinkerdDiscovery(linkerd);
+  ASSERT_TRUE(source.ok()) << source.status();
+  Use(*source, target);  // a bare name: the default source, Linkerd
+  ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok())
+      << mesh_->Describe();
+  testing::Load load(*channel_, /*total=*/100, /*concurrency=*/4);
+  load.Run();
+  EXPECT_EQ(load.CountOk(), 100);
+  EXPECT_EQ(Served("127.0.0.1") + Served("127.0.0.2"), 100);
+  EXPECT_EQ(Served("127.0.0.3"), 0);
+  // Linkerd was asked once and not again; Describe says why DNS serves.
+  EXPECT_EQ((*cp)->calls("Get", target), 1);
+  const std::string described = mesh_->Describe();
+  EXPECT_THAT(described, HasSubstr("NOT_A_MESH_SERVICE, resolved through DNS"));
+  EXPECT_THAT(described, HasSubstr("DNS A/AAAA"));
+  // A target neither Linkerd nor DNS knows fails naming the name.
+  auto gone = mesh_->NewChannel(missing);
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    absl::Status s = (*gone)->CallRaw("/test.Echo/Say", "x").status;
+    return absl::StrContains(s.message(), "does not exist");
+  })) << mesh_->Describe();
 }
 
 TEST(DnsOptionsTest, BadOptionsAreRefused) {

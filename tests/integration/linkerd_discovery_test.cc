@@ -42,7 +42,7 @@ Config ConfigWith(
 
 class LinkerdTest : public ::testing::Test {
  protected:
-  void StartMesh(Config config) {
+  void StartMesh(Config config, bool dns_fallback = true) {
     auto cp = ControlPlane::Start("127.0.0.1:0", std::move(config));
     ASSERT_TRUE(cp.ok()) << cp.status();
     control_plane_ = *std::move(cp);
@@ -50,6 +50,7 @@ class LinkerdTest : public ::testing::Test {
     o.address = absl::StrCat("127.0.0.1:", control_plane_->port());
     o.backoff_max =
         absl::Milliseconds(500);  // reconnects within the test's time
+    o.dns_fallback = dns_fallback;
     auto discovery = NewLinkerdDiscovery(o);
     ASSERT_TRUE(discovery.ok()) << discovery.status();
     MeshOptions options;
@@ -170,10 +171,10 @@ TEST_F(LinkerdTest, NoEndpointsAndUnknownTargetsFailFast) {
             absl::StatusCode::kUnavailable);
 }
 
-TEST_F(LinkerdTest, NotAMeshServiceStopsRetrying) {
+TEST_F(LinkerdTest, NotAMeshServiceStopsRetryingWithoutTheDnsFallback) {
   Config config;
   config.not_mesh.insert("external.test:443");
-  StartMesh(config);
+  StartMesh(config, /*dns_fallback=*/false);
   auto channel = NewChannel("external.test:443");
   absl::Time start = absl::Now();
   absl::Status wait = channel->WaitForEndpoints(absl::Seconds(60));

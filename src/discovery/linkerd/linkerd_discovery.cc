@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "linkerd/destination.grpc.pb.h"
 #include "mesh/discovery.h"
+#include "mesh/dns.h"
+#include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/stream_watch.h"
@@ -31,6 +33,33 @@ struct Shared {
   LinkerdDiscoveryOptions options;
   std::shared_ptr<grpc::Channel> channel;
   internal::TimerThread timers;
+
+  // The source for targets that are not mesh services (options'
+  // dns_fallback_source, else a DNS source made on first need).
+  absl::StatusOr<std::shared_ptr<DiscoverySource>> Fallback() {
+    internal::MutexLock lock(&mu);
+    if (fallback == nullptr) {
+      if (options.dns_fallback_source != nullptr) {
+        fallback = options.dns_fallback_source;
+      } else {
+        absl::StatusOr<std::shared_ptr<DiscoverySource>> dns =
+            NewDnsDiscovery(DnsOptions{});
+        if (!dns.ok()) return dns.status();
+        fallback = *std::move(dns);
+      }
+    }
+    return fallback;
+  }
+
+  internal::Mutex mu;
+  std::shared_ptr<DiscoverySource> fallback ABSL_GUARDED_BY(mu);
+};
+
+// A target's subscription to the fallback source, once the destination
+// service has refused the target.
+struct FallbackSlot {
+  internal::Mutex mu;
+  std::unique_ptr<DiscoverySubscription> subscription ABSL_GUARDED_BY(mu);
 };
 
 // "Not a mesh service": the controller will never answer this target.
@@ -44,8 +73,10 @@ std::string MethodPath(const char* method) {
 class Subscription final : public DiscoverySubscription {
  public:
   Subscription(std::shared_ptr<Shared> shared, const std::string& target,
-               const char* method, StreamWatch::Hooks hooks)
-      : shared_(std::move(shared)) {
+               const char* method, StreamWatch::Hooks hooks,
+               std::shared_ptr<FallbackSlot> fallback = nullptr)
+      : shared_(std::move(shared)), fallback_(std::move(fallback)) {
+    target_ = target;
     dst::GetDestination request;
     request.set_path(target);
     request.set_context_token(shared_->options.context_token);
@@ -60,12 +91,42 @@ class Subscription final : public DiscoverySubscription {
         std::move(hooks));
     watch_->Start();
   }
-  ~Subscription() override { watch_.reset(); }
+  ~Subscription() override {
+    watch_.reset();  // no hook runs after this: the slot stays as it is
+    if (fallback_ != nullptr) {
+      std::unique_ptr<DiscoverySubscription> sub;
+      {
+        internal::MutexLock lock(&fallback_->mu);
+        sub = std::move(fallback_->subscription);
+      }
+    }
+  }
 
-  State GetState() const override { return watch_->State(); }
+  State GetState() const override {
+    if (fallback_ != nullptr) {
+      internal::MutexLock lock(&fallback_->mu);
+      if (fallback_->subscription != nullptr) {
+        // The DNS names, after a line saying why DNS serves the target.
+        State dns = fallback_->subscription->GetState();
+        State linkerd = watch_->State();
+        Resource r;
+        r.type = "Linkerd Destination";
+        r.name = target_;
+        r.state = "NOT_A_MESH_SERVICE, resolved through DNS";
+        r.error = linkerd.last_error;
+        dns.resources.insert(dns.resources.begin(), std::move(r));
+        dns.streams_started += linkerd.streams_started;
+        dns.messages += linkerd.messages;
+        return dns;
+      }
+    }
+    return watch_->State();
+  }
 
  private:
   std::shared_ptr<Shared> shared_;
+  std::shared_ptr<FallbackSlot> fallback_;  // Get only
+  std::string target_;
   std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
 
@@ -100,21 +161,37 @@ class LinkerdDiscovery final : public DiscoverySource {
       observer->OnEndpointUpdate(*converted);
       return absl::OkStatus();
     };
-    hooks.on_end = [observer, target](const absl::Status& status, bool final) {
+    auto fallback = std::make_shared<FallbackSlot>();
+    Shared* shared = shared_.get();  // the subscription holds it
+    hooks.on_end = [observer, target, shared, fallback](
+                       const absl::Status& status, bool final) {
       absl::Status s = status;
       if (final) {
-        s = absl::Status(absl::StatusCode::kFailedPrecondition,
-                         absl::StrCat("'", target,
-                                      "' is not a mesh service (destination "
-                                      "controller said: ",
-                                      status.message(), ")"));
+        std::string why = absl::StrCat("'", target,
+                                       "' is not a mesh service (destination "
+                                       "controller said: ",
+                                       status.message(), ")");
+        if (shared->options.dns_fallback) {
+          absl::StatusOr<std::shared_ptr<DiscoverySource>> source =
+              shared->Fallback();
+          if (source.ok()) {
+            gpr_log(GPR_INFO, "mesh: linkerd: %s; resolving it through DNS",
+                    why.c_str());
+            internal::MutexLock lock(&fallback->mu);
+            fallback->subscription = (*source)->Subscribe(target, observer);
+            return;
+          }
+          absl::StrAppend(
+              &why, "; the DNS fallback failed: ", source.status().message());
+        }
+        s = absl::Status(absl::StatusCode::kFailedPrecondition, why);
       } else if (status.ok()) {
         s = absl::UnavailableError("destination stream ended; reconnecting");
       }
       observer->OnDiscoveryError(s);  // StreamWatch has logged the end
     };
-    return std::make_unique<Subscription>(shared_, target, "Get",
-                                          std::move(hooks));
+    return std::make_unique<Subscription>(
+        shared_, target, "Get", std::move(hooks), std::move(fallback));
   }
 
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(
