@@ -94,6 +94,11 @@ class DiscoverySource {
   // The target scheme this source serves ("xds" for xds:///name:port); empty
   // for none. MeshOptions::discovery also serves targets of its scheme.
   virtual std::string Scheme() const { return ""; }
+  // True if targets of this source may name an authority, as gRPC's
+  // "dns://10.0.0.2:53/db:5432" names a DNS server: Subscribe then gets
+  // "//authority/name:port" (the source checks the authority). False: such
+  // a target is INVALID_ARGUMENT.
+  virtual bool TakesAuthority() const { return false; }
   // A gRPC service that reports this source's state to debugging tools, for
   // the Mesh to serve on MeshOptions::tap_address under tap's access rule
   // (xDS: CSDS, envoy.service.status.v3.ClientStatusDiscoveryService). Null

@@ -179,7 +179,19 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
   absl::StatusOr<std::pair<DiscoverySource*, std::string>> source =
       SourceFor(parsed->scheme);
   if (!source.ok()) return source.status();
-  return FindOrMake(target, *source->first, parsed->name, /*cluster=*/false);
+  if (parsed->authority.empty()) {
+    return FindOrMake(target, *source->first, parsed->name, parsed->name,
+                      /*cluster=*/false);
+  }
+  if (!source->first->TakesAuthority()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target '", target, "' names an authority, which the '",
+        source->second.empty() ? "default" : source->second,
+        "' discovery source does not take: write scheme:///name:port"));
+  }
+  return FindOrMake(target, *source->first,
+                    absl::StrCat("//", parsed->authority, "/", parsed->name),
+                    parsed->name, /*cluster=*/false);
 }
 
 absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetClusterDestination(
@@ -192,12 +204,13 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetClusterDestination(
   // Targets hold no spaces: a cluster's key never names a target.
   std::string key = absl::StrCat(
       source->second, source->second.empty() ? "" : " ", "cluster ", cluster);
-  return FindOrMake(key, *source->first, cluster, /*cluster=*/true);
+  return FindOrMake(key, *source->first, cluster, /*authority=*/"",
+                    /*cluster=*/true);
 }
 
 absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
     const std::string& key, DiscoverySource& source, const std::string& name,
-    bool cluster) {
+    const std::string& authority, bool cluster) {
   std::shared_ptr<Destination> dest;
   {
     MutexLock lock(&mu_);
@@ -226,8 +239,8 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::FindOrMake(
     // Destination's memory. A cluster's calls carry their channel's
     // authority; a target's, its name.
     dest = std::shared_ptr<Destination>(new Destination(
-        key, cluster ? std::string() : name, std::move(transport), tap_hub_,
-        metrics_, timers_, options_.route_limits,
+        key, authority, std::move(transport), tap_hub_, metrics_, timers_,
+        options_.route_limits,
         DestinationTls{
             identity_ != nullptr,
             identity_ != nullptr && options_.identity.require_identity,

@@ -77,10 +77,12 @@ class MeshCore {
   absl::StatusOr<std::pair<DiscoverySource*, std::string>> SourceFor(
       const std::string& scheme) const;
   // Under mu_: the live destination keyed `key`, else a new one subscribed
-  // to `name` (a target's name:port, or a cluster) of `source`.
+  // to `name` (a target's name:port, "//authority/name:port", or a cluster)
+  // of `source`, whose calls carry `authority` (empty for a cluster's: they
+  // carry their channel's).
   absl::StatusOr<std::shared_ptr<Destination>> FindOrMake(
       const std::string& key, DiscoverySource& source, const std::string& name,
-      bool cluster);
+      const std::string& authority, bool cluster);
 
   const MeshOptions options_;
   const std::shared_ptr<MetricsRegistry> metrics_ =

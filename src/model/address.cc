@@ -250,7 +250,7 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
   size_t sep = target.find("://");
   if (sep == absl::string_view::npos) {
     if (absl::Status s = ValidateDestination(target); !s.ok()) return s;
-    return Target{"", std::string(target)};
+    return Target{"", "", std::string(target)};
   }
   absl::string_view scheme = target.substr(0, sep);
   bool valid = !scheme.empty() && absl::ascii_isalpha(scheme[0]);
@@ -263,16 +263,29 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
         "target '", PrintableText(target), "' has a malformed scheme"));
   }
   absl::string_view rest = target.substr(sep + 3);
-  if (!absl::ConsumePrefix(&rest, "/")) {
+  const size_t slash = rest.find('/');
+  if (slash == absl::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat("target '", PrintableText(target),
-                     "' names an authority; write scheme:///name:port"));
+                     "' has no '/' before its name: write scheme:///name:port "
+                     "or scheme://authority/name:port"));
+  }
+  absl::string_view authority = rest.substr(0, slash);
+  rest.remove_prefix(slash + 1);
+  bool printable = authority.size() <= 255;
+  for (char c : authority) printable = printable && absl::ascii_isgraph(c);
+  if (!printable) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target '", PrintableText(target),
+                     "' has an authority that is over 255 bytes or holds "
+                     "spaces or control characters"));
   }
   if (absl::Status s = ValidateDestination(rest); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("target '", PrintableText(target), "': ", s.message()));
   }
-  return Target{absl::AsciiStrToLower(scheme), std::string(rest)};
+  return Target{absl::AsciiStrToLower(scheme), std::string(authority),
+                std::string(rest)};
 }
 
 }  // namespace mesh::internal

@@ -115,13 +115,16 @@ std::string GrpcTargetFor(const SocketAddress& address);
 absl::Status ValidateDestination(absl::string_view destination);
 
 // A channel's target: "name:port" (scheme empty), or a URI in gRPC's form
-// "scheme:///name:port" whose scheme picks the discovery source.
+// "scheme:///name:port" whose scheme picks the discovery source, or
+// "scheme://authority/name:port" (e.g. dns://10.0.0.2:53/db:5432).
 struct Target {
-  std::string scheme;  // lower case; empty for a bare name:port
-  std::string name;    // name:port
+  std::string scheme;     // lower case; empty for a bare name:port
+  std::string authority;  // empty if none; the source checks it
+  std::string name;       // name:port
 };
 // INVALID_ARGUMENT naming the problem: a malformed scheme, an authority
-// ("scheme://authority/…", not supported), a name that is not name:port.
+// with '/', spaces or control characters, or over 255 bytes, a name that is
+// not name:port.
 absl::StatusOr<Target> ParseTarget(absl::string_view target);
 
 }  // namespace mesh::internal

@@ -9,7 +9,8 @@
 // it, and is served once it appears (twice); a name without address
 // records has no endpoints; an address target needs no query; an AAAA
 // record (::1) serves; a target Linkerd says is not a mesh service is
-// served through DNS; bad options are refused.
+// served through DNS; a target naming its DNS server is resolved there;
+// bad options are refused.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
@@ -291,6 +292,46 @@ TEST_F(DnsDiscoveryTest, ATargetLinkerdDoesNotKnowIsServedThroughDns) {
     absl::Status s = (*gone)->CallRaw("/test.Echo/Say", "x").status;
     return absl::StrContains(s.message(), "does not exist");
   })) << mesh_->Describe();
+}
+
+// gRPC's dns://server/host:port: the target names its DNS server; the
+// source's own servers (here a closed port) are not asked.
+TEST_F(DnsDiscoveryTest, ATargetThatNamesItsServerIsResolvedThere) {
+  StartBackends();
+  ASSERT_TRUE(dns_->SetHosts({{"127.0.0.3", kName}}).ok());
+  DnsOptions options = TestDnsOptions();
+  options.servers = {"127.0.0.1:1"};
+  auto dns = NewDnsDiscovery(options);
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  Use(*dns, absl::StrCat("dns://", dns_->address(), "/", kName, ":", port_));
+  ASSERT_TRUE(channel_->WaitForEndpoints(absl::Seconds(10)).ok())
+      << mesh_->Describe();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Call().ok());
+  EXPECT_EQ(Served("127.0.0.3"), 5);
+  // Through the source's own server, the same name does not resolve.
+  auto own = mesh_->NewChannel(absl::StrCat("dns:///", kName, ":", port_));
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_FALSE((*own)->WaitForEndpoints(absl::Milliseconds(500)).ok());
+  EXPECT_EQ(Served("127.0.0.3"), 5);
+  // A server that is not an address fails the target's calls, naming it.
+  auto bad = mesh_->NewChannel(absl::StrCat("dns://ns1.example/", kName, ":1"));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  absl::Status s = (*bad)->CallRaw("/test.Echo/Say", "x").status;
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("'ns1.example' is not an IP address"));
+}
+
+TEST(DnsTargetTest, ASourceThatTakesNoAuthorityRefusesOne) {
+  MeshOptions options;
+  options.discovery = StaticDiscovery::Create();
+  options.discovery_by_scheme["static"] = StaticDiscovery::Create();
+  auto mesh = Mesh::Create(options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  auto channel = (*mesh)->NewChannel("static://somewhere/a:1");
+  EXPECT_EQ(channel.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(channel.status().message(),
+              HasSubstr("names an authority, which the 'static' discovery "
+                        "source does not take"));
 }
 
 TEST(DnsOptionsTest, BadOptionsAreRefused) {

@@ -343,12 +343,30 @@ TEST(ParseTargetTest, TheSchemeIsLowerCasedAndTheNameKept) {
   EXPECT_EQ(t->name, "Books.Default:7001");
 }
 
-TEST(ParseTargetTest, AnAuthorityIsRefused) {
-  absl::StatusOr<Target> t = ParseTarget("xds://authority/x:1");
-  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(t.status().message()), HasSubstr("authority"));
-  EXPECT_THAT(std::string(t.status().message()),
-              HasSubstr("'xds://authority/x:1'"));
+TEST(ParseTargetTest, AnAuthorityIsKeptApartFromTheName) {
+  absl::StatusOr<Target> t = ParseTarget("dns://10.0.0.2:53/db.internal:5432");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->scheme, "dns");
+  EXPECT_EQ(t->authority, "10.0.0.2:53");
+  EXPECT_EQ(t->name, "db.internal:5432");
+  t = ParseTarget("dns://[::1]:5353/a:1");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->authority, "[::1]:5353");
+  t = ParseTarget("xds:///a:1");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->authority, "");
+}
+
+TEST(ParseTargetTest, ABadAuthorityIsRefused) {
+  for (std::string bad :
+       {std::string("dns://a:1"), std::string("dns://a b/x:1"),
+        std::string("dns://a\x01/x:1"),
+        absl::StrCat("dns://", std::string(256, 'a'), "/x:1")}) {
+    absl::StatusOr<Target> t = ParseTarget(bad);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_THAT(std::string(ParseTarget("dns://a:1").status().message()),
+              HasSubstr("no '/' before its name"));
 }
 
 TEST(ParseTargetTest, AMalformedSchemeIsRefused) {

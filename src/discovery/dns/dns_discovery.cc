@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "mesh/dns.h"
 #include "src/base/mutex.h"
+#include "src/base/utf8.h"
 #include "src/discovery/dns/ares_loop.h"
 #include "src/model/address.h"
 
@@ -229,9 +231,25 @@ class DnsDiscovery final : public DiscoverySource {
 
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override {
+    // "//server/host:port" (dns://server/host:port): that server's loop.
+    absl::string_view name = target;
+    AresLoop* loop = loop_.get();
+    if (absl::ConsumePrefix(&name, "//")) {
+      const size_t slash = name.find('/');
+      absl::StatusOr<AresLoop*> own = LoopFor(name.substr(0, slash));
+      if (!own.ok()) {
+        observer->OnDiscoveryError(absl::FailedPreconditionError(
+            absl::StrCat("DNS: ", own.status().message())));
+        return std::make_unique<FixedSubscription>();
+      }
+      loop = *own;
+      name.remove_prefix(slash == absl::string_view::npos ? name.size()
+                                                          : slash + 1);
+    }
     std::string host;
     int port = 0;
-    if (absl::Status s = SplitTarget(target, &host, &port); !s.ok()) {
+    if (absl::Status s = SplitTarget(std::string(name), &host, &port);
+        !s.ok()) {
       observer->OnDiscoveryError(
           absl::FailedPreconditionError(absl::StrCat("DNS: ", s.message())));
       return std::make_unique<FixedSubscription>();
@@ -250,16 +268,53 @@ class DnsDiscovery final : public DiscoverySource {
       return std::make_unique<FixedSubscription>();
     }
     auto watch = std::make_shared<Watch>(std::move(host), port, observer,
-                                         options_, loop_.get());
+                                         options_, loop);
     watch->Start();
     return std::make_unique<DnsSubscription>(std::move(watch));
   }
 
   std::string Scheme() const override { return "dns"; }
+  bool TakesAuthority() const override { return true; }
 
  private:
+  // The loop that asks `server` ("a.b.c.d", "[v6]", with or without a
+  // port; 53 if none), started on first use and kept for the source's life.
+  absl::StatusOr<AresLoop*> LoopFor(absl::string_view server) {
+    std::string address(server);
+    if (!internal::SocketAddress::Parse(address).ok()) {
+      absl::StrAppend(&address, ":53");
+    }
+    if (!internal::SocketAddress::Parse(address).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the target's server '", internal::PrintableText(server),
+          "' is not an IP address with an optional port (\"10.0.0.2:53\", "
+          "\"[::1]:53\")"));
+    }
+    internal::MutexLock lock(&mu_);
+    auto found = by_server_.find(address);
+    if (found != by_server_.end()) return found->second.get();
+    if (by_server_.size() >= kMaxServers) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("targets name more than ", kMaxServers,
+                       " DNS servers; not asking '", address, "'"));
+    }
+    DnsOptions options = options_;
+    options.servers = {address};
+    absl::StatusOr<std::unique_ptr<AresLoop>> loop = AresLoop::Start(options);
+    if (!loop.ok()) return loop.status();
+    AresLoop* raw = loop->get();
+    by_server_.emplace(address, *std::move(loop));
+    return raw;
+  }
+
+  // Servers named in targets each take a thread: bounded.
+  static constexpr size_t kMaxServers = 16;
+
   const DnsOptions options_;
   const std::unique_ptr<AresLoop> loop_;
+  internal::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<AresLoop>> by_server_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
