@@ -141,6 +141,16 @@ absl::Status ParseBalancer(absl::string_view value, CallFlags* f) {
   return absl::OkStatus();
 }
 
+// --dns-server a:p,b:p: the servers, trimmed; the last --dns-server counts.
+absl::Status ParseDnsServers(absl::string_view value, CallFlags* f) {
+  f->dns_servers.clear();
+  for (absl::string_view a : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+    f->dns_servers.emplace_back(absl::StripAsciiWhitespace(a));
+  }
+  if (f->dns_servers.empty()) return Bad("needs an address");
+  return absl::OkStatus();
+}
+
 // Every flag, into `f`; `count_set` tells whether --count was given.
 FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
   constexpr char kAtLeastOne[] = "must be an integer >= 1";
@@ -168,6 +178,15 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
        "xDS: gRPC's bootstrap file (server, node); the\n"
        "target is a Listener name (name:port or\n"
        "xds:///name:port)"},
+      {"dns", "", SwitchFlag(&f->dns),
+       "DNS (A and AAAA, refreshed by TTL): the target is\n"
+       "host:port, dns:///host:port or\n"
+       "dns://SERVER/host:port"},
+      {"dns-server", "A:P,B:P",
+       [f](absl::string_view v) { return ParseDnsServers(v, f); },
+       "with --dns (or --linkerd, for targets it says are\n"
+       "not mesh services): the DNS servers to ask\n"
+       "(default: /etc/resolv.conf's)"},
 
       FlagHeading("Identity (mutual TLS to endpoints with an identity):"),
       {"tls-cert", "FILE", TextFlag(&f->tls_cert, "needs a file"),
@@ -250,9 +269,13 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
 
 absl::Status CheckCombination(const CallFlags& f, bool count_set) {
   if (int{!f.linkerd.empty()} + int{!f.static_endpoints.empty()} +
-          int{!f.xds_bootstrap.empty()} !=
+          int{!f.xds_bootstrap.empty()} + int{f.dns} !=
       1) {
-    return Bad("give exactly one of --linkerd, --static and --xds-bootstrap");
+    return Bad(
+        "give exactly one of --linkerd, --static, --xds-bootstrap and --dns");
+  }
+  if (!f.dns_servers.empty() && !f.dns && f.linkerd.empty()) {
+    return Bad("--dns-server: goes with --dns or --linkerd");
   }
   if (int{!f.tls_cert.empty()} + int{!f.tls_key.empty()} +
               int{!f.tls_ca.empty()} !=

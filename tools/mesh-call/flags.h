@@ -21,8 +21,8 @@
 namespace mesh::tools {
 
 struct CallFlags {
-  // Discovery: exactly one of `linkerd`, `static_endpoints` and
-  // `xds_bootstrap` is set.
+  // Discovery: exactly one of `linkerd`, `static_endpoints`,
+  // `xds_bootstrap` and `dns` is set.
   std::string linkerd;        // --linkerd ADDR
   std::string xds_bootstrap;  // --xds-bootstrap FILE
   std::string context_token;  // --context-token (Linkerd)
@@ -33,6 +33,10 @@ struct CallFlags {
   // --static-identity ID: the identity every --static endpoint's server
   // certificate must carry (with --tls-*).
   std::string static_identity;
+  bool dns = false;  // --dns: the target's name through DNS
+  // --dns-server A:P,B:P: the DNS servers (with --dns, or with --linkerd
+  // for its fallback); empty: the system's.
+  std::vector<std::string> dns_servers;
 
   // The workload's identity for mutual TLS (MeshOptions::identity): PEM
   // files, all three or none.

@@ -1,11 +1,12 @@
 // mesh-call: sends gRPC unary calls through a mesh::Channel and reports how
 // the mesh spread them, their latency and their statuses. Like grpcurl for a
 // single call, like ghz for load; the endpoints come from a discovery source
-// (Linkerd's Destination API, or a static list), not from DNS.
+// (Linkerd's Destination API, xDS, DNS, or a static list).
 //
 //   mesh-call --static 127.0.0.1:7001,127.0.0.1:7002 --target echo.local:7000
 //       --method /demo.Echo/Say --count 1000 --concurrency 8
 //   mesh-call --linkerd 127.0.0.1:8086 --target echo.local:7000
+//   mesh-call --dns --dns-server 127.0.0.1:5353 --target db.internal:7000
 //   mesh-call --xds-bootstrap bootstrap.json --target xds:///echo.local:7000
 //       --method /demo.Echo/Say --rate 200 --duration 10 --deadline 100 --json
 //
@@ -34,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "mesh/dns.h"
 #include "mesh/mesh.h"
 #include "mesh/xds.h"
 #include "tools/common/signals.h"
@@ -325,10 +327,25 @@ int Main(int argc, char** argv) {
   // reported as such rather than by StaticDiscovery.
   std::shared_ptr<DiscoverySource> discovery;
   std::shared_ptr<StaticDiscovery> static_discovery;
-  if (!flags.linkerd.empty()) {
+  // --dns, and --linkerd's fallback when servers are named.
+  std::shared_ptr<DiscoverySource> dns;
+  if (flags.dns || !flags.dns_servers.empty()) {
+    DnsOptions options;
+    options.servers = flags.dns_servers;
+    auto made = NewDnsDiscovery(options);
+    if (!made.ok()) {
+      return SetupFailed(flags.dns_servers.empty() ? "--dns" : "--dns-server",
+                         made.status(), ExitCodeFor(made.status()));
+    }
+    dns = *std::move(made);
+  }
+  if (flags.dns) {
+    discovery = dns;
+  } else if (!flags.linkerd.empty()) {
     LinkerdDiscoveryOptions options;
     options.address = flags.linkerd;
     options.context_token = flags.context_token;
+    options.dns_fallback_source = dns;  // null: the system's servers
     if (!flags.linkerd_identity.empty()) {
       options.identity.cert_chain_file = flags.tls_cert;
       options.identity.private_key_file = flags.tls_key;

@@ -2,10 +2,12 @@
 // process, for trying mesh-call and the control plane by hand and for the
 // CLI tests. Answers every unary method by echoing the request, after an
 // optional delay, or with a fixed error status. Prints its address
-// ("127.0.0.1:PORT") on stdout once listening; runs until SIGINT or SIGTERM.
+// ("127.0.0.1:PORT", "[::1]:PORT") on stdout once listening; runs until SIGINT
+// or SIGTERM.
 //
 //   mesh-echo-server --port 0 --delay-ms 5 --jitter-ms 2
 //   mesh-echo-server --port 7001 --fail-status UNAVAILABLE
+//   mesh-echo-server --host 127.0.0.2 --port 7001   # another loopback address
 //   mesh-echo-server --tls-cert cert.pem --tls-key key.pem --tls-ca ca.pem
 //
 // With --tls-cert and --tls-key it serves TLS; with --tls-ca too it
@@ -30,6 +32,7 @@
 namespace {
 
 struct ServerFlags {
+  std::string host = "127.0.0.1";
   int port = 0;
   int delay_ms = 0;
   int jitter_ms = 0;
@@ -45,8 +48,11 @@ mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
   using mesh::tools::kNoMax;
   constexpr char kNotNegative[] = "must be an integer >= 0";
   mesh::tools::FlagTable table = {
+      {"host", "ADDR", mesh::tools::TextFlag(&f->host, "needs an IP address"),
+       "listen on this IP address (default 127.0.0.1;\n"
+       "e.g. 127.0.0.2, or ::1)"},
       {"port", "N", IntFlag(&f->port, 0, 65535, "must be an integer 0..65535"),
-       "listen on 127.0.0.1:N; 0 (default) picks a free port"},
+       "listen on port N of --host; 0 (default) picks a\nfree port"},
       {"delay-ms", "N", IntFlag(&f->delay_ms, 0, kNoMax, kNotNegative),
        "answer each call after N ms (default 0)"},
       {"jitter-ms", "N", IntFlag(&f->jitter_ms, 0, kNoMax, kNotNegative),
@@ -84,7 +90,7 @@ int main(int argc, char** argv) {
   if (flags.help) {
     ServerFlags unused;
     std::printf(
-        "usage: %s [--port N] [--delay-ms N] [--jitter-ms N] "
+        "usage: %s [--host ADDR] [--port N] [--delay-ms N] [--jitter-ms N] "
         "[--fail-status CODE]\n       [--tls-cert FILE --tls-key FILE "
         "[--tls-ca FILE]]\n%s"
         "Prints the address it listens on, then serves until "
@@ -108,7 +114,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto backend = mesh::tools::EchoBackend::Start(flags.port, *tls);
+  auto backend = mesh::tools::EchoBackend::Start(flags.port, *tls, flags.host);
   if (!backend.ok()) {
     std::fprintf(stderr, "mesh-echo-server: %s\n",
                  backend.status().ToString().c_str());
