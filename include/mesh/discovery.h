@@ -58,6 +58,11 @@ class DiscoverySubscription {
   virtual ~DiscoverySubscription() = default;
   // Sources without streams report the default State.
   virtual State GetState() const { return {}; }
+  // The Mesh could not connect to one of the target's endpoints. A source
+  // that can look again early (DNS: a record may have moved) does so within
+  // its own rate limit; others ignore it. Called on any thread, possibly
+  // often; must not block or call back into the Mesh.
+  virtual void RefreshSoon() {}
 };
 
 class DiscoverySource {

@@ -542,6 +542,8 @@ bool ChannelCore::Wait(
 void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                                 TransportResponse response) {
   if (attempt.counted) attempt.leg->destination->EndRequest();
+  // A record may have moved (DNS): the source may look again early.
+  if (response.never_sent) attempt.leg->destination->OnConnectFailure();
   const CompiledRoute& route = *call->route;
   bool failure =
       IsFailure(route.response_classes, response.status, response.http_status);

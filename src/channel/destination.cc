@@ -8,6 +8,7 @@
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 #include "src/model/endpoint_tls.h"
@@ -229,6 +230,17 @@ void Destination::Start(DiscoverySource& source, const std::string& name,
   MutexLock lock(&subscription_mu_);
   subscription_ = std::move(sub);
   config_subscription_ = std::move(config_sub);
+}
+
+void Destination::OnConnectFailure() {
+  const int64_t now = absl::GetCurrentTimeNanos();
+  int64_t last = last_refresh_ns_.load(std::memory_order_relaxed);
+  if (now - last < 100'000'000 || !last_refresh_ns_.compare_exchange_strong(
+                                      last, now, std::memory_order_relaxed)) {
+    return;  // passed on lately, or by another thread just now
+  }
+  MutexLock lock(&subscription_mu_);
+  if (subscription_ != nullptr) subscription_->RefreshSoon();
 }
 
 void Destination::Shutdown() {

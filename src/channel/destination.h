@@ -134,6 +134,10 @@ class Destination final : public EndpointObserver,
   // outcome. Lock-free; without a limit, one relaxed load.
   bool TryStartRequest(bool* counted);
   void EndRequest() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+  // A call could not connect to one of the endpoints: the source may look
+  // again early (DiscoverySubscription::RefreshSoon), passed on at most
+  // every 100 ms. Any thread; does not block on the network.
+  void OnConnectFailure();
   // UNAVAILABLE naming the circuit breaker's limit, counting the refusal.
   absl::Status CircuitBreakerStatus();
   // The balancer options for this destination's endpoints, from a
@@ -316,6 +320,8 @@ class Destination final : public EndpointObserver,
 
   // Guards the discovery subscriptions (taken apart from mu_: a source may
   // deliver while one is being made or dropped).
+  // When OnConnectFailure last passed one on (steady nanoseconds).
+  std::atomic<int64_t> last_refresh_ns_{0};
   mutable Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_
       ABSL_GUARDED_BY(subscription_mu_);

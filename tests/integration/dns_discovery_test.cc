@@ -9,7 +9,8 @@
 // it, and is served once it appears (twice); a name without address
 // records has no endpoints; an address target needs no query; an AAAA
 // record (::1) serves; a target Linkerd says is not a mesh service is
-// served through DNS; a target naming its DNS server is resolved there;
+// served through DNS; a target naming its DNS server is resolved there; a
+// connection that fails asks again before the TTL;
 // bad options are refused.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -250,6 +251,36 @@ TEST_F(DnsDiscoveryTest, AnAaaaRecordServesOverIpv6) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Call().ok());
   EXPECT_EQ((*v6)->calls_received(), 5);
   EXPECT_THAT(mesh_->Describe(), HasSubstr(absl::StrCat("[::1]:", port_)));
+}
+
+// With a TTL of 300 s only an early query sees the record move in time:
+// calls that cannot connect to the old address ask again at once.
+TEST_F(DnsDiscoveryTest, AFailedConnectionAsksAgainBeforeTheTtl) {
+  auto slow = Dnsmasq::Start(kDomain, /*ttl_seconds=*/300);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  StartBackends();
+  ASSERT_TRUE((*slow)->SetHosts({{"127.0.0.1", kName}}).ok());
+  DnsOptions options = TestDnsOptions();
+  options.servers = {(*slow)->address()};
+  options.max_refresh = absl::Seconds(300);
+  auto dns = NewDnsDiscovery(options);
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  Use(*dns, absl::StrCat("dns:///", kName, ":", port_));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Call().ok());
+  ASSERT_THAT(mesh_->Describe(), HasSubstr("ttl 5m"));
+  // The record moves to .2, and .1's server goes away.
+  ASSERT_TRUE((*slow)->SetHosts({{"127.0.0.2", kName}}).ok());
+  backends_.erase("127.0.0.1");
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        CallOptions quick;
+        quick.timeout = absl::Seconds(1);
+        return channel_->CallRaw("/test.Echo/Say", "x", quick).status.ok();
+      },
+      absl::Seconds(10)))
+      << mesh_->Describe();
+  EXPECT_GT(Served("127.0.0.2"), 0);
+  EXPECT_THAT(mesh_->Describe(), HasSubstr("after connection failures"));
 }
 
 // The proxyless form of linkerd2-proxy forwarding a connection to its

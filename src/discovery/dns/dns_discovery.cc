@@ -71,7 +71,20 @@ class Watch final : public std::enable_shared_from_this<Watch> {
         options_(options),
         loop_(loop) {}
 
-  void Start() { Query(); }
+  void Start() { Query(/*generation=*/0); }  // generation_ starts at 0
+
+  // A connection to one of the answer's addresses failed: ask again now,
+  // or min_refresh after the last query, unless a query is out or the next
+  // one is due sooner anyway.
+  void RefreshSoon() {
+    MutexLock lock(&mu_);
+    if (cancelled_ || in_flight_ || !answered_) return;
+    const absl::Time at =
+        std::max(absl::Now(), last_query_ + options_.min_refresh);
+    if (next_query_ <= at) return;
+    ++early_refreshes_;
+    ScheduleQueryLocked(at);
+  }
 
   // No observer call after this returns.
   void Cancel() {
@@ -91,6 +104,10 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     r.name = host_;
     r.state = state_;
     r.version = version_;
+    if (early_refreshes_ > 0) {
+      absl::StrAppend(&r.version, "; asked early ", early_refreshes_,
+                      " time(s) after connection failures");
+    }
     r.updated = updated_;
     r.error = last_error_;
     s.resources.push_back(std::move(r));
@@ -98,11 +115,16 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   }
 
  private:
-  void Query() {
+  // Runs the query scheduled as `generation`, unless a later schedule
+  // replaced it.
+  void Query(uint64_t generation) {
     {
       MutexLock lock(&mu_);
-      if (cancelled_) return;
+      if (cancelled_ || generation != generation_) return;
       ++queries_;
+      in_flight_ = true;
+      last_query_ = absl::Now();
+      next_query_ = absl::InfiniteFuture();
     }
     std::weak_ptr<Watch> weak = weak_from_this();
     loop_->Lookup(host_, [weak](absl::StatusOr<DnsAnswer> answer) {
@@ -112,11 +134,18 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     });
   }
 
-  void ScheduleQuery(absl::Duration after) {
+  // The next query at `when`; any query scheduled before is dropped.
+  void ScheduleQueryLocked(absl::Time when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const uint64_t generation = ++generation_;
+    next_query_ = when;
     std::weak_ptr<Watch> weak = weak_from_this();
-    loop_->RunAt(absl::Now() + after, [weak] {
-      if (std::shared_ptr<Watch> self = weak.lock()) self->Query();
+    loop_->RunAt(when, [weak, generation] {
+      if (std::shared_ptr<Watch> self = weak.lock()) self->Query(generation);
     });
+  }
+  void ScheduleQueryLocked(absl::Duration after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ScheduleQueryLocked(absl::Now() + after);
   }
 
   absl::Duration Clamp(absl::Duration d) const {
@@ -128,6 +157,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     if (answer.status().code() == absl::StatusCode::kCancelled) return;
     MutexLock lock(&mu_);  // held while the observer is called
     if (cancelled_) return;
+    in_flight_ = false;
     if (!answer.ok() && answer.status().code() != absl::StatusCode::kNotFound) {
       // The last answer keeps serving; try again with backoff.
       backoff_ = backoff_ == absl::ZeroDuration()
@@ -142,7 +172,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       state_ = absl::StrCat(state_ == "REQUESTED" ? "REQUESTED" : "STALE",
                             ", retrying in ", absl::FormatDuration(backoff_));
       observer_->OnDiscoveryError(answer.status());
-      ScheduleQuery(backoff_);
+      ScheduleQueryLocked(backoff_);
       return;
     }
     updated_ = absl::Now();
@@ -159,7 +189,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       last_.clear();
       observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
       // Asked again, in case the name is created.
-      ScheduleQuery(Clamp(kNxdomainRetry));
+      ScheduleQueryLocked(Clamp(kNxdomainRetry));
       return;
     }
     std::vector<std::string> addresses;
@@ -188,7 +218,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
             EndpointUpdate::Reset(std::move(endpoints)));
       }
     }
-    ScheduleQuery(next);
+    ScheduleQueryLocked(next);
   }
 
   const std::string host_;
@@ -198,6 +228,11 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   AresLoop* const loop_;
   mutable Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  bool in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_query_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time next_query_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  int64_t early_refreshes_ ABSL_GUARDED_BY(mu_) = 0;
   bool delivered_ ABSL_GUARDED_BY(mu_) = false;
   bool answered_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> last_ ABSL_GUARDED_BY(mu_);
@@ -216,6 +251,7 @@ class DnsSubscription final : public DiscoverySubscription {
       : watch_(std::move(watch)) {}
   ~DnsSubscription() override { watch_->Cancel(); }
   State GetState() const override { return watch_->GetState(); }
+  void RefreshSoon() override { watch_->RefreshSoon(); }
 
  private:
   const std::shared_ptr<Watch> watch_;

@@ -123,6 +123,14 @@ class Subscription final : public DiscoverySubscription {
     return watch_->State();
   }
 
+  void RefreshSoon() override {
+    if (fallback_ == nullptr) return;
+    internal::MutexLock lock(&fallback_->mu);
+    if (fallback_->subscription != nullptr) {
+      fallback_->subscription->RefreshSoon();
+    }
+  }
+
  private:
   std::shared_ptr<Shared> shared_;
   std::shared_ptr<FallbackSlot> fallback_;  // Get only
