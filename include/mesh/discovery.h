@@ -100,9 +100,9 @@ class DiscoverySource {
   // for none. MeshOptions::discovery also serves targets of its scheme.
   virtual std::string Scheme() const { return ""; }
   // True if targets of this source may name an authority, as gRPC's
-  // "dns://10.0.0.2:53/db:5432" names a DNS server: Subscribe then gets
-  // "//authority/name:port" (the source checks the authority). False: such
-  // a target is INVALID_ARGUMENT.
+  // "dns://10.0.0.2:53/db:5432" names a DNS server: Subscribe and
+  // SubscribeConfig then get "//authority/name:port" (the source checks the
+  // authority). False: such a target is INVALID_ARGUMENT.
   virtual bool TakesAuthority() const { return false; }
   // A gRPC service that reports this source's state to debugging tools, for
   // the Mesh to serve on MeshOptions::tap_address under tap's access rule
@@ -183,7 +183,8 @@ struct LinkerdDiscoveryOptions {
   // connection to its original destination. false: its calls fail
   // UNAVAILABLE "… is not a mesh service".
   bool dns_fallback = true;
-  // The source that fallback uses. Null: a DNS source with the system's
+  // The source that fallback uses (a DNS source; not a Linkerd one, which
+  // would refuse the target again). Null: a DNS source with the system's
   // servers (NewDnsDiscovery with default DnsOptions, mesh/dns.h), made when
   // first needed.
   std::shared_ptr<DiscoverySource> dns_fallback_source;

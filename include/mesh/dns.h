@@ -24,6 +24,13 @@
 //   reached) keeps the last answer serving and is tried again with backoff
 //   from min_refresh up to max_refresh; the error is logged and shown in
 //   Describe().
+// - A call that cannot connect to an address asks the name again early
+//   (at once, or min_refresh after the last query; while early answers stay
+//   the same that floor doubles up to max_refresh). A caching resolver
+//   still answers from its cache until the record's TTL runs out there.
+// - Targets: "dns:///host:port" asks `servers`; "dns://server/host:port"
+//   (an IP address, port 53 if none) asks that server alone, through its
+//   own c-ares channel and thread, at most 16 such servers per source.
 //
 // Plain value type: thread-compatible.
 #ifndef MESH_DNS_H_

@@ -3,12 +3,12 @@
 #include <grpc/support/log.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
 #include "src/model/endpoint_tls.h"
@@ -233,7 +233,9 @@ void Destination::Start(DiscoverySource& source, const std::string& name,
 }
 
 void Destination::OnConnectFailure() {
-  const int64_t now = absl::GetCurrentTimeNanos();
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
   int64_t last = last_refresh_ns_.load(std::memory_order_relaxed);
   if (now - last < 100'000'000 || !last_refresh_ns_.compare_exchange_strong(
                                       last, now, std::memory_order_relaxed)) {

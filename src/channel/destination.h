@@ -318,10 +318,10 @@ class Destination final : public EndpointObserver,
   // for O(changed endpoints) work; takes no other lock.
   mutable Mutex metrics_mu_;
 
+  // When OnConnectFailure last passed one on (steady clock, nanoseconds).
+  std::atomic<int64_t> last_refresh_ns_{0};
   // Guards the discovery subscriptions (taken apart from mu_: a source may
   // deliver while one is being made or dropped).
-  // When OnConnectFailure last passed one on (steady nanoseconds).
-  std::atomic<int64_t> last_refresh_ns_{0};
   mutable Mutex subscription_mu_;
   std::unique_ptr<DiscoverySubscription> subscription_
       ABSL_GUARDED_BY(subscription_mu_);

@@ -12,7 +12,8 @@
 # per-second lines show the calls follow it with no error. Then a name that
 # does not exist fails set-up naming it, and --dns-server without --dns or
 # --linkerd is a bad flag. Every wait is bounded; the processes are killed
-# on exit, whatever happens.
+# on exit, whatever happens (mesh-call runs under `timeout`, so the script
+# ends well within ctest's limit).
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -72,7 +73,13 @@ for attempt in 1 2 3 4 5; do
     --pid-file="$tmp/dns.pid" --user="$(id -un)" --log-facility="$tmp/dns.log" \
     2>"$tmp/dns.err" &
   dns_pid=$!
-  if wait_for_line "$tmp/dns.log" "read $hosts"; then
+  started=""
+  for _ in $(seq 100); do
+    grep -q "read $hosts" "$tmp/dns.log" 2>/dev/null && started=yes && break
+    kill -0 "$dns_pid" 2>/dev/null || break # exited: the port was taken
+    sleep 0.1
+  done
+  if [[ -n "$started" ]]; then
     pids+=("$dns_pid")
     dns_port="$port"
     break
@@ -110,9 +117,9 @@ start_server 127.0.0.2 "$echo_port"
 echo "dnsmasq on 127.0.0.1:$dns_port; echo servers on 127.0.0.1 and 127.0.0.2 at $echo_port"
 
 set_record 127.0.0.1
-"$call" --dns --dns-server "127.0.0.1:$dns_port" \
+timeout 60 "$call" --dns --dns-server "127.0.0.1:$dns_port" \
   --target "echo.mesh.test:$echo_port" --method /demo.Echo/Say \
-  --duration 60 --interval 0.5 --concurrency 2 --deadline 5000 \
+  --duration 50 --interval 0.5 --concurrency 2 --deadline 5000 \
   >"$tmp/follow.out" 2>"$tmp/follow.err" &
 call_pid=$!
 pids+=("$call_pid")
@@ -124,19 +131,21 @@ set_record 127.0.0.2
 # goes to 127.0.0.2.
 followed=""
 for _ in $(seq 100); do
-  if tail -n +"$((lines_before + 1))" "$tmp/follow.out" |
-    grep -qE "^\[ *[0-9.]+s\]  127\.0\.0\.2:$echo_port 100%"; then
+  # Read whole, then matched: no pipe whose writer could die of SIGPIPE.
+  later="$(tail -n +"$((lines_before + 1))" "$tmp/follow.out")"
+  if grep -qE "^\[ *[0-9.]+s\]  127\.0\.0\.2:$echo_port 100%" <<<"$later"; then
     followed=yes
     break
   fi
   sleep 0.1
 done
-kill -INT "$call_pid"
+kill -INT "$call_pid" 2>/dev/null || true
 got=0
 wait "$call_pid" || got=$?
 [[ "$got" -eq 0 ]] || fail "mesh-call exited $got: $(cat "$tmp/follow.err")"
 [[ -n "$followed" ]] || fail "the calls did not follow the record: $(cat "$tmp/follow.out")"
-if grep -E "^\[" "$tmp/follow.out" | grep -vqE "\(([0-9]+) calls, 0 errors\)"; then
+lines="$(grep -E "^\[" "$tmp/follow.out" || true)"
+if grep -vqE "\(([0-9]+) calls, 0 errors\)" <<<"$lines"; then
   fail "calls failed while the record moved: $(cat "$tmp/follow.out")"
 fi
 cat "$tmp/follow.out"
@@ -144,7 +153,7 @@ echo "ok: the calls followed echo.mesh.test from 127.0.0.1 to 127.0.0.2, no erro
 
 # A name that does not exist: set-up fails, naming it.
 got=0
-"$call" --dns --dns-server "127.0.0.1:$dns_port" \
+timeout 30 "$call" --dns --dns-server "127.0.0.1:$dns_port" \
   --target "missing.mesh.test:$echo_port" --method /demo.Echo/Say \
   --wait 10 >/dev/null 2>"$tmp/missing.err" || got=$?
 [[ "$got" -eq 1 ]] || fail "missing.mesh.test exited $got, want 1"

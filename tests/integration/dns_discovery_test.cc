@@ -314,7 +314,8 @@ TEST_F(DnsDiscoveryTest, ATargetLinkerdDoesNotKnowIsServedThroughDns) {
   // Linkerd was asked once and not again; Describe says why DNS serves.
   EXPECT_EQ((*cp)->calls("Get", target), 1);
   const std::string described = mesh_->Describe();
-  EXPECT_THAT(described, HasSubstr("NOT_A_MESH_SERVICE, resolved through DNS"));
+  EXPECT_THAT(described, HasSubstr("NOT_A_MESH_SERVICE (INVALID_ARGUMENT: "));
+  EXPECT_THAT(described, HasSubstr("), resolved through DNS"));
   EXPECT_THAT(described, HasSubstr("DNS A/AAAA"));
   // A target neither Linkerd nor DNS knows fails naming the name.
   auto gone = mesh_->NewChannel(missing);

@@ -6,6 +6,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "src/base/mutex.h"
 
 namespace mesh::tools {
@@ -108,8 +109,11 @@ absl::StatusOr<std::unique_ptr<EchoBackend>> EchoBackend::Start(
     int port, std::shared_ptr<grpc::ServerCredentials> credentials,
     const std::string& host) {
   std::unique_ptr<EchoBackend> backend(new EchoBackend());
-  backend->host_ =
-      absl::StrContains(host, ':') ? absl::StrCat("[", host, "]") : host;
+  // "::1" and "[::1]" alike.
+  absl::string_view bare = host;
+  if (absl::ConsumePrefix(&bare, "[")) absl::ConsumeSuffix(&bare, "]");
+  backend->host_ = absl::StrContains(bare, ':') ? absl::StrCat("[", bare, "]")
+                                                : std::string(bare);
   backend->service_ = std::make_unique<Service>(backend.get());
   grpc::ServerBuilder builder;
   // Without this gRPC sets SO_REUSEPORT, and a second server on a port in

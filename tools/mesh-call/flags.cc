@@ -144,7 +144,8 @@ absl::Status ParseBalancer(absl::string_view value, CallFlags* f) {
 // --dns-server a:p,b:p: the servers, trimmed; the last --dns-server counts.
 absl::Status ParseDnsServers(absl::string_view value, CallFlags* f) {
   f->dns_servers.clear();
-  for (absl::string_view a : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+  for (absl::string_view a :
+       absl::StrSplit(value, ',', absl::SkipWhitespace())) {
     f->dns_servers.emplace_back(absl::StripAsciiWhitespace(a));
   }
   if (f->dns_servers.empty()) return Bad("needs an address");

@@ -73,17 +73,13 @@ class Watch final : public std::enable_shared_from_this<Watch> {
 
   void Start() { Query(/*generation=*/0); }  // generation_ starts at 0
 
-  // A connection to one of the answer's addresses failed: ask again now,
-  // or min_refresh after the last query, unless a query is out or the next
-  // one is due sooner anyway.
+  // A connection to one of the answer's addresses failed. Never blocks:
+  // the decision is the loop thread's (EarlyQuery).
   void RefreshSoon() {
-    MutexLock lock(&mu_);
-    if (cancelled_ || in_flight_ || !answered_) return;
-    const absl::Time at =
-        std::max(absl::Now(), last_query_ + options_.min_refresh);
-    if (next_query_ <= at) return;
-    ++early_refreshes_;
-    ScheduleQueryLocked(at);
+    std::weak_ptr<Watch> weak = weak_from_this();
+    loop_->RunAt(absl::Now(), [weak] {
+      if (std::shared_ptr<Watch> self = weak.lock()) self->EarlyQuery();
+    });
   }
 
   // No observer call after this returns.
@@ -103,11 +99,11 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     r.type = "DNS A/AAAA";
     r.name = host_;
     r.state = state_;
-    r.version = version_;
-    if (early_refreshes_ > 0) {
-      absl::StrAppend(&r.version, "; asked early ", early_refreshes_,
+    if (early_queries_ > 0) {
+      absl::StrAppend(&r.state, ", asked early ", early_queries_,
                       " time(s) after connection failures");
     }
+    r.version = version_;
     r.updated = updated_;
     r.error = last_error_;
     s.resources.push_back(std::move(r));
@@ -115,6 +111,22 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   }
 
  private:
+  // Asks again now, or early_floor_ after the last query, unless the name
+  // has no answer yet, a query is out, a failed query is being retried
+  // with backoff, or the next query is due sooner anyway.
+  void EarlyQuery() {
+    MutexLock lock(&mu_);
+    if (cancelled_ || in_flight_ || !answered_ ||
+        backoff_ > absl::ZeroDuration()) {
+      return;
+    }
+    const absl::Time at = std::max(absl::Now(), last_query_ + early_floor_);
+    if (next_query_ <= at) return;
+    ++early_queries_;
+    ScheduleQueryLocked(at);
+    next_is_early_ = true;
+  }
+
   // Runs the query scheduled as `generation`, unless a later schedule
   // replaced it.
   void Query(uint64_t generation) {
@@ -123,6 +135,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       if (cancelled_ || generation != generation_) return;
       ++queries_;
       in_flight_ = true;
+      query_is_early_ = next_is_early_;
       last_query_ = absl::Now();
       next_query_ = absl::InfiniteFuture();
     }
@@ -138,6 +151,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   void ScheduleQueryLocked(absl::Time when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const uint64_t generation = ++generation_;
     next_query_ = when;
+    next_is_early_ = false;
     std::weak_ptr<Watch> weak = weak_from_this();
     loop_->RunAt(when, [weak, generation] {
       if (std::shared_ptr<Watch> self = weak.lock()) self->Query(generation);
@@ -205,6 +219,14 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     version_ = absl::StrCat(absl::StrJoin(addresses, ","), " ttl ",
                             absl::FormatDuration(answer->ttl), " next ",
                             absl::FormatDuration(next));
+    // Early queries that keep bringing the same answer (an address that is
+    // down, not moved) come less often: the floor doubles up to
+    // max_refresh, and a changed answer resets it.
+    if (query_is_early_ && delivered_ && addresses == last_) {
+      early_floor_ = std::min(early_floor_ * 2, options_.max_refresh);
+    } else if (addresses != last_) {
+      early_floor_ = options_.min_refresh;
+    }
     if (!delivered_ || addresses != last_) {
       delivered_ = true;
       last_ = addresses;
@@ -232,7 +254,10 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   bool in_flight_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_query_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Time next_query_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  int64_t early_refreshes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t early_queries_ ABSL_GUARDED_BY(mu_) = 0;
+  bool next_is_early_ ABSL_GUARDED_BY(mu_) = false;
+  bool query_is_early_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Duration early_floor_ ABSL_GUARDED_BY(mu_) = options_.min_refresh;
   bool delivered_ ABSL_GUARDED_BY(mu_) = false;
   bool answered_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> last_ ABSL_GUARDED_BY(mu_);
@@ -267,18 +292,14 @@ class DnsDiscovery final : public DiscoverySource {
 
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override {
-    // "//server/host:port" (dns://server/host:port): that server's loop.
+    // "//server/host:port" (dns://server/host:port): asked of that server.
     absl::string_view name = target;
-    AresLoop* loop = loop_.get();
+    absl::string_view server;
+    bool own_server = false;
     if (absl::ConsumePrefix(&name, "//")) {
       const size_t slash = name.find('/');
-      absl::StatusOr<AresLoop*> own = LoopFor(name.substr(0, slash));
-      if (!own.ok()) {
-        observer->OnDiscoveryError(absl::FailedPreconditionError(
-            absl::StrCat("DNS: ", own.status().message())));
-        return std::make_unique<FixedSubscription>();
-      }
-      loop = *own;
+      server = name.substr(0, slash);
+      own_server = true;
       name.remove_prefix(slash == absl::string_view::npos ? name.size()
                                                           : slash + 1);
     }
@@ -303,6 +324,16 @@ class DnsDiscovery final : public DiscoverySource {
                                  Endpoint(EndpointAddress("::1", port))}));
       return std::make_unique<FixedSubscription>();
     }
+    AresLoop* loop = loop_.get();
+    if (own_server) {
+      absl::StatusOr<AresLoop*> own = LoopFor(server);
+      if (!own.ok()) {
+        observer->OnDiscoveryError(absl::FailedPreconditionError(
+            absl::StrCat("DNS: ", own.status().message())));
+        return std::make_unique<FixedSubscription>();
+      }
+      loop = *own;
+    }
     auto watch = std::make_shared<Watch>(std::move(host), port, observer,
                                          options_, loop);
     watch->Start();
@@ -316,16 +347,19 @@ class DnsDiscovery final : public DiscoverySource {
   // The loop that asks `server` ("a.b.c.d", "[v6]", with or without a
   // port; 53 if none), started on first use and kept for the source's life.
   absl::StatusOr<AresLoop*> LoopFor(absl::string_view server) {
-    std::string address(server);
-    if (!internal::SocketAddress::Parse(address).ok()) {
-      absl::StrAppend(&address, ":53");
+    absl::StatusOr<internal::SocketAddress> parsed =
+        internal::SocketAddress::Parse(server);
+    if (!parsed.ok()) {
+      parsed = internal::SocketAddress::Parse(absl::StrCat(server, ":53"));
     }
-    if (!internal::SocketAddress::Parse(address).ok()) {
+    if (!parsed.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the target's server '", internal::PrintableText(server),
           "' is not an IP address with an optional port (\"10.0.0.2:53\", "
           "\"[::1]:53\")"));
     }
+    // One spelling per server ("[0::1]" is "[::1]").
+    const std::string address = parsed->ToString();
     internal::MutexLock lock(&mu_);
     auto found = by_server_.find(address);
     if (found != by_server_.end()) return found->second.get();
@@ -337,7 +371,11 @@ class DnsDiscovery final : public DiscoverySource {
     DnsOptions options = options_;
     options.servers = {address};
     absl::StatusOr<std::unique_ptr<AresLoop>> loop = AresLoop::Start(options);
-    if (!loop.ok()) return loop.status();
+    if (!loop.ok()) {
+      return absl::Status(loop.status().code(),
+                          absl::StrCat("the target's server '", address,
+                                       "': ", loop.status().message()));
+    }
     AresLoop* raw = loop->get();
     by_server_.emplace(address, *std::move(loop));
     return raw;

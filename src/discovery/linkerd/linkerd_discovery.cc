@@ -103,24 +103,24 @@ class Subscription final : public DiscoverySubscription {
   }
 
   State GetState() const override {
-    if (fallback_ != nullptr) {
+    // The watch's state first: its hooks take the slot's lock under the
+    // watch's own, so this takes them one at a time, never nested.
+    State linkerd = watch_->State();
+    if (fallback_ == nullptr) return linkerd;
+    State dns;
+    {
       internal::MutexLock lock(&fallback_->mu);
-      if (fallback_->subscription != nullptr) {
-        // The DNS names, after a line saying why DNS serves the target.
-        State dns = fallback_->subscription->GetState();
-        State linkerd = watch_->State();
-        Resource r;
-        r.type = "Linkerd Destination";
-        r.name = target_;
-        r.state = "NOT_A_MESH_SERVICE, resolved through DNS";
-        r.error = linkerd.last_error;
-        dns.resources.insert(dns.resources.begin(), std::move(r));
-        dns.streams_started += linkerd.streams_started;
-        dns.messages += linkerd.messages;
-        return dns;
-      }
+      if (fallback_->subscription == nullptr) return linkerd;
+      dns = fallback_->subscription->GetState();
     }
-    return watch_->State();
+    // The DNS names, after a line saying why DNS serves the target.
+    Resource r;
+    r.type = "Linkerd Destination";
+    r.name = target_;
+    r.state = absl::StrCat("NOT_A_MESH_SERVICE (", linkerd.last_error,
+                           "), resolved through DNS");
+    dns.resources.insert(dns.resources.begin(), std::move(r));
+    return dns;
   }
 
   void RefreshSoon() override {
@@ -185,8 +185,11 @@ class LinkerdDiscovery final : public DiscoverySource {
           if (source.ok()) {
             gpr_log(GPR_INFO, "mesh: linkerd: %s; resolving it through DNS",
                     why.c_str());
+            // Subscribed outside the slot's lock; only stored under it.
+            std::unique_ptr<DiscoverySubscription> sub =
+                (*source)->Subscribe(target, observer);
             internal::MutexLock lock(&fallback->mu);
-            fallback->subscription = (*source)->Subscribe(target, observer);
+            fallback->subscription = std::move(sub);
             return;
           }
           absl::StrAppend(
