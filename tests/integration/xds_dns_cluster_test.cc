@@ -10,8 +10,11 @@
 // its names' addresses, each with its host's weight, and a name of it that
 // does not exist adds nothing; a name that does not exist fails calls
 // naming it; a bad LOGICAL_DNS cluster is NACKed naming the field while the
-// last good one serves; a cluster switching between EDS and DNS follows.
+// last good one serves; a cluster switching between EDS and DNS follows;
+// with the DNS server gone the last answer serves, and the Mesh goes at
+// once.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +29,9 @@
 #include "mesh/dns.h"
 #include "mesh/mesh.h"
 #include "mesh/xds.h"
+#include "src/base/mutex.h"
+#include "src/discovery/xds/bootstrap.h"
+#include "src/discovery/xds/xds_client.h"
 #include "tests/support/dnsmasq.h"
 #include "tests/support/scripted_ads_server.h"
 #include "tests/support/test_support.h"
@@ -302,6 +308,166 @@ TEST_F(XdsDnsClusterTest, AClusterSwitchesBetweenEdsAndDns) {
     ASSERT_TRUE(s.ok()) << s;
   }
   EXPECT_EQ(Served("127.0.0.2") + Served("127.0.0.3"), before);
+}
+
+TEST_F(XdsDnsClusterTest, TheLastAnswerServesWhenTheDnsServerIsGone) {
+  ASSERT_TRUE(dns_->SetHosts({{"127.0.0.1", "echo.mesh.test"}}).ok());
+  responder_->Set(DnsCluster("LOGICAL_DNS", Host("echo.mesh.test", port_)));
+  ASSERT_NO_FATAL_FAILURE(MakeMesh());
+  ExpectEndpoints(At({"127.0.0.1"}));
+  dns_->Kill();
+  // A refresh fails (the TTL is 1 s) and is reported to the cluster.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return absl::StrContains(mesh_->Describe(),
+                             "query for 'echo.mesh.test' failed");
+  })) << mesh_->Describe();
+  for (int i = 0; i < 20; ++i) {
+    absl::Status s = Call();
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  EXPECT_EQ(Served("127.0.0.1"), 20);
+  // Queries keep failing (each waits out its time-out): the Mesh still goes
+  // at once, the DNS subscriptions and their source with it.
+  const absl::Time start = absl::Now();
+  channel_.reset();
+  mesh_.reset();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+}
+
+// The client's side alone, with names answered in code: an XdsClient over
+// the scripted ADS server whose DNS source is a StaticDiscovery that counts
+// its subscriptions.
+class XdsDnsClusterClientTest : public ::testing::Test {
+ protected:
+  // What the cluster's watch is told. Thread-safe.
+  class Recorder final : public EndpointObserver {
+   public:
+    void OnBackendPolicy(const BackendPolicy& policy) override {
+      internal::MutexLock lock(&mu_);
+      max_requests_ = policy.max_requests;
+    }
+    void OnEndpointUpdate(const EndpointUpdate& update) override {
+      internal::MutexLock lock(&mu_);
+      endpoints_.clear();
+      for (const Endpoint& e : update.endpoints) {
+        endpoints_.push_back(absl::StrCat(e.address, " w", e.weight));
+      }
+      std::sort(endpoints_.begin(), endpoints_.end());
+    }
+    // The last set, as "address wWEIGHT", sorted.
+    std::vector<std::string> endpoints() {
+      internal::MutexLock lock(&mu_);
+      return endpoints_;
+    }
+    uint32_t max_requests() {
+      internal::MutexLock lock(&mu_);
+      return max_requests_;
+    }
+
+   private:
+    internal::Mutex mu_;
+    std::vector<std::string> endpoints_ ABSL_GUARDED_BY(mu_);
+    uint32_t max_requests_ ABSL_GUARDED_BY(mu_) = 0;
+  };
+
+  void SetUp() override {
+    server_ = ScriptedAdsServer::Start();
+    responder_ = std::make_unique<AdsResponder>(*server_);
+    auto bootstrap = internal::xds::LoadXdsBootstrap(
+        absl::StrCat(R"({"xds_servers": [{"server_uri": ")", server_->address(),
+                     R"(", "channel_creds": [{"type": "insecure"}]}],
+                        "node": {"id": "n"}})"),
+        "");
+    ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
+    client_ = std::make_shared<internal::xds::XdsClient>(
+        *std::move(bootstrap), XdsOptions(), nullptr, [this] {
+          ++made_;
+          return absl::StatusOr<std::shared_ptr<DiscoverySource>>(dns_);
+        });
+  }
+
+  void TearDown() override {
+    watch_.reset();
+    client_->Shutdown();
+    responder_->Stop();
+    responder_->ExpectNoNacks();
+  }
+
+  std::unique_ptr<ScriptedAdsServer> server_;
+  std::unique_ptr<AdsResponder> responder_;
+  std::shared_ptr<StaticDiscovery> names_ = StaticDiscovery::Create();
+  std::shared_ptr<testing::CountingDiscovery> dns_ =
+      std::make_shared<testing::CountingDiscovery>(names_);
+  std::atomic<int> made_{0};
+  std::shared_ptr<internal::xds::XdsClient> client_;
+  Recorder recorder_;
+  std::unique_ptr<DiscoverySubscription> watch_;
+};
+
+TEST_F(XdsDnsClusterClientTest, OnlyChangedHostsAreResubscribed) {
+  ASSERT_TRUE(names_->SetEndpoints("a.test:80", {{"10.0.0.1:80"}}).ok());
+  ASSERT_TRUE(names_->SetEndpoints("b.test:80", {{"10.0.0.2:80"}}).ok());
+  ASSERT_TRUE(names_->SetEndpoints("c.test:80", {{"10.0.0.3:80"}}).ok());
+  // With a circuit breaker: the backend policy comes as for EDS.
+  Cluster cluster =
+      DnsCluster("STRICT_DNS", Host("a.test", 80) + Host("b.test", 80));
+  cluster.mutable_circuit_breakers()
+      ->add_thresholds()
+      ->mutable_max_requests()
+      ->set_value(9);
+  responder_->Set(cluster);
+  watch_ = client_->WatchCluster(kCluster, &recorder_);
+  const std::vector<std::string> ab = {"10.0.0.1:80 w1", "10.0.0.2:80 w1"};
+  ASSERT_TRUE(testing::WaitFor([&] { return recorder_.endpoints() == ab; }))
+      << ::testing::PrintToString(recorder_.endpoints());
+  EXPECT_EQ(recorder_.max_requests(), 9u);
+  EXPECT_EQ(made_.load(), 1);
+  EXPECT_EQ(dns_->subscribes(), 2);
+  // b stays (with a new weight: no new query), a goes, c comes.
+  responder_->Update(DnsCluster(
+      "STRICT_DNS", Host("b.test", 80, "load_balancing_weight { value: 4 }") +
+                        Host("c.test", 80)));
+  const std::vector<std::string> bc = {"10.0.0.2:80 w4", "10.0.0.3:80 w1"};
+  ASSERT_TRUE(testing::WaitFor([&] { return recorder_.endpoints() == bc; }))
+      << ::testing::PrintToString(recorder_.endpoints());
+  EXPECT_EQ(dns_->subscribes(), 3);
+  EXPECT_EQ(dns_->live(), 2);
+  // An answer that changes is followed.
+  ASSERT_TRUE(
+      names_->SetEndpoints("c.test:80", {{"10.0.0.3:80"}, {"10.0.0.4:80"}})
+          .ok());
+  const std::vector<std::string> bcc = {"10.0.0.2:80 w4", "10.0.0.3:80 w1",
+                                        "10.0.0.4:80 w1"};
+  ASSERT_TRUE(testing::WaitFor([&] { return recorder_.endpoints() == bcc; }))
+      << ::testing::PrintToString(recorder_.endpoints());
+  // An EDS cluster now: the names are dropped, EDS is asked.
+  responder_->Set(testing::ClaOf("eds-cla", std::vector<const EchoBackend*>{}));
+  responder_->Update(testing::MakeEdsCluster(kCluster, "eds-cla"));
+  EXPECT_TRUE(testing::WaitFor([&] { return dns_->live() == 0; }));
+  // DNS again: subscribed anew, by the one source made at first.
+  responder_->Update(DnsCluster("LOGICAL_DNS", Host("a.test", 80)));
+  const std::vector<std::string> a = {"10.0.0.1:80 w1"};
+  ASSERT_TRUE(testing::WaitFor([&] { return recorder_.endpoints() == a; }))
+      << ::testing::PrintToString(recorder_.endpoints());
+  EXPECT_EQ(dns_->live(), 1);
+  EXPECT_EQ(made_.load(), 1);
+  // The watch gone, its names go.
+  watch_.reset();
+  EXPECT_EQ(dns_->live(), 0);
+}
+
+TEST_F(XdsDnsClusterClientTest, ShutdownDropsTheNamesAndTheSource) {
+  ASSERT_TRUE(names_->SetEndpoints("a.test:80", {{"10.0.0.1:80"}}).ok());
+  responder_->Set(DnsCluster("LOGICAL_DNS", Host("a.test", 80)));
+  watch_ = client_->WatchCluster(kCluster, &recorder_);
+  ASSERT_TRUE(testing::WaitFor([&] { return dns_->live() == 1; }));
+  client_->Shutdown();
+  EXPECT_EQ(dns_->live(), 0);
+  // The client no longer holds the source.
+  EXPECT_EQ(dns_.use_count(), 1);
+  // Answers after that reach nobody (and nothing runs them).
+  ASSERT_TRUE(names_->SetEndpoints("a.test:80", {{"10.0.0.9:80"}}).ok());
+  EXPECT_EQ(recorder_.endpoints(), std::vector<std::string>{"10.0.0.1:80 w1"});
 }
 
 TEST(XdsDnsOptionsTest, BadDnsOptionsAreRefused) {
