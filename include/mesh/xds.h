@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "mesh/discovery.h"
+#include "mesh/dns.h"
 
 namespace mesh {
 
@@ -41,6 +42,10 @@ struct XdsOptions {
   // endpoints; true honours ROUND_ROBIN literally. RING_HASH is always
   // consistent hashing.
   bool honour_round_robin = false;
+  // How LOGICAL_DNS and STRICT_DNS clusters resolve their hosts: one DNS
+  // source (NewDnsDiscovery with these options) for all of them, started
+  // when the first is watched. Checked by NewXdsDiscovery.
+  DnsOptions dns;
 };
 
 // One ADS stream to the bootstrap's first server, shared by every target and

@@ -304,15 +304,20 @@ absl::Status Destination::NoEndpointsStatus() const {
     return absl::UnavailableError(
         absl::StrCat("no endpoints for target '", target_, "' (", why, ")"));
   }
+  // What the source said about its last update, if anything: why there is
+  // none (an xDS DNS cluster names the DNS names that have no address).
+  const std::string said = last_error_.ok()
+                               ? std::string()
+                               : absl::StrCat(" (", last_error_.message(), ")");
   if (!set_.exists()) {
     return absl::UnavailableError(
-        absl::StrCat("target '", target_, "' does not exist"));
+        absl::StrCat("target '", target_, "' does not exist", said));
   }
-  return absl::UnavailableError(
-      absl::StrCat("no endpoints for target '", target_, "'",
-                   identity_left_out_.empty()
-                       ? ""
-                       : absl::StrCat(" (", identity_left_out_, ")")));
+  return absl::UnavailableError(absl::StrCat(
+      "no endpoints for target '", target_, "'",
+      identity_left_out_.empty() ? ""
+                                 : absl::StrCat(" (", identity_left_out_, ")"),
+      said));
 }
 
 namespace {
@@ -424,7 +429,14 @@ void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
               target_.c_str(), set_.size(), std::string(s.message()).c_str());
       return;
     }
-    last_error_ = absl::OkStatus();
+    // An error the source reported just before it said there are no
+    // endpoints is why (an xDS cluster whose DNS names do not exist): kept
+    // for NoEndpointsStatus. Otherwise a good update ends the error.
+    if (update.kind != EndpointUpdate::Kind::kNoEndpoints ||
+        !error_since_update_) {
+      last_error_ = absl::OkStatus();
+    }
+    error_since_update_ = false;
     const std::shared_ptr<const List>& current = set_.entries();
     if (current != previous) {
       // Endpoint metrics follow the set: an endpoint the update left as it
@@ -489,6 +501,7 @@ void Destination::OnDiscoveryError(const absl::Status& status) {
   {
     MutexLock lock(&mu_);
     last_error_ = status;
+    error_since_update_ = true;
     waiters = TakeSettledWaiters();
   }
   Release(std::move(waiters));

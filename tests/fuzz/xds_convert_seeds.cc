@@ -307,7 +307,32 @@ std::vector<Cluster> Clusters() {
   least.mutable_least_request_lb_config()->mutable_choice_count()->set_value(3);
   out.push_back(least);
 
-  // Broken: DNS, and a TLS transport socket.
+  // DNS clusters: one name (LOGICAL_DNS), two names with weights
+  // (STRICT_DNS).
+  Cluster logical = least;
+  logical.clear_eds_cluster_config();
+  logical.set_type(Cluster::LOGICAL_DNS);
+  auto* host = logical.mutable_load_assignment()
+                   ->add_endpoints()
+                   ->add_lb_endpoints()
+                   ->mutable_endpoint()
+                   ->mutable_address()
+                   ->mutable_socket_address();
+  host->set_address("echo.mesh.test");
+  host->set_port_value(7002);
+  out.push_back(logical);
+  Cluster strict = logical;
+  strict.set_type(Cluster::STRICT_DNS);
+  auto* second = strict.mutable_load_assignment()
+                     ->mutable_endpoints(0)
+                     ->add_lb_endpoints();
+  second->mutable_load_balancing_weight()->set_value(3);
+  auto* other =
+      second->mutable_endpoint()->mutable_address()->mutable_socket_address();
+  other->set_address("other.mesh.test");
+  other->set_port_value(7002);
+  out.push_back(strict);
+  // Broken: DNS without load_assignment, and a TLS transport socket.
   Cluster dns = least;
   dns.set_type(Cluster::STRICT_DNS);
   out.push_back(dns);

@@ -5,6 +5,8 @@
 // once used to see UNAVAILABLE). A destination that does not exist fails
 // its calls at once. Real gRPC backends on 127.0.0.1.
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ namespace mesh {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kTarget[] = "books.test:7000";
 constexpr char kMethod[] = "/test.Echo/Say";
@@ -299,6 +302,77 @@ TEST_F(WaitForEndpointsTest, AChannelDestroyedWhileItsCallsWaitStillEndsThem) {
       discovery_->SetEndpoints(kTarget, testing::EndpointsOf(backends)).ok());
   ASSERT_TRUE(results.WaitAll());
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(results.at(i).status.ok());
+}
+
+// A source driven by hand: the test calls the one observer of kTarget.
+class HandSource final : public DiscoverySource {
+ public:
+  std::unique_ptr<DiscoverySubscription> Subscribe(
+      const std::string& target, EndpointObserver* observer) override {
+    internal::MutexLock lock(&mu_);
+    if (target == kTarget) observer_ = observer;
+    return std::make_unique<Sub>(this);
+  }
+  // Runs `f` on the observer (under the source's lock: calls serialized).
+  void Deliver(const std::function<void(EndpointObserver&)>& f) {
+    internal::MutexLock lock(&mu_);
+    ASSERT_NE(observer_, nullptr);
+    f(*observer_);
+  }
+
+ private:
+  class Sub final : public DiscoverySubscription {
+   public:
+    explicit Sub(HandSource* source) : source_(source) {}
+    ~Sub() override {
+      internal::MutexLock lock(&source_->mu_);
+      source_->observer_ = nullptr;
+    }
+
+   private:
+    HandSource* const source_;
+  };
+  internal::Mutex mu_;
+  EndpointObserver* observer_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+// An error reported just before NoEndpoints is why there are none (an xDS
+// DNS cluster's names that do not exist): calls name it, the waiting ones
+// too; a later update without one leaves it out.
+TEST(WaitForEndpointsReasonTest, TheReasonBeforeNoEndpointsIsNamed) {
+  auto source = std::make_shared<HandSource>();
+  MeshOptions options;
+  options.discovery = source;
+  auto mesh = *Mesh::Create(options);
+  ChannelOptions patient;
+  patient.fail_fast_timeout = absl::Seconds(60);
+  auto channel = *mesh->NewChannel(kTarget, patient);
+  Results results(5);
+  for (int i = 0; i < 5; ++i) {
+    channel->CallRawAsync(kMethod, "x", {}, results.For(i));
+  }
+  EXPECT_EQ(results.done(), 0);
+  source->Deliver([](EndpointObserver& o) {
+    o.OnDiscoveryError(
+        absl::UnavailableError("DNS name 'gone.test' does not exist"));
+    o.OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+  });
+  ASSERT_TRUE(results.WaitAll());
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(std::string(results.at(i).status.message()),
+                HasSubstr("target 'books.test:7000' does not exist (DNS name "
+                          "'gone.test' does not exist)"))
+        << i;
+  }
+  // The same answer again, without a reason: the old one is not told.
+  source->Deliver([](EndpointObserver& o) {
+    o.OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+  });
+  CallResult r = channel->CallRaw(kMethod, "x");
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(r.status.message()), Not(HasSubstr("gone.test")));
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("target 'books.test:7000' does not exist"));
 }
 
 }  // namespace

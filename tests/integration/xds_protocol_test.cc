@@ -363,10 +363,10 @@ TEST_F(XdsProtocolTest, AnUnsupportedLbPolicyOrClusterTypeIsNacked) {
   EXPECT_THAT(error, HasSubstr(kCluster));
   EXPECT_THAT(error, HasSubstr("lb_policy"));
   EXPECT_THAT(error, HasSubstr("MAGLEV"));
-  const Cluster dns = MakeEdsCluster(kCluster, kCla, "type: LOGICAL_DNS");
-  error = ExpectNack(Respond(kCds, "c2", {&dns}), "");
+  const Cluster fixed = MakeEdsCluster(kCluster, kCla, "type: STATIC");
+  error = ExpectNack(Respond(kCds, "c2", {&fixed}), "");
   EXPECT_THAT(error, HasSubstr(kCluster));
-  EXPECT_THAT(error, HasSubstr("LOGICAL_DNS"));
+  EXPECT_THAT(error, HasSubstr("STATIC"));
   // A good one is then accepted, and its endpoints asked for.
   const Cluster good = MakeEdsCluster(kCluster, kCla);
   ASSERT_NO_FATAL_FAILURE(ExpectAck(Respond(kCds, "c3", {&good}), "c3"));

@@ -122,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Mesh>> MakeXdsMesh(
   xds.backoff_min = options.backoff_min;
   xds.backoff_max = options.backoff_max;
   xds.honour_round_robin = options.honour_round_robin;
+  xds.dns = options.dns;
   absl::StatusOr<std::shared_ptr<DiscoverySource>> source =
       NewXdsDiscovery(xds);
   if (!source.ok()) return source.status();
@@ -232,6 +233,23 @@ void AdsResponder::AwaitAck(const std::string& nonce) {
   })) << "no answer to response "
       << nonce;
   ASSERT_EQ(*error, "") << "NACK of response " << nonce;
+}
+
+void AdsResponder::AwaitNack(const std::string& nonce, std::string* error) {
+  ASSERT_FALSE(nonce.empty()) << "not asked for yet";
+  std::optional<std::string> answer;
+  ASSERT_TRUE(WaitFor([&] {
+    internal::MutexLock lock(&mu_);
+    auto it = answers_.find(nonce);
+    if (it == answers_.end()) return false;
+    answer = it->second;
+    // Expected: not one for ExpectNoNacks.
+    answers_.erase(it);
+    return true;
+  })) << "no answer to response "
+      << nonce;
+  ASSERT_NE(*answer, "") << "ACK of response " << nonce;
+  *error = *answer;
 }
 
 void AdsResponder::ExpectNoNacks() const {

@@ -36,6 +36,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "mesh/channel.h"
+#include "mesh/dns.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
 #include "tests/support/scripted_ads_server.h"
@@ -124,6 +125,8 @@ struct XdsMeshOptions {
   std::string tap_address;
   // XdsOptions::honour_round_robin.
   bool honour_round_robin = false;
+  // XdsOptions::dns: how DNS clusters resolve their hosts.
+  DnsOptions dns;
 };
 
 // A Mesh whose only source is NewXdsDiscovery with a bootstrap naming the
@@ -183,6 +186,10 @@ class AdsResponder {
   // Returns once the client has ACKed response `nonce`; fatal test failures
   // as AwaitApplied's.
   void AwaitAck(const std::string& nonce);
+  // The error_detail of the client's NACK of response `nonce`, which
+  // ExpectNoNacks then leaves out. Fatal test failures if `nonce` is "", if
+  // the client ACKs, or if it does not answer within 10 s.
+  void AwaitNack(const std::string& nonce, std::string* error);
 
   // A test failure for each NACK received so far.
   void ExpectNoNacks() const;

@@ -1190,10 +1190,6 @@ TEST(ConvertCluster, LoadBalancingPolicyGivesWayToLbPolicy) {
 
 TEST(ConvertCluster, DiscoveryTypeRefusals) {
   const std::pair<absl::string_view, absl::string_view> cases[] = {
-      {"type: LOGICAL_DNS",
-       "type: LOGICAL_DNS: DNS clusters are not supported yet: they come with "
-       "DNS discovery"},
-      {"type: STRICT_DNS", "type: STRICT_DNS: DNS clusters are not supported"},
       {"type: STATIC", "type: STATIC clusters are not supported"},
       {"type: ORIGINAL_DST", "type: ORIGINAL_DST clusters are not supported"},
       {"", "type: unset (STATIC) clusters are not supported"},
@@ -1224,6 +1220,195 @@ TEST(ConvertCluster, EdsConfigRefusals) {
       ClusterError(Parse<Cluster>(
           "name: \"c\" type: EDS eds_cluster_config { eds_config {} }")),
       HasSubstr("eds_cluster_config.eds_config: must be ads or self"));
+}
+
+// A DNS cluster of `type` whose load_assignment is `assignment` (text),
+// with `more` fields.
+Cluster DnsCluster(absl::string_view type, absl::string_view assignment,
+                   absl::string_view more = "") {
+  return Parse<Cluster>(absl::StrCat("name: \"dns\" type: ", type,
+                                     " load_assignment { ", assignment, " } ",
+                                     more));
+}
+
+// One lb_endpoint (text) at `address`:`port`, with `more` fields.
+std::string Host(absl::string_view address, int port,
+                 absl::string_view more = "") {
+  return absl::StrCat(
+      "lb_endpoints { endpoint { address { socket_address { address: \"",
+      address, "\" port_value: ", port, " } } } ", more, " }");
+}
+
+// One locality (text) holding `lb_endpoints` (text).
+std::string Locality(absl::string_view lb_endpoints,
+                     absl::string_view more = "") {
+  return absl::StrCat("endpoints { ", more, " ", lb_endpoints, " }");
+}
+
+TEST(ConvertCluster, LogicalDnsResolvesItsOneHost) {
+  absl::StatusOr<ClusterResource> c = ConvertCluster(
+      DnsCluster("LOGICAL_DNS", Locality(Host("echo.mesh.test", 7001))));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->discovery, ClusterResource::Discovery::kLogicalDns);
+  ASSERT_EQ(c->dns_hosts.size(), 1u);
+  EXPECT_EQ(c->dns_hosts[0].host, "echo.mesh.test");
+  EXPECT_EQ(c->dns_hosts[0].port, 7001);
+  EXPECT_EQ(c->dns_hosts[0].weight, 1u);
+  EXPECT_EQ(c->dns_hosts[0].Target(), "echo.mesh.test:7001");
+  // No EDS for it: no eds_cluster_config needed, and one given is not read.
+  EXPECT_EQ(c->eds_service_name, "");
+  c = ConvertCluster(DnsCluster(
+      "LOGICAL_DNS", Locality(Host("::1", 80)),
+      "eds_cluster_config { eds_config { ads {} } service_name: \"x\" }"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->eds_service_name, "");
+  EXPECT_EQ(c->dns_hosts[0].Target(), "[::1]:80");
+}
+
+TEST(ConvertCluster, LogicalDnsRefusalsNameTheirField) {
+  const std::string one = Locality(Host("echo.mesh.test", 7001));
+  const std::string lb0 = "load_assignment.endpoints[0].lb_endpoints[0]";
+  const std::string socket = lb0 + ".endpoint.address.socket_address";
+  struct Case {
+    std::string assignment;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"",
+       "load_assignment.endpoints: 0 localities: a LOGICAL_DNS cluster "
+       "has exactly one"},
+      {one + one,
+       "load_assignment.endpoints: 2 localities: a LOGICAL_DNS cluster has "
+       "exactly one"},
+      {Locality(Host("a.mesh.test", 1) + Host("b.mesh.test", 1)),
+       "load_assignment.endpoints[0].lb_endpoints: 2 lb_endpoints: a "
+       "LOGICAL_DNS cluster has exactly one"},
+      {Locality(""),
+       "load_assignment.endpoints: no lb_endpoints: a LOGICAL_DNS cluster "
+       "needs a host to resolve"},
+      {Locality(Host("echo.mesh.test", 7001), "priority: 1"),
+       "load_assignment.endpoints[0].priority: 1: priorities are not "
+       "supported for DNS clusters"},
+      {Locality("lb_endpoints {}"), lb0 + ".endpoint: missing"},
+      {Locality("lb_endpoints { endpoint { address {} } }"),
+       socket + ": missing: a DNS cluster resolves a name and a port"},
+      {Locality(Host("", 7001)), socket + ".address: empty"},
+      {Locality(Host("bad name.test", 7001)),
+       socket + ".address: 'bad name.test' is neither a DNS name nor an IP "
+                "address"},
+      {Locality(Host("a..b", 7001)), socket + ".address: 'a..b' is neither"},
+      {Locality(Host("echo.mesh.test", 0)),
+       socket + ".port_value: 0 is outside 1..65535"},
+      {Locality(Host("echo.mesh.test", 70000)),
+       socket + ".port_value: 70000 is outside 1..65535"},
+      {Locality("lb_endpoints { endpoint { address { socket_address { "
+                "address: \"echo.mesh.test\" named_port: \"http\" } } } }"),
+       socket + ".named_port: not supported: give a port_value"},
+      {Locality("lb_endpoints { endpoint { address { socket_address { "
+                "address: \"echo.mesh.test\" port_value: 80 resolver_name: "
+                "\"consul\" } } } }"),
+       socket + ".resolver_name: 'consul': a DNS cluster resolves through "
+                "DNS only"},
+      {Locality(
+           Host("echo.mesh.test", 80, "load_balancing_weight { value: 0 }")),
+       lb0 + ".load_balancing_weight: must be at least 1"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(ClusterError(DnsCluster("LOGICAL_DNS", c.assignment)),
+                HasSubstr(c.error))
+        << c.assignment;
+  }
+  EXPECT_THAT(ClusterError(Parse<Cluster>("name: \"c\" type: LOGICAL_DNS")),
+              HasSubstr("load_assignment: missing: a LOGICAL_DNS cluster "
+                        "resolves the hosts it names"));
+}
+
+TEST(ConvertCluster, StrictDnsResolvesEveryHostWithItsWeight) {
+  absl::StatusOr<ClusterResource> c = ConvertCluster(DnsCluster(
+      "STRICT_DNS",
+      Locality(Host("a.mesh.test", 7001, "load_balancing_weight { value: 3 }") +
+               Host("b.mesh.test", 7002)) +
+          Locality(Host("10.0.0.9", 7001, "load_balancing_weight { value: 2 }"),
+                   "locality { zone: \"z2\" }") +
+          // Left out for its health, as in EDS.
+          Locality(Host("c.mesh.test", 7001, "health_status: UNHEALTHY"))));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->discovery, ClusterResource::Discovery::kStrictDns);
+  std::vector<std::string> hosts;
+  for (const DnsHost& h : c->dns_hosts) {
+    hosts.push_back(absl::StrCat(h.Target(), " w", h.weight));
+  }
+  EXPECT_THAT(hosts, ElementsAre("a.mesh.test:7001 w3", "b.mesh.test:7002 w1",
+                                 "10.0.0.9:7001 w2"));
+}
+
+TEST(ConvertCluster, StrictDnsRefusals) {
+  // 101 hosts over two localities.
+  std::string many;
+  for (int i = 0; i < 60; ++i) {
+    absl::StrAppend(&many, Host(absl::StrCat("h", i, ".mesh.test"), 80));
+  }
+  std::string more;
+  for (int i = 60; i < 101; ++i) {
+    absl::StrAppend(&more, Host(absl::StrCat("h", i, ".mesh.test"), 80));
+  }
+  EXPECT_THAT(
+      ClusterError(DnsCluster("STRICT_DNS", Locality(many) + Locality(more))),
+      HasSubstr("load_assignment.endpoints: 101 hosts, more than 100"));
+  // 100 are fine.
+  more.clear();
+  for (int i = 60; i < 100; ++i) {
+    absl::StrAppend(&more, Host(absl::StrCat("h", i, ".mesh.test"), 80));
+  }
+  absl::StatusOr<ClusterResource> c =
+      ConvertCluster(DnsCluster("STRICT_DNS", Locality(many) + Locality(more)));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->dns_hosts.size(), 100u);
+
+  const std::pair<std::string, std::string> cases[] = {
+      {Locality(Host("a.mesh.test", 80)) +
+           Locality(Host("b.mesh.test", 80), "priority: 1"),
+       "load_assignment.endpoints[1].priority: 1: priorities are not "
+       "supported for DNS clusters"},
+      {Locality(Host("a.mesh.test", 80) + Host("a.mesh.test", 80)),
+       "load_assignment.endpoints[0].lb_endpoints[1].endpoint.address: "
+       "duplicate host a.mesh.test:80"},
+      {Locality(Host("a.mesh.test", 80) + Host("b.mesh.test", 0)),
+       "load_assignment.endpoints[0].lb_endpoints[1].endpoint.address."
+       "socket_address.port_value: 0 is outside 1..65535"},
+      {Locality(Host("a.mesh.test", 80) +
+                "lb_endpoints { endpoint { address { socket_address { "
+                "address: \"b.mesh.test\" named_port: \"http\" } } } }"),
+       "lb_endpoints[1].endpoint.address.socket_address.named_port: not "
+       "supported"},
+      {"",
+       "load_assignment.endpoints: no lb_endpoints: a STRICT_DNS cluster "
+       "needs a host to resolve"},
+  };
+  for (const auto& [assignment, error] : cases) {
+    EXPECT_THAT(ClusterError(DnsCluster("STRICT_DNS", assignment)),
+                HasSubstr(error))
+        << assignment;
+  }
+}
+
+TEST(ConvertCluster, DnsClustersConvertTheRestAsEdsClustersDo) {
+  absl::StatusOr<ClusterResource> c = ConvertCluster(
+      DnsCluster("STRICT_DNS", Locality(Host("a.mesh.test", 80)),
+                 "lb_policy: RING_HASH ring_hash_lb_config { "
+                 "maximum_ring_size { value: 2048 } } circuit_breakers { "
+                 "thresholds { max_requests { value: 7 } } } "
+                 "outlier_detection { consecutive_5xx { value: 3 } }"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->lb_policy, ClusterResource::LbPolicy::kRingHash);
+  EXPECT_EQ(c->max_ring_size, 2048u);
+  EXPECT_EQ(c->max_requests, 7u);
+  ASSERT_TRUE(c->outlier_detection.has_value());
+  EXPECT_EQ(c->outlier_detection->consecutive_5xx, 3u);
+  EXPECT_THAT(
+      ClusterError(DnsCluster("LOGICAL_DNS", Locality(Host("a.mesh.test", 80)),
+                              "lb_policy: MAGLEV")),
+      HasSubstr("lb_policy: MAGLEV is not supported"));
 }
 
 // The bootstrap's providers as Istio's agent writes them: "default" with
@@ -1303,6 +1488,29 @@ TEST(ConvertCluster, UpstreamTlsContextFromProviderInstances) {
   EXPECT_EQ(tls.sni, "outbound_.7000_._.echo.a.svc.cluster.local");
   // The first exact matcher is the server_id label.
   EXPECT_EQ(c->tls_identity, "spiffe://cluster.local/ns/a/sa/b");
+}
+
+TEST(ConvertCluster, DnsClusterWithAnUpstreamTlsContext) {
+  Cluster cluster =
+      DnsCluster("LOGICAL_DNS", Locality(Host("echo.mesh.test", 7000)));
+  *cluster.mutable_transport_socket() =
+      TlsCluster(kIstioContext).transport_socket();
+  absl::StatusOr<ClusterResource> c = ConvertCluster(cluster, TestProviders());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->discovery, ClusterResource::Discovery::kLogicalDns);
+  ASSERT_NE(c->tls, nullptr);
+  EXPECT_EQ(c->tls->certificates.trust_roots_file, "/certs/ca.pem");
+  EXPECT_EQ(c->tls->sni, "outbound_.7000_._.echo.a.svc.cluster.local");
+  EXPECT_EQ(c->tls_identity, "spiffe://cluster.local/ns/a/sa/b");
+  // Its refusals as an EDS cluster's.
+  cluster = DnsCluster("STRICT_DNS", Locality(Host("echo.mesh.test", 7000)));
+  *cluster.mutable_transport_socket() =
+      TlsCluster("common_tls_context {}").transport_socket();
+  c = ConvertCluster(cluster, TestProviders());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("transport_socket.typed_config.common_tls_context."
+                        "validation_context: missing"));
 }
 
 TEST(ConvertCluster, TlsWithoutAClientCertificateAndWithTypedMatchers) {

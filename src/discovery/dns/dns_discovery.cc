@@ -21,6 +21,7 @@
 #include "src/base/mutex.h"
 #include "src/base/utf8.h"
 #include "src/discovery/dns/ares_loop.h"
+#include "src/discovery/dns/dns_options.h"
 #include "src/model/address.h"
 
 namespace mesh {
@@ -393,8 +394,9 @@ class DnsDiscovery final : public DiscoverySource {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<DiscoverySource>> NewDnsDiscovery(
-    const DnsOptions& options) {
+namespace internal {
+
+absl::Status ValidateDnsOptions(const DnsOptions& options) {
   if (options.min_refresh <= absl::ZeroDuration() ||
       options.max_refresh < options.min_refresh) {
     return absl::InvalidArgumentError(
@@ -405,11 +407,21 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewDnsDiscovery(
         "DnsOptions: query_timeout must be above zero and tries at least 1");
   }
   for (const std::string& server : options.servers) {
-    if (!internal::SocketAddress::Parse(server).ok()) {
+    if (!SocketAddress::Parse(server).ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "DnsOptions.servers: '", server,
           "' is not an address with a port (\"127.0.0.1:53\", \"[::1]:53\")"));
     }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::shared_ptr<DiscoverySource>> NewDnsDiscovery(
+    const DnsOptions& options) {
+  if (absl::Status s = internal::ValidateDnsOptions(options); !s.ok()) {
+    return s;
   }
   absl::StatusOr<std::unique_ptr<AresLoop>> loop = AresLoop::Start(options);
   if (!loop.ok()) return loop.status();

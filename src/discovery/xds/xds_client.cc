@@ -20,6 +20,7 @@
 #include "src/base/destroy_later.h"
 #include "src/discovery/stream_watch.h"
 #include "src/discovery/xds/xds_convert.h"
+#include "src/discovery/xds/xds_dns_cluster.h"
 #include "src/discovery/xds/xds_service_config.h"
 
 namespace mesh::internal::xds {
@@ -320,13 +321,30 @@ struct XdsClient::TargetWatch {
   std::vector<std::string> clusters;  // asked for ahead of the first call
 };
 
+// One host of a DNS cluster, followed by the client's DNS source.
+struct XdsClient::DnsWatch {
+  // Unique in the client: what a delivery scheduled by `answer` looks for
+  // (it finds nothing once the watch is gone).
+  uint64_t id = 0;
+  DnsHost host;
+  std::unique_ptr<DnsHostAnswer> answer;
+  // Declared last, destroyed first: `answer` is not called after.
+  std::unique_ptr<DiscoverySubscription> subscription;
+};
+
 struct XdsClient::ClusterWatch {
   std::string cluster;
   EndpointObserver* endpoints;
+  // What was delivered last: the Cluster it came from (null: a failure,
+  // then `failure` is its message), the ClusterLoadAssignment (EDS).
   std::shared_ptr<const AnyResource> cluster_resource;
   std::shared_ptr<const AnyResource> endpoints_resource;
   std::string failure;
   bool delivered = false;
+  // A DNS cluster's hosts, in the cluster's order (empty for EDS), and
+  // what their answers made last (unset until delivered).
+  std::vector<DnsWatch> dns;
+  std::optional<DnsClusterUpdate> dns_delivered;
 };
 
 // One ADS stream. Deletes itself when gRPC is done with it.
@@ -422,9 +440,11 @@ class XdsClient::Subscription final : public DiscoverySubscription {
 };
 
 XdsClient::XdsClient(XdsBootstrap bootstrap, const XdsOptions& options,
-                     std::shared_ptr<grpc::ChannelCredentials> credentials)
+                     std::shared_ptr<grpc::ChannelCredentials> credentials,
+                     DnsSourceFactory dns)
     : bootstrap_(std::move(bootstrap)),
       options_(options),
+      dns_factory_(std::move(dns)),
       stub_(MakeChannel(bootstrap_, options_,
                         credentials != nullptr
                             ? std::move(credentials)
@@ -437,12 +457,24 @@ XdsClient::~XdsClient() { Shutdown(); }
 
 void XdsClient::Shutdown() {
   TimerThread::Id reconnect;
+  std::vector<DnsWatch> dns_watches;
+  std::shared_ptr<DiscoverySource> dns;
   {
     MutexLock lock(&mu_);
     shut_down_ = true;
     if (call_ != nullptr) call_->context.TryCancel();
     reconnect = std::exchange(reconnect_timer_, 0);
+    for (auto& c : clusters_) {
+      for (DnsWatch& d : c->dns) dns_watches.push_back(std::move(d));
+      c->dns.clear();
+    }
+    dns = std::move(dns_);
   }
+  // The subscriptions before their source (its thread is joined when it
+  // goes); each waits for a call of its own that is running, which takes
+  // none of our locks.
+  dns_watches.clear();
+  dns.reset();
   if (reconnect != 0) timers_->Cancel(reconnect);
   timers_->Close();
   MutexLock lock(&mu_);
@@ -521,9 +553,11 @@ void XdsClient::UpdateSubscriptionsLocked() {
   }
   for (const std::string& c : want[Index(ResourceType::kCluster)]) {
     Entry* e = Find(ResourceType::kCluster, c);
-    if (e != nullptr && e->resource != nullptr) {
-      want[Index(ResourceType::kEndpoints)].insert(
-          std::get<ClusterResource>(*e->resource).eds_service_name);
+    if (e == nullptr || e->resource == nullptr) continue;
+    // DNS clusters ask DNS, not EDS.
+    const auto& cluster = std::get<ClusterResource>(*e->resource);
+    if (cluster.discovery == ClusterResource::Discovery::kEds) {
+      want[Index(ResourceType::kEndpoints)].insert(cluster.eds_service_name);
     }
   }
   for (ResourceType type : kTypes) {
@@ -926,54 +960,20 @@ void XdsClient::NotifyTargetLocked(TargetWatch& w) {
   }
 }
 
-void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
-  auto fail = [&w](std::string why) {
-    if (w.delivered && w.cluster_resource == nullptr && w.failure == why) {
-      return;
-    }
-    w.delivered = true;
-    w.cluster_resource = w.endpoints_resource = nullptr;
-    w.failure = why;
-    w.endpoints->OnDiscoveryError(absl::UnavailableError(why));
-    w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
-  };
-  Entry* c = Find(ResourceType::kCluster, w.cluster);
-  if (c == nullptr) return;
-  if (c->resource == nullptr) {
-    if (c->status.state == ResourceStatus::State::kDoesNotExist) {
-      return fail(absl::StrCat("xDS Cluster '", w.cluster, "' does not exist"));
-    }
-    if (c->status.state == ResourceStatus::State::kNacked) {
-      w.endpoints->OnDiscoveryError(absl::UnavailableError(absl::StrCat(
-          "xDS Cluster '", w.cluster, "' was rejected: ", c->status.error)));
-    }
-    return;
-  }
-  const auto& cluster = std::get<ClusterResource>(*c->resource);
-  Entry* e = Find(ResourceType::kEndpoints, cluster.eds_service_name);
-  if (e == nullptr) return;
-  if (e->resource == nullptr) {
-    if (e->status.state == ResourceStatus::State::kDoesNotExist) {
-      return fail(absl::StrCat("xDS ClusterLoadAssignment '",
-                               cluster.eds_service_name, "' of Cluster '",
-                               w.cluster, "' does not exist"));
-    }
-    if (e->status.state == ResourceStatus::State::kNacked) {
-      w.endpoints->OnDiscoveryError(absl::UnavailableError(
-          absl::StrCat("xDS ClusterLoadAssignment '", cluster.eds_service_name,
-                       "' was rejected: ", e->status.error)));
-    }
-    return;
-  }
-  if (w.delivered && w.cluster_resource == c->resource &&
-      w.endpoints_resource == e->resource) {
+void XdsClient::FailClusterLocked(ClusterWatch& w, std::string why) {
+  w.dns.clear();
+  w.dns_delivered.reset();
+  if (w.delivered && w.cluster_resource == nullptr && w.failure == why) {
     return;
   }
   w.delivered = true;
-  w.cluster_resource = c->resource;
-  w.endpoints_resource = e->resource;
-  w.failure.clear();
-  const auto& assignment = std::get<EndpointsResource>(*e->resource);
+  w.cluster_resource = w.endpoints_resource = nullptr;
+  w.failure = why;
+  w.endpoints->OnDiscoveryError(absl::UnavailableError(why));
+  w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+}
+
+BackendPolicy XdsClient::PolicyOf(const ClusterResource& cluster) const {
   BackendPolicy policy;
   switch (cluster.lb_policy) {
     case ClusterResource::LbPolicy::kRoundRobin:
@@ -996,6 +996,57 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
   if (cluster.outlier_detection) {
     policy.ejection = EjectionOf(*cluster.outlier_detection);
   }
+  return policy;
+}
+
+void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
+  Entry* c = Find(ResourceType::kCluster, w.cluster);
+  if (c == nullptr) return;
+  if (c->resource == nullptr) {
+    if (c->status.state == ResourceStatus::State::kDoesNotExist) {
+      return FailClusterLocked(
+          w, absl::StrCat("xDS Cluster '", w.cluster, "' does not exist"));
+    }
+    if (c->status.state == ResourceStatus::State::kNacked) {
+      w.endpoints->OnDiscoveryError(absl::UnavailableError(absl::StrCat(
+          "xDS Cluster '", w.cluster, "' was rejected: ", c->status.error)));
+    }
+    return;
+  }
+  const auto& cluster = std::get<ClusterResource>(*c->resource);
+  if (cluster.discovery != ClusterResource::Discovery::kEds) {
+    return NotifyDnsClusterLocked(w, c->resource);
+  }
+  // Was it a DNS cluster? Its names are no longer asked; what they
+  // answered serves until the assignment replaces it.
+  w.dns.clear();
+  w.dns_delivered.reset();
+  Entry* e = Find(ResourceType::kEndpoints, cluster.eds_service_name);
+  if (e == nullptr) return;
+  if (e->resource == nullptr) {
+    if (e->status.state == ResourceStatus::State::kDoesNotExist) {
+      return FailClusterLocked(
+          w,
+          absl::StrCat("xDS ClusterLoadAssignment '", cluster.eds_service_name,
+                       "' of Cluster '", w.cluster, "' does not exist"));
+    }
+    if (e->status.state == ResourceStatus::State::kNacked) {
+      w.endpoints->OnDiscoveryError(absl::UnavailableError(
+          absl::StrCat("xDS ClusterLoadAssignment '", cluster.eds_service_name,
+                       "' was rejected: ", e->status.error)));
+    }
+    return;
+  }
+  if (w.delivered && w.cluster_resource == c->resource &&
+      w.endpoints_resource == e->resource) {
+    return;
+  }
+  w.delivered = true;
+  w.cluster_resource = c->resource;
+  w.endpoints_resource = e->resource;
+  w.failure.clear();
+  const auto& assignment = std::get<EndpointsResource>(*e->resource);
+  BackendPolicy policy = PolicyOf(cluster);
   for (const EndpointsResource::Drop& d : assignment.drop_overloads) {
     policy.drops.push_back({d.category, d.per_million});
   }
@@ -1011,6 +1062,132 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
     w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
   } else {
     w.endpoints->OnEndpointUpdate(EndpointUpdate::Reset(std::move(endpoints)));
+  }
+}
+
+absl::Status XdsClient::WatchDnsHostsLocked(ClusterWatch& w,
+                                            const ClusterResource& cluster) {
+  const bool same =
+      w.dns.size() == cluster.dns_hosts.size() &&
+      std::equal(
+          w.dns.begin(), w.dns.end(), cluster.dns_hosts.begin(),
+          [](const DnsWatch& d, const DnsHost& h) { return d.host == h; });
+  if (same) return absl::OkStatus();
+  if (shut_down_) return absl::UnavailableError("the xDS client is shut down");
+  if (dns_ == nullptr && dns_status_.ok()) {
+    absl::StatusOr<std::shared_ptr<DiscoverySource>> made =
+        dns_factory_ ? dns_factory_()
+                     : absl::FailedPreconditionError("no DNS source");
+    if (made.ok()) {
+      dns_ = *std::move(made);
+    } else {
+      dns_status_ = made.status();
+      gpr_log(GPR_ERROR, "mesh: xds: cannot resolve DNS clusters: %s",
+              std::string(dns_status_.message()).c_str());
+    }
+  }
+  if (dns_ == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("DNS cannot be asked: ", dns_status_.message()));
+  }
+  std::vector<DnsWatch> next;
+  next.reserve(cluster.dns_hosts.size());
+  for (const DnsHost& host : cluster.dns_hosts) {
+    const std::string target = host.Target();
+    auto kept =
+        std::find_if(w.dns.begin(), w.dns.end(), [&](const DnsWatch& d) {
+          return d.subscription != nullptr && d.host.Target() == target;
+        });
+    if (kept != w.dns.end()) {
+      kept->host = host;  // a new weight needs no new query
+      next.push_back(std::move(*kept));
+      continue;
+    }
+    DnsWatch& d = next.emplace_back();
+    d.id = ++dns_ids_;
+    d.host = host;
+    // The answer is looked at on the timer thread, under mu_ (see
+    // DnsHostAnswer): never on the DNS source's thread.
+    d.answer = std::make_unique<DnsHostAnswer>(
+        [weak = weak_from_this(), timers = timers_, id = d.id] {
+          absl::AnyInvocable<void()> task = [weak, id] {
+            auto self = weak.lock();
+            if (self == nullptr) return;
+            self->OnDnsAnswer(id);
+            // Possibly the last owner: not destroyed on its own timer
+            // thread.
+            DestroyLater([self = std::move(self)] {});
+          };
+          // Refused once the client has shut down: then dropped.
+          timers->TryRunAfter(absl::ZeroDuration(), task);
+        });
+    d.subscription = dns_->Subscribe(target, d.answer.get());
+  }
+  // The hosts left out are unsubscribed here.
+  w.dns = std::move(next);
+  return absl::OkStatus();
+}
+
+void XdsClient::OnDnsAnswer(uint64_t id) {
+  MutexLock lock(&mu_);
+  if (shut_down_) return;
+  for (auto& c : clusters_) {
+    for (const DnsWatch& d : c->dns) {
+      if (d.id == id) return NotifyClusterLocked(*c);
+    }
+  }
+}
+
+void XdsClient::NotifyDnsClusterLocked(
+    ClusterWatch& w, const std::shared_ptr<const AnyResource>& resource) {
+  const auto& cluster = std::get<ClusterResource>(*resource);
+  if (absl::Status s = WatchDnsHostsLocked(w, cluster); !s.ok()) {
+    return FailClusterLocked(
+        w, absl::StrCat("xDS Cluster '", w.cluster, "': ", s.message()));
+  }
+  std::vector<DnsHost> hosts;
+  std::vector<DnsHostAnswer::State> answers;
+  hosts.reserve(w.dns.size());
+  answers.reserve(w.dns.size());
+  for (const DnsWatch& d : w.dns) {
+    hosts.push_back(d.host);
+    answers.push_back(d.answer->Take());
+  }
+  DnsClusterUpdate update = CombineDnsAnswers(hosts, answers);
+  if (cluster.tls != nullptr) {
+    for (Endpoint& e : update.endpoints) {
+      e.tls = cluster.tls;
+      e.tls_identity = cluster.tls_identity;
+    }
+  }
+  const bool deliver =
+      update.kind != DnsClusterUpdate::Kind::kWaiting &&
+      (!w.delivered || w.cluster_resource != resource ||
+       !w.dns_delivered.has_value() || !(*w.dns_delivered == update));
+  if (deliver) {
+    w.delivered = true;
+    w.cluster_resource = resource;
+    w.endpoints_resource = nullptr;
+    w.failure.clear();
+    w.endpoints->OnBackendPolicy(PolicyOf(cluster));
+    if (update.kind == DnsClusterUpdate::Kind::kEndpoints) {
+      w.endpoints->OnEndpointUpdate(EndpointUpdate::Reset(update.endpoints));
+    } else {
+      // The reason just before the update it explains (the destination
+      // keeps it then): calls that find no endpoint name the hosts that
+      // have none.
+      w.endpoints->OnDiscoveryError(absl::UnavailableError(
+          absl::StrCat("xDS Cluster '", w.cluster, "': ", update.why)));
+      w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(update.exists));
+    }
+    w.dns_delivered = std::move(update);
+  }
+  // Failed queries: the last answers stand (the DNS source keeps them);
+  // said so, as the DNS source says it to its own subscribers.
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (answers[i].error.empty()) continue;
+    w.endpoints->OnDiscoveryError(absl::UnavailableError(
+        absl::StrCat("xDS Cluster '", w.cluster, "': ", answers[i].error)));
   }
 }
 
@@ -1072,10 +1249,20 @@ DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {
   for (const auto& c : clusters_) {
     if (c.get() != watch) continue;
     add(ResourceType::kCluster, c->cluster);
+    // A DNS cluster's names in place of the assignment.
+    for (const DnsWatch& d : c->dns) {
+      if (d.subscription == nullptr) continue;
+      DiscoverySubscription::State dns = d.subscription->GetState();
+      for (DiscoverySubscription::Resource& r : dns.resources) {
+        state.resources.push_back(std::move(r));
+      }
+    }
     if (const AnyResource* r =
             resource_of(ResourceType::kCluster, c->cluster)) {
-      add(ResourceType::kEndpoints,
-          std::get<ClusterResource>(*r).eds_service_name);
+      const auto& cluster = std::get<ClusterResource>(*r);
+      if (cluster.discovery == ClusterResource::Discovery::kEds) {
+        add(ResourceType::kEndpoints, cluster.eds_service_name);
+      }
     }
   }
   return state;

@@ -6,8 +6,11 @@
 // RouteConfiguration (RDS or inline) → the virtual host for the target →
 // routes whose backends are clusters. Clusters get endpoints: Cluster → its
 // ClusterLoadAssignment (EDS) → the endpoints of the first priority that has
-// any. The clusters a target's routes name are asked for as soon as the
-// routes arrive, so the first call to one finds them cached.
+// any; or, for a LOGICAL_DNS or STRICT_DNS cluster, Cluster → its hosts,
+// each resolved by one DNS source the client makes when it first needs it
+// → every address of every host. The clusters a target's routes name are
+// asked for as soon as the routes arrive, so the first call to one finds
+// them cached.
 //
 // Protocol: per type a version and a nonce; each response ACKed (its version
 // echoed) or NACKed (the last accepted version, the new nonce, and an
@@ -23,7 +26,8 @@
 //                                  &endpoint_observer);
 //
 // Thread-safe. Observers are called one at a time, under the client's lock:
-// they must not call back into the client.
+// they must not call back into the client. The DNS source's answers reach
+// the client through its timer thread (xds_dns_cluster.h says why).
 #ifndef MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
 #define MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
 
@@ -32,6 +36,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -89,12 +94,20 @@ struct ResourceSnapshot {
 // The Node the client sends in a stream's first request.
 void FillNode(const XdsNode& node, envoy::config::core::v3::Node* out);
 
+// Makes the DNS source of the client's DNS clusters (NewDnsDiscovery with
+// XdsOptions::dns, in xds_discovery.cc).
+using DnsSourceFactory =
+    std::function<absl::StatusOr<std::shared_ptr<DiscoverySource>>()>;
+
 class XdsClient : public std::enable_shared_from_this<XdsClient> {
  public:
   // `credentials` for the stream to the server (null: plaintext; the
-  // bootstrap's channel_creds are the caller's to turn into these).
+  // bootstrap's channel_creds are the caller's to turn into these). `dns`
+  // is called once, when a DNS cluster is first watched; null: DNS
+  // clusters have no endpoints (their calls fail naming why).
   XdsClient(XdsBootstrap bootstrap, const XdsOptions& options,
-            std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+            std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
+            DnsSourceFactory dns = nullptr);
   ~XdsClient();
   XdsClient(const XdsClient&) = delete;
   XdsClient& operator=(const XdsClient&) = delete;
@@ -130,6 +143,7 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   struct Entry;
   struct TargetWatch;
   struct ClusterWatch;
+  struct DnsWatch;
   struct TypeState;
 
   void Unwatch(const void* watch);
@@ -154,11 +168,31 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyClusterLocked(ClusterWatch& watch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A cluster with no endpoints for `why` (it or its assignment does not
+  // exist; DNS cannot be asked): delivered once, its DNS watches dropped.
+  void FailClusterLocked(ClusterWatch& watch, std::string why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A LOGICAL_DNS or STRICT_DNS cluster: its hosts watched, their answers
+  // delivered together once they say something.
+  void NotifyDnsClusterLocked(ClusterWatch& watch,
+                              const std::shared_ptr<const AnyResource>& cluster)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `watch`'s DNS watches those of `cluster`'s hosts: a host it had
+  // keeps its subscription; a new one is subscribed (the DNS source made
+  // on first need), one gone is unsubscribed.
+  absl::Status WatchDnsHostsLocked(ClusterWatch& watch,
+                                   const ClusterResource& cluster)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // On the timer thread, after DNS watch `id` changed: its cluster is
+  // looked at again, if the watch is still there.
+  void OnDnsAnswer(uint64_t id);
+  BackendPolicy PolicyOf(const ClusterResource& cluster) const;
   Entry* Find(ResourceType type, const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const XdsBootstrap bootstrap_;
   const XdsOptions options_;
+  const DnsSourceFactory dns_factory_;
   std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
   grpc::GenericStub stub_;
 
@@ -177,6 +211,11 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
       ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<TargetWatch>> targets_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<ClusterWatch>> clusters_ ABSL_GUARDED_BY(mu_);
+  // The DNS clusters' source, shared by all of them: made on first need
+  // (null before, and after Shutdown), or why it could not be.
+  std::shared_ptr<DiscoverySource> dns_ ABSL_GUARDED_BY(mu_);
+  absl::Status dns_status_ ABSL_GUARDED_BY(mu_);
+  uint64_t dns_ids_ ABSL_GUARDED_BY(mu_) = 0;  // the last DnsWatch::id
 };
 
 // The endpoints a cluster's calls go to: the first priority with any, each

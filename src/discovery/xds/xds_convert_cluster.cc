@@ -10,7 +10,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "src/base/utf8.h"
 #include "src/discovery/xds/xds_convert.h"
 #include "src/model/address.h"
 
@@ -22,6 +25,9 @@ namespace endpoint_v3 = envoy::config::endpoint::v3;
 
 constexpr uint64_t kMaxRingSize = 8 * 1024 * 1024;  // Envoy's and gRPC's cap
 constexpr int kMaxEndpoints = 100'000;
+// The most hosts a STRICT_DNS cluster resolves: each is a DNS watch of
+// its own.
+constexpr int kMaxDnsHosts = 100;
 constexpr uint64_t kMaxWeightSum = std::numeric_limits<uint32_t>::max();
 
 // An enum value's name, or its number when mesh's protos do not know it.
@@ -30,7 +36,7 @@ std::string EnumName(const std::string& name, Enum value) {
   return name.empty() ? absl::StrCat(static_cast<int>(value)) : name;
 }
 
-absl::Status CheckDiscoveryType(const Cluster& cluster) {
+absl::StatusOr<ClusterResource::Discovery> DiscoveryOf(const Cluster& cluster) {
   switch (cluster.cluster_discovery_type_case()) {
     case Cluster::kClusterType:
       return FieldError(
@@ -41,27 +47,183 @@ absl::Status CheckDiscoveryType(const Cluster& cluster) {
     case Cluster::CLUSTER_DISCOVERY_TYPE_NOT_SET:
       return FieldError("type",
                         "unset (STATIC) clusters are not supported: "
-                        "mesh takes endpoints from EDS");
+                        "mesh takes endpoints from EDS or DNS");
     case Cluster::kType:
       break;
   }
   switch (cluster.type()) {
     case Cluster::EDS:
-      return absl::OkStatus();
-    case Cluster::STRICT_DNS:
+      return ClusterResource::Discovery::kEds;
     case Cluster::LOGICAL_DNS:
-      return FieldError(
-          "type", absl::StrCat(Cluster::DiscoveryType_Name(cluster.type()),
-                               ": DNS clusters are not supported yet: they "
-                               "come with DNS discovery"));
+      return ClusterResource::Discovery::kLogicalDns;
+    case Cluster::STRICT_DNS:
+      return ClusterResource::Discovery::kStrictDns;
     default:
       return FieldError(
           "type",
           absl::StrCat(EnumName(Cluster::DiscoveryType_Name(cluster.type()),
                                 cluster.type()),
                        " clusters are not supported: mesh takes endpoints "
-                       "from EDS"));
+                       "from EDS or DNS"));
   }
+}
+
+absl::Status ConvertEdsConfig(const Cluster& cluster, ClusterResource* out) {
+  if (!cluster.has_eds_cluster_config()) {
+    return FieldError("eds_cluster_config", "missing for an EDS cluster");
+  }
+  const Cluster::EdsClusterConfig& eds = cluster.eds_cluster_config();
+  if (!eds.has_eds_config()) {
+    return FieldError("eds_cluster_config.eds_config", "missing");
+  }
+  if (!eds.eds_config().has_ads() && !eds.eds_config().has_self()) {
+    return FieldError("eds_cluster_config.eds_config",
+                      "must be ads or self: mesh asks for endpoints on its "
+                      "ADS stream only");
+  }
+  out->eds_service_name =
+      eds.service_name().empty() ? cluster.name() : eds.service_name();
+  return absl::OkStatus();
+}
+
+// A name c-ares can be asked for: letters, digits, '-', '_' and dots
+// between labels of 1 to 63 characters, 253 at most in all (a final dot
+// allowed). What is not refused here would only fail every query later.
+bool IsDnsName(absl::string_view name) {
+  if (!name.empty() && name.back() == '.') name.remove_suffix(1);
+  if (name.empty() || name.size() > 253) return false;
+  size_t label = 0;
+  for (char c : name) {
+    if (c == '.') {
+      if (label == 0) return false;
+      label = 0;
+      continue;
+    }
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_') return false;
+    if (++label > 63) return false;
+  }
+  return label > 0;
+}
+
+// One lb_endpoint of a DNS cluster's load_assignment: a socket_address
+// with a name (or an IP literal) and a port_value, resolved through DNS.
+absl::StatusOr<DnsHost> ConvertDnsHost(
+    const endpoint_v3::LbEndpoint& lb_endpoint) {
+  if (!lb_endpoint.has_endpoint()) return FieldError("endpoint", "missing");
+  const auto& address = lb_endpoint.endpoint().address();
+  if (!address.has_socket_address()) {
+    return FieldError("endpoint.address.socket_address",
+                      "missing: a DNS cluster resolves a name and a port");
+  }
+  const auto& socket = address.socket_address();
+  constexpr absl::string_view kSocket = "endpoint.address.socket_address";
+  if (!socket.resolver_name().empty()) {
+    return FieldError(absl::StrCat(kSocket, ".resolver_name"),
+                      absl::StrCat("'", PrintableText(socket.resolver_name()),
+                                   "': a DNS cluster resolves through DNS "
+                                   "only"));
+  }
+  if (socket.has_named_port()) {
+    return FieldError(absl::StrCat(kSocket, ".named_port"),
+                      "not supported: give a port_value");
+  }
+  if (socket.address().empty()) {
+    return FieldError(absl::StrCat(kSocket, ".address"), "empty");
+  }
+  DnsHost out;
+  out.host = socket.address();
+  if (!IpAddress::Parse(out.host).ok() && !IsDnsName(out.host)) {
+    return FieldError(absl::StrCat(kSocket, ".address"),
+                      absl::StrCat("'", PrintableText(out.host),
+                                   "' is neither a DNS name nor an IP "
+                                   "address"));
+  }
+  const uint32_t port = socket.port_value();
+  if (port == 0 || port > 65535) {
+    return FieldError(absl::StrCat(kSocket, ".port_value"),
+                      absl::StrCat(port, " is outside 1..65535"));
+  }
+  out.port = static_cast<uint16_t>(port);
+  if (lb_endpoint.has_load_balancing_weight()) {
+    out.weight = lb_endpoint.load_balancing_weight().value();
+    if (out.weight == 0) {
+      return FieldError("load_balancing_weight", "must be at least 1");
+    }
+  }
+  return out;
+}
+
+// A DNS cluster's hosts from its load_assignment. LOGICAL_DNS (gRFC A37):
+// exactly one locality with exactly one lb_endpoint. STRICT_DNS: every
+// lb_endpoint that may serve (health UNKNOWN or HEALTHY, as for EDS), at
+// most kMaxDnsHosts, each once. Priorities other than 0 are refused:
+// failing over between DNS names is not carried out.
+absl::Status ConvertDnsHosts(const Cluster& cluster, ClusterResource* out) {
+  const auto& assignment = cluster.load_assignment();
+  const bool logical =
+      out->discovery == ClusterResource::Discovery::kLogicalDns;
+  const char* type = logical ? "LOGICAL_DNS" : "STRICT_DNS";
+  if (!cluster.has_load_assignment()) {
+    return FieldError("load_assignment",
+                      absl::StrCat("missing: a ", type,
+                                   " cluster resolves the hosts it names"));
+  }
+  if (logical && assignment.endpoints_size() != 1) {
+    return FieldError(
+        "load_assignment.endpoints",
+        absl::StrCat(assignment.endpoints_size(),
+                     " localities: a LOGICAL_DNS cluster has exactly one"));
+  }
+  int64_t count = 0;
+  for (const auto& locality : assignment.endpoints()) {
+    count += locality.lb_endpoints_size();
+  }
+  if (count == 0) {
+    return FieldError("load_assignment.endpoints",
+                      absl::StrCat("no lb_endpoints: a ", type,
+                                   " cluster needs a host to resolve"));
+  }
+  if (count > kMaxDnsHosts) {
+    return FieldError("load_assignment.endpoints",
+                      absl::StrCat(count, " hosts, more than ", kMaxDnsHosts,
+                                   " (the most a DNS cluster resolves)"));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (int i = 0; i < assignment.endpoints_size(); ++i) {
+    const endpoint_v3::LocalityLbEndpoints& locality = assignment.endpoints(i);
+    const std::string path = absl::StrCat("load_assignment.endpoints[", i, "]");
+    if (locality.priority() != 0) {
+      return FieldError(path + ".priority",
+                        absl::StrCat(locality.priority(),
+                                     ": priorities are not supported for DNS "
+                                     "clusters"));
+    }
+    if (logical && locality.lb_endpoints_size() != 1) {
+      return FieldError(
+          path + ".lb_endpoints",
+          absl::StrCat(locality.lb_endpoints_size(),
+                       " lb_endpoints: a LOGICAL_DNS cluster has exactly "
+                       "one"));
+    }
+    for (int j = 0; j < locality.lb_endpoints_size(); ++j) {
+      const endpoint_v3::LbEndpoint& lb_endpoint = locality.lb_endpoints(j);
+      const std::string at = absl::StrCat(path, ".lb_endpoints[", j, "]");
+      absl::StatusOr<DnsHost> host = ConvertDnsHost(lb_endpoint);
+      if (!host.ok()) return Within(at, host.status());
+      const auto health = lb_endpoint.health_status();
+      // gRPC reads no health for its one LOGICAL_DNS host.
+      if (!logical && health != envoy::config::core::v3::UNKNOWN &&
+          health != envoy::config::core::v3::HEALTHY) {
+        continue;
+      }
+      if (!seen.insert(host->Target()).second) {
+        return FieldError(at + ".endpoint.address",
+                          absl::StrCat("duplicate host ", host->Target()));
+      }
+      out->dns_hosts.push_back(*std::move(host));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ConvertRingHash(const Cluster& cluster, ClusterResource* out) {
@@ -338,26 +500,24 @@ absl::Status CheckPriorities(
 
 }  // namespace
 
+std::string DnsHost::Target() const {
+  return host.find(':') == std::string::npos
+             ? absl::StrCat(host, ":", port)
+             : absl::StrCat("[", host, "]:", port);
+}
+
 absl::StatusOr<ClusterResource> ConvertCluster(
     const Cluster& cluster, const CertificateProviders& providers) {
   ClusterResource out;
   out.name = cluster.name();
-  absl::Status s = CheckDiscoveryType(cluster);
+  absl::StatusOr<ClusterResource::Discovery> discovery = DiscoveryOf(cluster);
+  if (!discovery.ok()) return discovery.status();
+  out.discovery = *discovery;
+  // A DNS cluster needs no eds_cluster_config; one it has is not read.
+  absl::Status s = out.discovery == ClusterResource::Discovery::kEds
+                       ? ConvertEdsConfig(cluster, &out)
+                       : ConvertDnsHosts(cluster, &out);
   if (!s.ok()) return s;
-  if (!cluster.has_eds_cluster_config()) {
-    return FieldError("eds_cluster_config", "missing for an EDS cluster");
-  }
-  const Cluster::EdsClusterConfig& eds = cluster.eds_cluster_config();
-  if (!eds.has_eds_config()) {
-    return FieldError("eds_cluster_config.eds_config", "missing");
-  }
-  if (!eds.eds_config().has_ads() && !eds.eds_config().has_self()) {
-    return FieldError("eds_cluster_config.eds_config",
-                      "must be ads or self: mesh asks for endpoints on its "
-                      "ADS stream only");
-  }
-  out.eds_service_name =
-      eds.service_name().empty() ? cluster.name() : eds.service_name();
   s = ConvertLbPolicy(cluster, &out);
   if (!s.ok()) return s;
   if (cluster.has_transport_socket()) {

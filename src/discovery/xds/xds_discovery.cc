@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "mesh/dns.h"
 #include "mesh/xds.h"
+#include "src/discovery/dns/dns_options.h"
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/csds_service.h"
 #include "src/discovery/xds/xds_client.h"
@@ -58,6 +60,10 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
     return absl::InvalidArgumentError(
         "XdsOptions.max_message_bytes must be at least 1024");
   }
+  if (absl::Status s = internal::ValidateDnsOptions(options.dns); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("XdsOptions.dns: ", s.message()));
+  }
   absl::StatusOr<internal::xds::XdsBootstrap> bootstrap =
       internal::xds::LoadXdsBootstrap(options.bootstrap_json,
                                       options.bootstrap_path);
@@ -76,8 +82,10 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
     }
     credentials = *std::move(tls);
   }
+  // DNS clusters' source: made by the client when it first needs one.
   auto client = std::make_shared<internal::xds::XdsClient>(
-      *std::move(bootstrap), options, std::move(credentials));
+      *std::move(bootstrap), options, std::move(credentials),
+      [dns = options.dns] { return NewDnsDiscovery(dns); });
   internal::xds::RegisterForCsds(client);
   return std::shared_ptr<DiscoverySource>(
       std::make_shared<XdsDiscovery>(std::move(client)));

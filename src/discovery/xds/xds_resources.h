@@ -115,11 +115,36 @@ struct OutlierDetection {
   std::optional<FailurePercentage> failure_percentage;
 };
 
+// A name a DNS cluster resolves: one lb_endpoint of its load_assignment.
+struct DnsHost {
+  std::string host;  // a DNS name or an IP literal, as written
+  uint16_t port = 0;
+  // The lb_endpoint's load_balancing_weight: each address the name
+  // resolves to gets it.
+  uint32_t weight = 1;
+
+  // "host:port" ("[v6]:port" for an IPv6 literal), as DNS discovery takes
+  // it.
+  std::string Target() const;
+  friend bool operator==(const DnsHost& a, const DnsHost& b) {
+    return a.host == b.host && a.port == b.port && a.weight == b.weight;
+  }
+};
+
 struct ClusterResource {
   std::string name;
-  // The ClusterLoadAssignment to ask EDS for: eds_cluster_config.service_name,
-  // else the cluster's name.
+  // Where the endpoints come from (Cluster.type). EDS: the
+  // ClusterLoadAssignment named below. LOGICAL_DNS (gRFC A37, as gRPC):
+  // every address of its one host. STRICT_DNS (as Envoy): every address of
+  // each of its hosts.
+  enum class Discovery { kEds, kLogicalDns, kStrictDns };
+  Discovery discovery = Discovery::kEds;
+  // EDS: the ClusterLoadAssignment to ask for: eds_cluster_config.
+  // service_name, else the cluster's name. Empty for DNS clusters.
   std::string eds_service_name;
+  // LOGICAL_DNS (exactly one) and STRICT_DNS (1 to 100): the hosts of
+  // load_assignment, in order, distinct. Empty for EDS.
+  std::vector<DnsHost> dns_hosts;
   enum class LbPolicy { kRoundRobin, kLeastRequest, kRingHash };
   LbPolicy lb_policy = LbPolicy::kRoundRobin;
   // RING_HASH: ring_hash_lb_config min/max ring size (defaults 1024 and
