@@ -100,11 +100,12 @@ class XdsDnsClusterTest : public ::testing::Test {
 
   // The Mesh over the ADS server, its DNS clusters resolved through
   // dnsmasq; channel_ to xds:///kTarget.
-  void MakeMesh() {
+  void MakeMesh(const Dnsmasq* dns = nullptr,
+                absl::Duration max_refresh = absl::Seconds(1)) {
     testing::XdsMeshOptions options;
-    options.dns.servers = {dns_->address()};
+    options.dns.servers = {(dns != nullptr ? dns : dns_.get())->address()};
     options.dns.min_refresh = absl::Milliseconds(200);
-    options.dns.max_refresh = absl::Seconds(1);
+    options.dns.max_refresh = max_refresh;
     options.dns.query_timeout = absl::Milliseconds(300);
     options.dns.tries = 1;
     auto mesh = testing::MakeXdsMesh(server_->address(), options);
@@ -207,6 +208,31 @@ TEST_F(XdsDnsClusterTest, LogicalDnsFollowsARecordChange) {
   Spread(200);
   EXPECT_GT(Served("127.0.0.3"), 0);
   EXPECT_EQ(Served("127.0.0.1"), first) << "the removed record still served";
+}
+
+// With a TTL of 300 s only an early query sees the record move in time:
+// calls that cannot connect to the old address ask the cluster's name again.
+TEST_F(XdsDnsClusterTest, AFailedConnectionAsksTheNameAgainBeforeTheTtl) {
+  auto slow = Dnsmasq::Start(kDomain, /*ttl_seconds=*/300);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  ASSERT_TRUE((*slow)->SetHosts({{"127.0.0.1", "echo.mesh.test"}}).ok());
+  responder_->Set(DnsCluster("LOGICAL_DNS", Host("echo.mesh.test", port_)));
+  ASSERT_NO_FATAL_FAILURE(MakeMesh(slow->get(), absl::Seconds(300)));
+  ExpectEndpoints(At({"127.0.0.1"}));
+  ASSERT_TRUE(Call().ok());
+  // The record moves to .2, and .1's server goes away.
+  ASSERT_TRUE((*slow)->SetHosts({{"127.0.0.2", "echo.mesh.test"}}).ok());
+  backends_.erase("127.0.0.1");
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        CallOptions quick;
+        quick.timeout = absl::Seconds(1);
+        return channel_->CallRaw("/test.Echo/Say", "x", quick).status.ok();
+      },
+      absl::Seconds(10)))
+      << mesh_->Describe();
+  EXPECT_GT(Served("127.0.0.2"), 0);
+  EXPECT_THAT(mesh_->Describe(), HasSubstr("after connection failures"));
 }
 
 TEST_F(XdsDnsClusterTest, StrictDnsServesTheUnionWithEachHostsWeight) {

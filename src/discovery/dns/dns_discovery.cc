@@ -202,6 +202,8 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       // records.
       delivered_ = false;
       last_.clear();
+      // The reason first: the destination keeps it as why there are none.
+      observer_->OnDiscoveryError(answer.status());
       observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
       // Asked again, in case the name is created.
       ScheduleQueryLocked(Clamp(kNxdomainRetry));
@@ -232,6 +234,8 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       delivered_ = true;
       last_ = addresses;
       if (addresses.empty()) {
+        observer_->OnDiscoveryError(absl::NotFoundError(
+            absl::StrCat("DNS: '", host_, "' has no A or AAAA records")));
         observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
       } else {
         std::vector<Endpoint> endpoints;

@@ -433,6 +433,7 @@ class XdsClient::Subscription final : public DiscoverySubscription {
       : client_(std::move(client)), watch_(watch) {}
   ~Subscription() override { client_->Unwatch(watch_); }
   State GetState() const override { return client_->WatchState(watch_); }
+  void RefreshSoon() override { client_->RefreshSoon(watch_); }
 
  private:
   const std::shared_ptr<XdsClient> client_;
@@ -1266,6 +1267,18 @@ DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {
     }
   }
   return state;
+}
+
+void XdsClient::RefreshSoon(const void* watch) {
+  MutexLock lock(&mu_);
+  for (const auto& c : clusters_) {
+    if (c.get() != watch) continue;
+    // A DNS cluster's names may have moved; the DNS source only posts this
+    // to its own thread, so nothing here waits.
+    for (const DnsWatch& d : c->dns) {
+      if (d.subscription != nullptr) d.subscription->RefreshSoon();
+    }
+  }
 }
 
 DiscoverySubscription::State XdsClient::StreamState() const {

@@ -133,6 +133,10 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   DiscoverySubscription::State StreamState() const;
   // The stream's state with the resources behind one watch.
   DiscoverySubscription::State WatchState(const void* watch) const;
+  // A call could not connect to one of a watch's endpoints: a DNS
+  // cluster's names are asked again early (DiscoverySubscription::
+  // RefreshSoon); EDS clusters and targets ignore it.
+  void RefreshSoon(const void* watch);
 
   // Cancels the stream and waits until no callback runs. Idempotent.
   void Shutdown();
