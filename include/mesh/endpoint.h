@@ -75,12 +75,15 @@ struct EndpointUpdate {
   static EndpointUpdate Reset(std::vector<Endpoint> endpoints);
   static EndpointUpdate Add(std::vector<Endpoint> endpoints);
   static EndpointUpdate Remove(std::vector<std::string> addresses);
-  static EndpointUpdate NoEndpoints(bool exists);
+  // `reason`: why there are none, for the calls that find none (e.g. "DNS:
+  // no such name 'db.example' (NXDOMAIN)"); empty if the source has none.
+  static EndpointUpdate NoEndpoints(bool exists, std::string reason = "");
 
   Kind kind = Kind::kReset;
   std::vector<Endpoint> endpoints;     // kReset, kAdd
   std::vector<std::string> addresses;  // kRemove
   bool exists = true;                  // kNoEndpoints
+  std::string reason;                  // kNoEndpoints
 };
 
 // What a discovery source emits into. Calls for one subscription are

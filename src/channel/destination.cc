@@ -304,11 +304,11 @@ absl::Status Destination::NoEndpointsStatus() const {
     return absl::UnavailableError(
         absl::StrCat("no endpoints for target '", target_, "' (", why, ")"));
   }
-  // What the source said about its last update, if anything: why there is
-  // none (an xDS DNS cluster names the DNS names that have no address).
-  const std::string said = last_error_.ok()
+  // Why there are none, if the source said (e.g. DNS: the name does not
+  // exist).
+  const std::string said = no_endpoints_reason_.empty()
                                ? std::string()
-                               : absl::StrCat(" (", last_error_.message(), ")");
+                               : absl::StrCat(" (", no_endpoints_reason_, ")");
   if (!set_.exists()) {
     return absl::UnavailableError(
         absl::StrCat("target '", target_, "' does not exist", said));
@@ -429,14 +429,11 @@ void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
               target_.c_str(), set_.size(), std::string(s.message()).c_str());
       return;
     }
-    // An error the source reported just before it said there are no
-    // endpoints is why (an xDS cluster whose DNS names do not exist): kept
-    // for NoEndpointsStatus. Otherwise a good update ends the error.
-    if (update.kind != EndpointUpdate::Kind::kNoEndpoints ||
-        !error_since_update_) {
-      last_error_ = absl::OkStatus();
-    }
-    error_since_update_ = false;
+    last_error_ = absl::OkStatus();
+    // Why there are none, as the source said; any other update ends it.
+    no_endpoints_reason_ = update.kind == EndpointUpdate::Kind::kNoEndpoints
+                               ? update.reason
+                               : std::string();
     const std::shared_ptr<const List>& current = set_.entries();
     if (current != previous) {
       // Endpoint metrics follow the set: an endpoint the update left as it
@@ -501,7 +498,6 @@ void Destination::OnDiscoveryError(const absl::Status& status) {
   {
     MutexLock lock(&mu_);
     last_error_ = status;
-    error_since_update_ = true;
     waiters = TakeSettledWaiters();
   }
   Release(std::move(waiters));

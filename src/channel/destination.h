@@ -299,9 +299,9 @@ class Destination final : public EndpointObserver,
   Set set_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
-  // last_error_ came after the last update: a NoEndpoints update that
-  // follows keeps it, as the reason there are none.
-  bool error_since_update_ ABSL_GUARDED_BY(mu_) = false;
+  // The last NoEndpoints update's reason (EndpointUpdate::reason); empty
+  // after any other update.
+  std::string no_endpoints_reason_ ABSL_GUARDED_BY(mu_);
   // With require_identity: what the last update left out ("2 endpoint(s)
   // without a TLS identity left out ..."), for NoEndpointsStatus and the
   // log (once per distinct text); empty when nothing was.

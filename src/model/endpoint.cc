@@ -86,10 +86,11 @@ EndpointUpdate EndpointUpdate::Remove(std::vector<std::string> addresses) {
   return u;
 }
 
-EndpointUpdate EndpointUpdate::NoEndpoints(bool exists) {
+EndpointUpdate EndpointUpdate::NoEndpoints(bool exists, std::string reason) {
   EndpointUpdate u;
   u.kind = Kind::kNoEndpoints;
   u.exists = exists;
+  u.reason = std::move(reason);
   return u;
 }
 

@@ -336,10 +336,11 @@ class HandSource final : public DiscoverySource {
   EndpointObserver* observer_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
-// An error reported just before NoEndpoints is why there are none (an xDS
-// DNS cluster's names that do not exist): calls name it, the waiting ones
-// too; a later update without one leaves it out.
-TEST(WaitForEndpointsReasonTest, TheReasonBeforeNoEndpointsIsNamed) {
+// NoEndpoints carries why there are none (DNS: the name does not exist):
+// calls name it, the waiting ones too; an error reported before it (a
+// stream that dropped, a rejected update) is not taken for the reason; a
+// later update without a reason leaves the old one out.
+TEST(WaitForEndpointsReasonTest, TheReasonOfNoEndpointsIsNamed) {
   auto source = std::make_shared<HandSource>();
   MeshOptions options;
   options.discovery = source;
@@ -353,9 +354,9 @@ TEST(WaitForEndpointsReasonTest, TheReasonBeforeNoEndpointsIsNamed) {
   }
   EXPECT_EQ(results.done(), 0);
   source->Deliver([](EndpointObserver& o) {
-    o.OnDiscoveryError(
-        absl::UnavailableError("DNS name 'gone.test' does not exist"));
-    o.OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+    o.OnDiscoveryError(absl::UnavailableError("stream ended; reconnecting"));
+    o.OnEndpointUpdate(EndpointUpdate::NoEndpoints(
+        false, "DNS name 'gone.test' does not exist"));
   });
   ASSERT_TRUE(results.WaitAll());
   for (int i = 0; i < 5; ++i) {
@@ -363,14 +364,21 @@ TEST(WaitForEndpointsReasonTest, TheReasonBeforeNoEndpointsIsNamed) {
                 HasSubstr("target 'books.test:7000' does not exist (DNS name "
                           "'gone.test' does not exist)"))
         << i;
+    EXPECT_THAT(std::string(results.at(i).status.message()),
+                Not(HasSubstr("reconnecting")))
+        << i;
   }
-  // The same answer again, without a reason: the old one is not told.
+  // An error, then the same answer without a reason: neither the old
+  // reason nor the error is told as why.
   source->Deliver([](EndpointObserver& o) {
+    o.OnDiscoveryError(absl::UnavailableError("rejected an update"));
     o.OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
   });
   CallResult r = channel->CallRaw(kMethod, "x");
   EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(r.status.message()), Not(HasSubstr("gone.test")));
+  EXPECT_THAT(std::string(r.status.message()),
+              Not(HasSubstr("rejected an update")));
   EXPECT_THAT(std::string(r.status.message()),
               HasSubstr("target 'books.test:7000' does not exist"));
 }

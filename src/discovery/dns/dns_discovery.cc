@@ -202,9 +202,8 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       // records.
       delivered_ = false;
       last_.clear();
-      // The reason first: the destination keeps it as why there are none.
-      observer_->OnDiscoveryError(answer.status());
-      observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+      observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(
+          false, std::string(answer.status().message())));
       // Asked again, in case the name is created.
       ScheduleQueryLocked(Clamp(kNxdomainRetry));
       return;
@@ -234,9 +233,8 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       delivered_ = true;
       last_ = addresses;
       if (addresses.empty()) {
-        observer_->OnDiscoveryError(absl::NotFoundError(
-            absl::StrCat("DNS: '", host_, "' has no A or AAAA records")));
-        observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
+        observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(
+            true, absl::StrCat("DNS: '", host_, "' has no A or AAAA records")));
       } else {
         std::vector<Endpoint> endpoints;
         endpoints.reserve(addresses.size());

@@ -971,7 +971,7 @@ void XdsClient::FailClusterLocked(ClusterWatch& w, std::string why) {
   w.cluster_resource = w.endpoints_resource = nullptr;
   w.failure = why;
   w.endpoints->OnDiscoveryError(absl::UnavailableError(why));
-  w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false));
+  w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false, why));
 }
 
 BackendPolicy XdsClient::PolicyOf(const ClusterResource& cluster) const {
@@ -1075,7 +1075,10 @@ absl::Status XdsClient::WatchDnsHostsLocked(ClusterWatch& w,
           [](const DnsWatch& d, const DnsHost& h) { return d.host == h; });
   if (same) return absl::OkStatus();
   if (shut_down_) return absl::UnavailableError("the xDS client is shut down");
-  if (dns_ == nullptr && dns_status_.ok()) {
+  // A source that could not be made is tried again at a later update, at
+  // most every 5 s.
+  if (dns_ == nullptr &&
+      (dns_status_.ok() || absl::Now() - dns_failed_at_ >= absl::Seconds(5))) {
     absl::StatusOr<std::shared_ptr<DiscoverySource>> made =
         dns_factory_ ? dns_factory_()
                      : absl::FailedPreconditionError("no DNS source");
@@ -1083,6 +1086,7 @@ absl::Status XdsClient::WatchDnsHostsLocked(ClusterWatch& w,
       dns_ = *std::move(made);
     } else {
       dns_status_ = made.status();
+      dns_failed_at_ = absl::Now();
       gpr_log(GPR_ERROR, "mesh: xds: cannot resolve DNS clusters: %s",
               std::string(dns_status_.message()).c_str());
     }
@@ -1165,6 +1169,14 @@ void XdsClient::NotifyDnsClusterLocked(
       update.kind != DnsClusterUpdate::Kind::kWaiting &&
       (!w.delivered || w.cluster_resource != resource ||
        !w.dns_delivered.has_value() || !(*w.dns_delivered == update));
+  // Failed queries first: the last answers stand (the DNS source keeps
+  // them); said so, as the DNS source says it to its own subscribers, and
+  // before the update, whose own reason (if none serve) comes last.
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (answers[i].error.empty()) continue;
+    w.endpoints->OnDiscoveryError(absl::UnavailableError(
+        absl::StrCat("xDS Cluster '", w.cluster, "': ", answers[i].error)));
+  }
   if (deliver) {
     w.delivered = true;
     w.cluster_resource = resource;
@@ -1174,21 +1186,12 @@ void XdsClient::NotifyDnsClusterLocked(
     if (update.kind == DnsClusterUpdate::Kind::kEndpoints) {
       w.endpoints->OnEndpointUpdate(EndpointUpdate::Reset(update.endpoints));
     } else {
-      // The reason just before the update it explains (the destination
-      // keeps it then): calls that find no endpoint name the hosts that
-      // have none.
-      w.endpoints->OnDiscoveryError(absl::UnavailableError(
+      // Calls that find no endpoint name the hosts that have none.
+      w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(
+          update.exists,
           absl::StrCat("xDS Cluster '", w.cluster, "': ", update.why)));
-      w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(update.exists));
     }
     w.dns_delivered = std::move(update);
-  }
-  // Failed queries: the last answers stand (the DNS source keeps them);
-  // said so, as the DNS source says it to its own subscribers.
-  for (size_t i = 0; i < answers.size(); ++i) {
-    if (answers[i].error.empty()) continue;
-    w.endpoints->OnDiscoveryError(absl::UnavailableError(
-        absl::StrCat("xDS Cluster '", w.cluster, "': ", answers[i].error)));
   }
 }
 
@@ -1270,15 +1273,25 @@ DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {
 }
 
 void XdsClient::RefreshSoon(const void* watch) {
-  MutexLock lock(&mu_);
-  for (const auto& c : clusters_) {
-    if (c.get() != watch) continue;
-    // A DNS cluster's names may have moved; the DNS source only posts this
-    // to its own thread, so nothing here waits.
-    for (const DnsWatch& d : c->dns) {
-      if (d.subscription != nullptr) d.subscription->RefreshSoon();
+  // On the call path: mu_ is taken on the timer thread, never here.
+  absl::AnyInvocable<void()> task = [weak = weak_from_this(), watch] {
+    auto self = weak.lock();
+    if (self == nullptr) return;
+    {
+      MutexLock lock(&self->mu_);
+      for (const auto& c : self->clusters_) {
+        if (c.get() != watch) continue;
+        // A DNS cluster's names may have moved; the DNS source only posts
+        // this to its own thread.
+        for (const DnsWatch& d : c->dns) {
+          if (d.subscription != nullptr) d.subscription->RefreshSoon();
+        }
+      }
     }
-  }
+    // Possibly the last owner: not destroyed on its own timer thread.
+    DestroyLater([self = std::move(self)] {});
+  };
+  timers_->TryRunAfter(absl::ZeroDuration(), task);  // dropped after Shutdown
 }
 
 DiscoverySubscription::State XdsClient::StreamState() const {

@@ -219,6 +219,7 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   // (null before, and after Shutdown), or why it could not be.
   std::shared_ptr<DiscoverySource> dns_ ABSL_GUARDED_BY(mu_);
   absl::Status dns_status_ ABSL_GUARDED_BY(mu_);
+  absl::Time dns_failed_at_ ABSL_GUARDED_BY(mu_);
   uint64_t dns_ids_ ABSL_GUARDED_BY(mu_) = 0;  // the last DnsWatch::id
 };
 

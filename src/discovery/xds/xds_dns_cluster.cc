@@ -39,6 +39,9 @@ void DnsHostAnswer::OnEndpointUpdate(const EndpointUpdate& update) {
     addresses.erase(std::unique(addresses.begin(), addresses.end()),
                     addresses.end());
     state_.answered = true;
+    // An answer replaces the failed query before it.
+    state_.error.clear();
+    state_.failed_unanswered.clear();
     wake = ChangedLocked();
   }
   if (wake) wake_();
@@ -49,6 +52,7 @@ void DnsHostAnswer::OnDiscoveryError(const absl::Status& status) {
   {
     MutexLock lock(&mu_);
     state_.error = std::string(status.message());
+    if (!state_.answered) state_.failed_unanswered = state_.error;
     wake = ChangedLocked();
   }
   if (wake) wake_();
@@ -75,7 +79,15 @@ DnsClusterUpdate CombineDnsAnswers(
   for (size_t i = 0; i < hosts.size() && i < answers.size(); ++i) {
     const DnsHostAnswer::State& a = answers[i];
     if (!a.answered) {
-      waiting = true;
+      if (!a.failed_unanswered.empty()) {
+        // Not known not to exist: as a name without records, saying why.
+        exists = true;
+        empty.push_back(
+            absl::StrCat("DNS name '", hosts[i].host,
+                         "' could not be resolved: ", a.failed_unanswered));
+      } else {
+        waiting = true;
+      }
       continue;
     }
     exists = exists || a.exists;

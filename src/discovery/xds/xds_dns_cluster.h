@@ -37,6 +37,10 @@ class DnsHostAnswer final : public EndpointObserver {
     // The last failed query since the previous Take(); empty if none. (A
     // failed query changes nothing else: the last answer stands.)
     std::string error;
+    // A query failed before any answer: why. The host then counts as
+    // answered with no address, so that it does not hold the cluster
+    // waiting for good. Cleared by an answer.
+    std::string failed_unanswered;
   };
 
   // `wake` is called after a change that Take() has not seen yet, once
