@@ -39,6 +39,7 @@
 #include "mesh/mesh.h"
 #include "mesh/xds.h"
 #include "tools/common/signals.h"
+#include "tools/common/tls_at_exit.h"
 #include "tools/mesh-call/flags.h"
 #include "tools/mesh-call/report.h"
 
@@ -433,4 +434,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace mesh::tools
 
-int main(int argc, char** argv) { return mesh::tools::Main(argc, argv); }
+int main(int argc, char** argv) {
+  mesh::tools::KeepTlsLibraryAtExit();
+  return mesh::tools::Main(argc, argv);
+}

@@ -17,6 +17,7 @@
 #include "src/base/utf8.h"
 #include "tools/common/flag_parser.h"
 #include "tools/common/server_tls.h"
+#include "tools/common/tls_at_exit.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
 namespace {
@@ -56,6 +57,7 @@ mesh::tools::FlagTable FlagTableFor(Flags* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mesh::tools::KeepTlsLibraryAtExit();
   Flags flags;
   absl::Status parsed =
       mesh::tools::ParseFlags(argc, argv, FlagTableFor(&flags));

@@ -28,6 +28,7 @@
 #include "tools/common/flag_parser.h"
 #include "tools/common/grpc_codes.h"
 #include "tools/common/server_tls.h"
+#include "tools/common/tls_at_exit.h"
 
 namespace {
 
@@ -81,6 +82,7 @@ mesh::tools::FlagTable ServerFlagTable(ServerFlags* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mesh::tools::KeepTlsLibraryAtExit();
   ServerFlags flags;
   if (absl::Status s =
           mesh::tools::ParseFlags(argc, argv, ServerFlagTable(&flags));

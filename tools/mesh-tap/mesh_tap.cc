@@ -28,6 +28,7 @@
 #include "linkerd/tap.grpc.pb.h"
 #include "tools/common/grpc_codes.h"
 #include "tools/common/signals.h"
+#include "tools/common/tls_at_exit.h"
 #include "tools/mesh-tap/flags.h"
 #include "tools/mesh-tap/format.h"
 
@@ -152,4 +153,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace mesh::tools
 
-int main(int argc, char** argv) { return mesh::tools::Main(argc, argv); }
+int main(int argc, char** argv) {
+  mesh::tools::KeepTlsLibraryAtExit();
+  return mesh::tools::Main(argc, argv);
+}
