@@ -324,9 +324,25 @@ void CheckCluster(const Cluster& wire) {
     }
   }
   REQUIRE(c->name == wire.name(), "name lost");
-  const std::string& service = wire.eds_cluster_config().service_name();
-  REQUIRE(c->eds_service_name == (service.empty() ? wire.name() : service),
-          "eds_service_name '", c->eds_service_name, "'");
+  if (c->discovery == xds::ClusterResource::Discovery::kEds) {
+    const std::string& service = wire.eds_cluster_config().service_name();
+    REQUIRE(c->eds_service_name == (service.empty() ? wire.name() : service),
+            "eds_service_name '", c->eds_service_name, "'");
+    REQUIRE(c->dns_hosts.empty(), "an EDS cluster with DNS names");
+  } else {
+    // A DNS cluster: at most 100 names (none if every lb_endpoint is
+    // unhealthy), each with a port, none asked of EDS.
+    REQUIRE(c->eds_service_name.empty(), "a DNS cluster asks EDS");
+    REQUIRE(c->dns_hosts.size() <= 100, c->dns_hosts.size(), " DNS names");
+    if (c->discovery == xds::ClusterResource::Discovery::kLogicalDns) {
+      REQUIRE(c->dns_hosts.size() == 1, "LOGICAL_DNS with ",
+              c->dns_hosts.size(), " names");
+    }
+    for (const xds::DnsHost& h : c->dns_hosts) {
+      REQUIRE(!h.host.empty() && h.port > 0, "DNS name '", h.host, "' port ",
+              h.port);
+    }
+  }
   REQUIRE(c->min_ring_size >= 1 && c->min_ring_size <= c->max_ring_size &&
               c->max_ring_size <= kMaxRingSize,
           "ring sizes ", c->min_ring_size, "..", c->max_ring_size);
