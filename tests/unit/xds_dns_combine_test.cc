@@ -1,12 +1,11 @@
 // CombineDnsAnswers and DnsHostAnswer: what the names of an xDS DNS
 // cluster make together, and how one name's answers are kept.
-#include "src/discovery/xds/xds_dns_cluster.h"
-
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/discovery/xds/xds_dns_cluster.h"
 
 namespace mesh::internal::xds {
 namespace {
