@@ -3,13 +3,13 @@
 #include <grpc/support/log.h>
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "src/balance/balancer.h"
+#include "src/base/clock.h"
 #include "src/base/mutex.h"
 #include "src/model/endpoint_tls.h"
 #include "src/tls/server_name_match.h"
@@ -233,9 +233,7 @@ void Destination::Start(DiscoverySource& source, const std::string& name,
 }
 
 void Destination::OnConnectFailure() {
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = Clock::Real()->NowNanos();
   int64_t last = last_refresh_ns_.load(std::memory_order_relaxed);
   if (now - last < 100'000'000 || !last_refresh_ns_.compare_exchange_strong(
                                       last, now, std::memory_order_relaxed)) {

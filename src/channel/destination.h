@@ -321,7 +321,7 @@ class Destination final : public EndpointObserver,
   // for O(changed endpoints) work; takes no other lock.
   mutable Mutex metrics_mu_;
 
-  // When OnConnectFailure last passed one on (steady clock, nanoseconds).
+  // When OnConnectFailure last passed one on (Clock::Real() nanoseconds).
   std::atomic<int64_t> last_refresh_ns_{0};
   // Guards the discovery subscriptions (taken apart from mu_: a source may
   // deliver while one is being made or dropped).

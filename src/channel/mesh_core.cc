@@ -179,19 +179,14 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
   absl::StatusOr<std::pair<DiscoverySource*, std::string>> source =
       SourceFor(parsed->scheme);
   if (!source.ok()) return source.status();
-  if (parsed->authority.empty()) {
-    return FindOrMake(target, *source->first, parsed->name, parsed->name,
-                      /*cluster=*/false);
-  }
-  if (!source->first->TakesAuthority()) {
+  if (!parsed->authority.empty() && !source->first->TakesAuthority()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "target '", target, "' names an authority, which the '",
         source->second.empty() ? "default" : source->second,
         "' discovery source does not take: write scheme:///name:port"));
   }
-  return FindOrMake(target, *source->first,
-                    absl::StrCat("//", parsed->authority, "/", parsed->name),
-                    parsed->name, /*cluster=*/false);
+  return FindOrMake(target, *source->first, SourceName(*parsed), parsed->name,
+                    /*cluster=*/false);
 }
 
 absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetClusterDestination(

@@ -288,4 +288,28 @@ absl::StatusOr<Target> ParseTarget(absl::string_view target) {
                 std::string(rest)};
 }
 
+std::string SourceName(const Target& target) {
+  return target.authority.empty()
+             ? target.name
+             : absl::StrCat("//", target.authority, "/", target.name);
+}
+
+bool SplitSourceName(absl::string_view source_name,
+                     absl::string_view* authority, absl::string_view* name) {
+  *authority = absl::string_view();
+  *name = source_name;
+  if (!absl::ConsumePrefix(name, "//")) return false;
+  const size_t slash = name->find('/');
+  *authority = name->substr(0, slash);
+  name->remove_prefix(slash == absl::string_view::npos ? name->size()
+                                                       : slash + 1);
+  return true;
+}
+
+std::string JoinHostPort(absl::string_view host, int port) {
+  return host.find(':') == absl::string_view::npos
+             ? absl::StrCat(host, ":", port)
+             : absl::StrCat("[", host, "]:", port);
+}
+
 }  // namespace mesh::internal

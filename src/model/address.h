@@ -127,6 +127,20 @@ struct Target {
 // not name:port.
 absl::StatusOr<Target> ParseTarget(absl::string_view target);
 
+// What a discovery source is asked for a target: its name, or
+// "//authority/name:port" when it names an authority (a source that takes
+// one, DiscoverySource::TakesAuthority).
+std::string SourceName(const Target& target);
+// The other way: `*authority` and `*name` of "//authority/name:port";
+// false (and `*name` the whole) for a name without one.
+bool SplitSourceName(absl::string_view source_name,
+                     absl::string_view* authority, absl::string_view* name);
+
+// "host:port", with an IPv6 literal in brackets: ("10.0.0.1", 80) →
+// "10.0.0.1:80", ("::1", 80) → "[::1]:80", ("db.example", 80) →
+// "db.example:80".
+std::string JoinHostPort(absl::string_view host, int port);
+
 }  // namespace mesh::internal
 
 #endif  // MESH_SRC_MODEL_ADDRESS_H_

@@ -357,6 +357,27 @@ TEST(ParseTargetTest, AnAuthorityIsKeptApartFromTheName) {
   EXPECT_EQ(t->authority, "");
 }
 
+TEST(SourceNameTest, AnAuthorityTravelsToTheSourceAndBack) {
+  Target t = *ParseTarget("dns://10.0.0.2:53/db.internal:5432");
+  const std::string source_name = SourceName(t);
+  EXPECT_EQ(source_name, "//10.0.0.2:53/db.internal:5432");
+  absl::string_view authority, name;
+  EXPECT_TRUE(SplitSourceName(source_name, &authority, &name));
+  EXPECT_EQ(authority, "10.0.0.2:53");
+  EXPECT_EQ(name, "db.internal:5432");
+  const std::string bare = SourceName(*ParseTarget("dns:///db.internal:5432"));
+  EXPECT_EQ(bare, "db.internal:5432");
+  EXPECT_FALSE(SplitSourceName(bare, &authority, &name));
+  EXPECT_EQ(authority, "");
+  EXPECT_EQ(name, "db.internal:5432");
+}
+
+TEST(JoinHostPortTest, Ipv6LiteralsAreBracketed) {
+  EXPECT_EQ(JoinHostPort("10.0.0.1", 80), "10.0.0.1:80");
+  EXPECT_EQ(JoinHostPort("::1", 80), "[::1]:80");
+  EXPECT_EQ(JoinHostPort("db.example", 5432), "db.example:5432");
+}
+
 TEST(ParseTargetTest, ABadAuthorityIsRefused) {
   for (std::string bad :
        {std::string("dns://a:1"), std::string("dns://a b/x:1"),

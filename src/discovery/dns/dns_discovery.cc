@@ -16,7 +16,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "mesh/dns.h"
 #include "src/base/mutex.h"
 #include "src/base/utf8.h"
@@ -54,13 +53,6 @@ absl::Status SplitTarget(const std::string& target, std::string* host,
   return absl::OkStatus();
 }
 
-// "10.0.0.1" and 80 → "10.0.0.1:80"; "::1" → "[::1]:80".
-std::string EndpointAddress(const std::string& ip, int port) {
-  if (ip.find(':') != std::string::npos)
-    return absl::StrCat("[", ip, "]:", port);
-  return absl::StrCat(ip, ":", port);
-}
-
 // One name followed for one observer.
 class Watch final : public std::enable_shared_from_this<Watch> {
  public:
@@ -72,7 +64,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
         options_(options),
         loop_(loop) {}
 
-  void Start() { Query(/*generation=*/0); }  // generation_ starts at 0
+  void Start() { Query(/*generation=*/0, /*early=*/false); }  // from 0
 
   // A connection to one of the answer's addresses failed. Never blocks:
   // the decision is the loop thread's (EarlyQuery).
@@ -124,19 +116,18 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     const absl::Time at = std::max(absl::Now(), last_query_ + early_floor_);
     if (next_query_ <= at) return;
     ++early_queries_;
-    ScheduleQueryLocked(at);
-    next_is_early_ = true;
+    ScheduleQueryLocked(at, /*early=*/true);
   }
 
-  // Runs the query scheduled as `generation`, unless a later schedule
-  // replaced it.
-  void Query(uint64_t generation) {
+  // Runs the query scheduled as `generation` (an early one, or not),
+  // unless a later schedule replaced it.
+  void Query(uint64_t generation, bool early) {
     {
       MutexLock lock(&mu_);
       if (cancelled_ || generation != generation_) return;
       ++queries_;
       in_flight_ = true;
-      query_is_early_ = next_is_early_;
+      query_is_early_ = early;
       last_query_ = absl::Now();
       next_query_ = absl::InfiniteFuture();
     }
@@ -149,13 +140,15 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   }
 
   // The next query at `when`; any query scheduled before is dropped.
-  void ScheduleQueryLocked(absl::Time when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void ScheduleQueryLocked(absl::Time when, bool early = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const uint64_t generation = ++generation_;
     next_query_ = when;
-    next_is_early_ = false;
     std::weak_ptr<Watch> weak = weak_from_this();
-    loop_->RunAt(when, [weak, generation] {
-      if (std::shared_ptr<Watch> self = weak.lock()) self->Query(generation);
+    loop_->RunAt(when, [weak, generation, early] {
+      if (std::shared_ptr<Watch> self = weak.lock()) {
+        self->Query(generation, early);
+      }
     });
   }
   void ScheduleQueryLocked(absl::Duration after)
@@ -210,7 +203,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     }
     std::vector<std::string> addresses;
     for (const std::string& ip : answer->addresses) {
-      addresses.push_back(EndpointAddress(ip, port_));
+      addresses.push_back(internal::JoinHostPort(ip, port_));
     }
     std::sort(addresses.begin(), addresses.end());
     // A name without records is asked again like one that does not exist
@@ -258,7 +251,6 @@ class Watch final : public std::enable_shared_from_this<Watch> {
   absl::Time last_query_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Time next_query_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   int64_t early_queries_ ABSL_GUARDED_BY(mu_) = 0;
-  bool next_is_early_ ABSL_GUARDED_BY(mu_) = false;
   bool query_is_early_ ABSL_GUARDED_BY(mu_) = false;
   absl::Duration early_floor_ ABSL_GUARDED_BY(mu_) = options_.min_refresh;
   bool delivered_ ABSL_GUARDED_BY(mu_) = false;
@@ -296,16 +288,8 @@ class DnsDiscovery final : public DiscoverySource {
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override {
     // "//server/host:port" (dns://server/host:port): asked of that server.
-    absl::string_view name = target;
-    absl::string_view server;
-    bool own_server = false;
-    if (absl::ConsumePrefix(&name, "//")) {
-      const size_t slash = name.find('/');
-      server = name.substr(0, slash);
-      own_server = true;
-      name.remove_prefix(slash == absl::string_view::npos ? name.size()
-                                                          : slash + 1);
-    }
+    absl::string_view server, name;
+    const bool own_server = internal::SplitSourceName(target, &server, &name);
     std::string host;
     int port = 0;
     if (absl::Status s = SplitTarget(std::string(name), &host, &port);
@@ -314,7 +298,7 @@ class DnsDiscovery final : public DiscoverySource {
           absl::FailedPreconditionError(absl::StrCat("DNS: ", s.message())));
       return std::make_unique<FixedSubscription>();
     }
-    const std::string literal = EndpointAddress(host, port);
+    const std::string literal = internal::JoinHostPort(host, port);
     if (internal::SocketAddress::Parse(literal).ok()) {
       observer->OnEndpointUpdate(EndpointUpdate::Reset({Endpoint(literal)}));
       return std::make_unique<FixedSubscription>();
@@ -322,9 +306,9 @@ class DnsDiscovery final : public DiscoverySource {
     // c-ares answers "localhost" from the hosts file only, which this source
     // does not read: it is the loopback addresses.
     if (absl::EqualsIgnoreCase(host, "localhost")) {
-      observer->OnEndpointUpdate(
-          EndpointUpdate::Reset({Endpoint(EndpointAddress("127.0.0.1", port)),
-                                 Endpoint(EndpointAddress("::1", port))}));
+      observer->OnEndpointUpdate(EndpointUpdate::Reset(
+          {Endpoint(internal::JoinHostPort("127.0.0.1", port)),
+           Endpoint(internal::JoinHostPort("::1", port))}));
       return std::make_unique<FixedSubscription>();
     }
     AresLoop* loop = loop_.get();

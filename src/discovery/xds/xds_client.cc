@@ -974,6 +974,20 @@ void XdsClient::FailClusterLocked(ClusterWatch& w, std::string why) {
   w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(false, why));
 }
 
+namespace {
+
+// The cluster's TLS context (if any) on each of its endpoints.
+void GiveClusterTls(const ClusterResource& cluster,
+                    std::vector<Endpoint>* endpoints) {
+  if (cluster.tls == nullptr) return;
+  for (Endpoint& e : *endpoints) {
+    e.tls = cluster.tls;
+    e.tls_identity = cluster.tls_identity;
+  }
+}
+
+}  // namespace
+
 BackendPolicy XdsClient::PolicyOf(const ClusterResource& cluster) const {
   BackendPolicy policy;
   switch (cluster.lb_policy) {
@@ -1053,12 +1067,7 @@ void XdsClient::NotifyClusterLocked(ClusterWatch& w) {
   }
   w.endpoints->OnBackendPolicy(policy);
   std::vector<Endpoint> endpoints = EndpointsToServe(assignment);
-  if (cluster.tls != nullptr) {
-    for (Endpoint& e : endpoints) {
-      e.tls = cluster.tls;
-      e.tls_identity = cluster.tls_identity;
-    }
-  }
+  GiveClusterTls(cluster, &endpoints);
   if (endpoints.empty()) {
     w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
   } else {
@@ -1113,19 +1122,9 @@ absl::Status XdsClient::WatchDnsHostsLocked(ClusterWatch& w,
     d.host = host;
     // The answer is looked at on the timer thread, under mu_ (see
     // DnsHostAnswer): never on the DNS source's thread.
-    d.answer = std::make_unique<DnsHostAnswer>(
-        [weak = weak_from_this(), timers = timers_, id = d.id] {
-          absl::AnyInvocable<void()> task = [weak, id] {
-            auto self = weak.lock();
-            if (self == nullptr) return;
-            self->OnDnsAnswer(id);
-            // Possibly the last owner: not destroyed on its own timer
-            // thread.
-            DestroyLater([self = std::move(self)] {});
-          };
-          // Refused once the client has shut down: then dropped.
-          timers->TryRunAfter(absl::ZeroDuration(), task);
-        });
+    d.answer = std::make_unique<DnsHostAnswer>([this, id = d.id] {
+      PostToTimers([id](XdsClient& self) { self.OnDnsAnswer(id); });
+    });
     d.subscription = dns_->Subscribe(target, d.answer.get());
   }
   // The hosts left out are unsubscribed here.
@@ -1159,12 +1158,7 @@ void XdsClient::NotifyDnsClusterLocked(
     answers.push_back(d.answer->Take());
   }
   DnsClusterUpdate update = CombineDnsAnswers(hosts, answers);
-  if (cluster.tls != nullptr) {
-    for (Endpoint& e : update.endpoints) {
-      e.tls = cluster.tls;
-      e.tls_identity = cluster.tls_identity;
-    }
-  }
+  GiveClusterTls(cluster, &update.endpoints);
   const bool deliver =
       update.kind != DnsClusterUpdate::Kind::kWaiting &&
       (!w.delivered || w.cluster_resource != resource ||
@@ -1274,20 +1268,25 @@ DiscoverySubscription::State XdsClient::WatchState(const void* watch) const {
 
 void XdsClient::RefreshSoon(const void* watch) {
   // On the call path: mu_ is taken on the timer thread, never here.
-  absl::AnyInvocable<void()> task = [weak = weak_from_this(), watch] {
-    auto self = weak.lock();
-    if (self == nullptr) return;
-    {
-      MutexLock lock(&self->mu_);
-      for (const auto& c : self->clusters_) {
-        if (c.get() != watch) continue;
-        // A DNS cluster's names may have moved; the DNS source only posts
-        // this to its own thread.
-        for (const DnsWatch& d : c->dns) {
-          if (d.subscription != nullptr) d.subscription->RefreshSoon();
-        }
+  PostToTimers([watch](XdsClient& self) {
+    MutexLock lock(&self.mu_);
+    for (const auto& c : self.clusters_) {
+      if (c.get() != watch) continue;
+      // A DNS cluster's names may have moved; the DNS source only posts
+      // this to its own thread.
+      for (const DnsWatch& d : c->dns) {
+        if (d.subscription != nullptr) d.subscription->RefreshSoon();
       }
     }
+  });
+}
+
+void XdsClient::PostToTimers(absl::AnyInvocable<void(XdsClient&)> work) {
+  absl::AnyInvocable<void()> task = [weak = weak_from_this(),
+                                     work = std::move(work)]() mutable {
+    auto self = weak.lock();
+    if (self == nullptr) return;
+    work(*self);
     // Possibly the last owner: not destroyed on its own timer thread.
     DestroyLater([self = std::move(self)] {});
   };

@@ -43,6 +43,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -191,6 +192,10 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   // looked at again, if the watch is still there.
   void OnDnsAnswer(uint64_t id);
   BackendPolicy PolicyOf(const ClusterResource& cluster) const;
+  // Runs `work` on the timer thread with the client alive, never on the
+  // caller's (which may be the DNS source's, or a call's); dropped after
+  // Shutdown. Any thread; takes no lock of the client's.
+  void PostToTimers(absl::AnyInvocable<void(XdsClient&)> work);
   Entry* Find(ResourceType type, const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

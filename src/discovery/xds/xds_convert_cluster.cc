@@ -509,11 +509,7 @@ absl::Status CheckPriorities(
 
 }  // namespace
 
-std::string DnsHost::Target() const {
-  return host.find(':') == std::string::npos
-             ? absl::StrCat(host, ":", port)
-             : absl::StrCat("[", host, "]:", port);
-}
+std::string DnsHost::Target() const { return JoinHostPort(host, port); }
 
 absl::StatusOr<ClusterResource> ConvertCluster(
     const Cluster& cluster, const CertificateProviders& providers) {
