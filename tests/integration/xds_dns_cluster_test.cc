@@ -260,6 +260,11 @@ TEST_F(XdsDnsClusterTest, StrictDnsServesTheUnionWithEachHostsWeight) {
   responder_->Update(
       DnsCluster("STRICT_DNS",
                  Host("b.mesh.test", port_) + Host("nope.mesh.test", port_)));
+  // Once the missing name has answered (until then it adds nothing
+  // anyway), the set is still the other name's alone.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return absl::StrContains(mesh_->Describe(), "NXDOMAIN");
+  })) << mesh_->Describe();
   ExpectEndpoints(At({"127.0.0.2", "127.0.0.3"}));
   const int64_t first = Served("127.0.0.1");
   Spread(100);
