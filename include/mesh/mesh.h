@@ -114,9 +114,10 @@ struct ChannelOptions {
   absl::Duration fail_fast_timeout = absl::Seconds(3);
   // Retry, on any route, a request that certainly never reached a server
   // (its connection could not be made; TransportResponse::never_sent),
-  // preferring another endpoint. Such retries spend the retry budget and
-  // stay within the deadline like any other. Requests over 64 KiB are not
-  // kept for replay, so never retried.
+  // preferring another endpoint, at most 3 times a call (a lone endpoint
+  // that cannot be reached is not hammered). Such retries spend the retry
+  // budget and stay within the deadline like any other. Requests over
+  // 64 KiB are not kept for replay, so never retried.
   bool retry_connect_failures = true;
 };
 

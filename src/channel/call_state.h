@@ -38,7 +38,8 @@ struct ChannelCore::Call {
   RouteMetrics* metrics = nullptr;
   bool replayable = false;
   uint32_t attempts = 0;
-  std::string last_endpoint;  // the next attempt prefers another
+  uint32_t connect_retries = 0;  // retries after attempts never sent
+  std::string last_endpoint;     // the next attempt prefers another
   // Waiting for endpoints: until when at most (the deadline, or the start
   // plus the fail-fast timeout), whether the call has waited (it is then off
   // its caller's thread), and whether its wait timed out.

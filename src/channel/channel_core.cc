@@ -561,6 +561,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.route_retryable = route.is_retryable;
   end.replayable = call->replayable;
   end.retry_connect_failures = options_.retry_connect_failures;
+  end.connect_retries = call->connect_retries;
   end.retry_on = &route.retry_policy.retry_on;
   // A stream that received anything is the caller's now: not retried.
   const bool committed = call->stream != nullptr && call->stream->committed();
@@ -578,6 +579,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
     } else if (verdict == RetryVerdict::kBudget) {
       call->metrics->RecordRetrySkipped(RetrySkipReason::kBudget);
     } else if (verdict == RetryVerdict::kRetry) {
+      if (response.never_sent) ++call->connect_retries;
       call->last_endpoint = std::move(address);
       if (wait <= absl::ZeroDuration()) return StartAttempt(std::move(call));
       absl::AnyInvocable<void()> retry = [self = shared_from_this(),

@@ -2,6 +2,15 @@
 
 namespace mesh::internal {
 
+namespace {
+
+bool ConnectRetryWanted(const AttemptEnd& end) {
+  return end.never_sent && end.retry_connect_failures &&
+         end.connect_retries < kMaxConnectFailureRetries;
+}
+
+}  // namespace
+
 bool RetryWanted(const AttemptEnd& end) {
   if (!end.replayable) return false;
   if (end.route_retryable && end.retry_on != nullptr &&
@@ -9,12 +18,12 @@ bool RetryWanted(const AttemptEnd& end) {
     for (absl::StatusCode code : *end.retry_on) {
       if (code == end.code) return true;
     }
-    return end.never_sent && end.retry_connect_failures;
+    return ConnectRetryWanted(end);
   }
   const bool gave_up = end.code == absl::StatusCode::kDeadlineExceeded ||
                        end.code == absl::StatusCode::kCancelled;
   if (end.route_retryable && end.classified_failure && !gave_up) return true;
-  return end.never_sent && end.retry_connect_failures;
+  return ConnectRetryWanted(end);
 }
 
 RetryVerdict DecideRetry(uint32_t attempts, uint32_t max_attempts,

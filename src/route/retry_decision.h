@@ -20,6 +20,12 @@
 
 namespace mesh::internal {
 
+// A call's retries of requests that never reached a server, when the route
+// itself would not retry them (ChannelOptions::retry_connect_failures
+// alone): enough to step past a few dead endpoints, never a storm of
+// attempts against a lone one that cannot be reached.
+inline constexpr uint32_t kMaxConnectFailureRetries = 3;
+
 // How an attempt ended, as far as retrying is concerned.
 struct AttemptEnd {
   absl::StatusCode code = absl::StatusCode::kOk;
@@ -28,6 +34,8 @@ struct AttemptEnd {
   bool route_retryable = false;         // the route allows retries
   bool replayable = false;              // the request body was kept for replay
   bool retry_connect_failures = false;  // ChannelOptions: retry never_sent
+  // The call's retries so far after attempts that were never sent.
+  uint32_t connect_retries = 0;
   // RetryPolicy::retry_on of the route; null or empty: classified failures.
   const std::vector<absl::StatusCode>* retry_on = nullptr;
 };
@@ -36,8 +44,9 @@ struct AttemptEnd {
 // timeout or a cancellation: the deadline covers every attempt — or, with
 // `retry_on`, for an attempt that ended with one of its codes (the server's
 // CANCELLED and DEADLINE_EXCEEDED included), or, when
-// the channel allows it, for a request that never reached a server. Never
-// for a request whose body was not kept.
+// the channel allows it, for a request that never reached a server (at most
+// kMaxConnectFailureRetries times a call). Never for a request whose body
+// was not kept.
 bool RetryWanted(const AttemptEnd& end);
 
 enum class RetryVerdict {

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
+#include "src/route/retry_decision.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/test_support.h"
 
@@ -296,6 +297,32 @@ TEST(ConnectFailureTest, RequestsThatNeverReachedAServerAreRetried) {
     EXPECT_EQ(r.endpoint, fleet.backends[0]->address());
   }
   EXPECT_EQ(fleet.backends[0]->calls_received(), 20);
+}
+
+TEST(ConnectFailureTest, ALoneDeadEndpointCostsACallFourAttemptsNotTheBudget) {
+  Fixture f;
+  LiveAndDead fleet;
+  ASSERT_TRUE(f.discovery->SetEndpoints(kTarget, {{fleet.dead}}).ok());
+  auto channel = *f.mesh->NewChannel(kTarget);  // retry_connect_failures on
+  const testing::PrometheusLabels route = {{"authority", kTarget},
+                                           {"route", "[default]"}};
+  auto attempts = [&] {
+    absl::StatusOr<testing::PrometheusText> text =
+        testing::ParsePrometheusText(f.mesh->Metrics());
+    return text.ok()
+               ? text->Value("route_actual_request_total", route).value_or(-1)
+               : -1;
+  };
+  for (int call = 1; call <= 3; ++call) {
+    CallResult r = channel->CallRaw(kMethod, "x");
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable) << r.status;
+    EXPECT_EQ(r.endpoint, fleet.dead);
+    // The first attempt and kMaxConnectFailureRetries more, each call: the
+    // retry budget (10 a second for 10 s, at the start) would allow far
+    // more.
+    EXPECT_EQ(attempts(), call * (1 + internal::kMaxConnectFailureRetries))
+        << "after call " << call;
+  }
 }
 
 TEST(ConnectFailureTest, WithoutTheOptionTheFailureReachesTheCaller) {

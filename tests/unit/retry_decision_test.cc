@@ -60,6 +60,26 @@ TEST(RetryWantedTest, ARequestNeverSentOnAnyRouteWhenTheChannelAllows) {
   EXPECT_TRUE(RetryWanted(end));
 }
 
+TEST(RetryWantedTest, ARequestNeverSentIsRetriedAFewTimesACallOnly) {
+  AttemptEnd end;
+  end.code = absl::StatusCode::kUnavailable;
+  end.never_sent = true;
+  end.replayable = true;
+  end.retry_connect_failures = true;
+  for (uint32_t i = 0; i < kMaxConnectFailureRetries; ++i) {
+    end.connect_retries = i;
+    EXPECT_TRUE(RetryWanted(end)) << i;
+  }
+  end.connect_retries = kMaxConnectFailureRetries;
+  EXPECT_FALSE(RetryWanted(end));
+  // A route that retries UNAVAILABLE itself is not held to it.
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kUnavailable};
+  end.route_retryable = true;
+  end.retry_on = &retry_on;
+  EXPECT_TRUE(RetryWanted(end));
+}
+
 TEST(DecideRetryTest, ChecksAttemptsThenTimeThenBudget) {
   const absl::Time now = absl::Now();
   const absl::Time deadline = now + absl::Seconds(1);
