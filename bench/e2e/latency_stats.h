@@ -40,6 +40,9 @@ class LatencyStats {
 // spaced in log10(1 / (1 - p)) (`steps` points per decade).
 std::vector<double> CurvePercentiles(int steps_per_decade = 20);
 
+// CPU time used so far by every thread of this process, in seconds.
+double ProcessCpuSeconds();
+
 // One row per run: calls, success rate, p50, p90, p99, p99.9, max in ms.
 std::string SummaryCsv(const std::vector<LatencyStats>& runs);
 

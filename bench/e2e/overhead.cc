@@ -60,6 +60,7 @@
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/grpc_caller.h"
+#include "bench/e2e/latency_stats.h"
 #include "bench/e2e/overhead_report.h"
 #include "mesh/mesh.h"
 #include "tools/common/echo_backend.h"
@@ -100,13 +101,6 @@ Flags ParseFlags(int argc, char** argv) {
 
 // Starts one call; `done(ok)` runs once, on any thread, and must not block.
 using StartCall = std::function<void(std::function<void(bool)> done)>;
-
-// CPU time used so far by every thread of this process, in seconds.
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // Runs `calls` calls with `concurrency` closed-loop workers, appending to
 // `samples` (if not null).

@@ -8,8 +8,10 @@
 // Unary: closed-loop calls (`--concurrency` threads, each starting its
 // next call when the last returns), with the sync stub and with the
 // callback stub (stub->async(), the thread waiting for the callback); per
-// call latency and the variant's calls/s. Bidi: one stream per variant, a
-// writer thread writing
+// call latency, the variant's calls/s, and the whole process's CPU time per
+// call (callers, gRPC, mesh and the server: on a small machine the p50
+// also measures how long one thread takes to wake another on another CPU).
+// Bidi: one stream per variant, a writer thread writing
 // `--messages` messages while the reader reads their echoes; messages/s.
 // The variants run interleaved, `--rounds` rounds, each variant first warmed
 // up; the goal ratios (mesh p50 / direct p50 <= 1.05, calls/s and
@@ -138,8 +140,9 @@ int Main(int argc, char** argv) {
   for (bool callback : {false, true})
     for (int c : f.concurrency) {
       const char* api = callback ? "callback" : "sync";
-      std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2];
-      std::vector<double> plain_ratio, plain_p50;
+      std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2], cpu[2];
+      std::vector<double> plain_ratio, plain_p50, plain_cpu, cpu_ratio;
+      std::vector<double> plain_cpu_ratio;
       for (int r = 0; r < f.rounds; ++r) {
         UnaryRun run[2];
         for (int v = 0; v < 2; ++v) {
@@ -149,11 +152,16 @@ int Main(int argc, char** argv) {
           UnaryRun plain = RunChannelUnary(**plain_channel, f.calls, c);
           plain_p50.push_back(plain.p50_ms);
           plain_ratio.push_back(plain.p50_ms / run[0].p50_ms);
+          plain_cpu.push_back(plain.cpu_us_per_call);
+          plain_cpu_ratio.push_back(plain.cpu_us_per_call /
+                                    run[0].cpu_us_per_call);
         }
         for (int v = 0; v < 2; ++v) {
           p50[v].push_back(run[v].p50_ms);
           rate[v].push_back(run[v].calls_per_s);
+          cpu[v].push_back(run[v].cpu_us_per_call);
         }
+        cpu_ratio.push_back(run[1].cpu_us_per_call / run[0].cpu_us_per_call);
         p50_ratio.push_back(run[1].p50_ms / run[0].p50_ms);
         rate_ratio.push_back(run[1].calls_per_s / run[0].calls_per_s);
       }
@@ -166,11 +174,19 @@ int Main(int argc, char** argv) {
                     Thousands(static_cast<int64_t>(Median(rate[0]))),
                     Thousands(static_cast<int64_t>(Median(rate[1]))),
                     absl::StrFormat("%.3f", rr)});
+      table.AddRow({absl::StrCat(api, " unary CPU per call (µs)"),
+                    absl::StrCat(c), absl::StrFormat("%.1f", Median(cpu[0])),
+                    absl::StrFormat("%.1f", Median(cpu[1])),
+                    absl::StrFormat("%.3f", Median(cpu_ratio))});
       if (!callback) {
         table.AddRow({"(mesh::Channel::Call p50, ms, no stub)", absl::StrCat(c),
                       absl::StrFormat("%.3f", Median(p50[0])),
                       absl::StrFormat("%.3f", Median(plain_p50)),
                       absl::StrFormat("%.3f", Median(plain_ratio))});
+        table.AddRow({"(mesh::Channel::Call CPU per call, µs, no stub)",
+                      absl::StrCat(c), absl::StrFormat("%.1f", Median(cpu[0])),
+                      absl::StrFormat("%.1f", Median(plain_cpu)),
+                      absl::StrFormat("%.3f", Median(plain_cpu_ratio))});
       }
       goals.AddRow({absl::StrCat("stubs: ", api, " stub unary p50 at ", c,
                                  " in flight ≤ 1.05× direct"),

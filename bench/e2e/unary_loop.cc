@@ -21,11 +21,14 @@ using meshtest::TestEcho;
 
 namespace {
 
-// The p50 and rate of a run that started at `start` and has just ended;
-// dies if any of its `expected` calls failed.
+// The p50, rate and CPU of a run that started at `start` (the process
+// having used `cpu_start` seconds of CPU then) and has just ended; dies if
+// any of its `expected` calls failed.
 UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
-                   const std::vector<int>& ok, int expected, absl::Time start) {
+                   const std::vector<int>& ok, int expected, absl::Time start,
+                   double cpu_start) {
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const double cpu_s = ProcessCpuSeconds() - cpu_start;
   std::vector<double> all;
   int succeeded = 0;
   for (size_t t = 0; t < latencies.size(); ++t) {
@@ -36,7 +39,7 @@ UnaryRun Summarize(const std::vector<std::vector<double>>& latencies,
     Die(absl::StrCat(expected - succeeded, " unary calls failed"));
   }
   LatencyStats stats = LatencyStats::From("run", std::move(all), succeeded);
-  return {stats.Percentile(50), expected / seconds};
+  return {stats.Percentile(50), expected / seconds, cpu_s * 1e6 / expected};
 }
 
 }  // namespace
@@ -49,6 +52,7 @@ UnaryRun RunClosedLoop(int calls, int threads,
   EchoRequest request;
   request.set_message(std::string(64, 'x'));
   absl::Time start = absl::Now();
+  const double cpu_start = ProcessCpuSeconds();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
@@ -62,7 +66,7 @@ UnaryRun RunClosedLoop(int calls, int threads,
     });
   }
   for (auto& w : workers) w.join();
-  return Summarize(latencies, ok, per_thread * threads, start);
+  return Summarize(latencies, ok, per_thread * threads, start, cpu_start);
 }
 
 UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads, bool callback) {

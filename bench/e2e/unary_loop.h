@@ -19,12 +19,16 @@ namespace mesh::bench {
 struct UnaryRun {
   double p50_ms = 0;
   double calls_per_s = 0;
+  // CPU time of the whole process (callers, gRPC, mesh, the server) over
+  // the run, per call: what a call costs, apart from where the scheduler
+  // puts the threads that wake each other.
+  double cpu_us_per_call = 0;
 };
 
 // `calls` calls split over `threads` workers, each making its next call
 // when the last returns: `call` makes one (64-byte message; thread-safe),
-// true if it succeeded. The p50 latency and the rate; dies (bench_cli.h's
-// Die) if any call failed.
+// true if it succeeded. The p50 latency, the rate and the CPU; dies
+// (bench_cli.h's Die) if any call failed.
 UnaryRun RunClosedLoop(
     int calls, int threads,
     const std::function<bool(const meshtest::EchoRequest&)>& call);
