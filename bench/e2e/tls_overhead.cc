@@ -171,6 +171,7 @@ int Main(int argc, char** argv) {
   for (int c : f.concurrency) {
     std::vector<double> ratio, rate_ratio, p50[2], rate[2];
     std::vector<double> direct_ratio, direct_p50[2];
+    std::vector<double> cpu[2], cpu_ratio, direct_cpu[2], direct_cpu_ratio;
     for (int r = 0; r < f.rounds; ++r) {
       UnaryRun run[2], direct_run[2];
       for (int v = 0; v < 2; ++v) {
@@ -181,7 +182,12 @@ int Main(int argc, char** argv) {
         p50[v].push_back(run[v].p50_ms);
         rate[v].push_back(run[v].calls_per_s);
         direct_p50[v].push_back(direct_run[v].p50_ms);
+        cpu[v].push_back(run[v].cpu_us_per_call);
+        direct_cpu[v].push_back(direct_run[v].cpu_us_per_call);
       }
+      cpu_ratio.push_back(run[1].cpu_us_per_call / run[0].cpu_us_per_call);
+      direct_cpu_ratio.push_back(direct_run[1].cpu_us_per_call /
+                                 direct_run[0].cpu_us_per_call);
       ratio.push_back(run[1].p50_ms / run[0].p50_ms);
       rate_ratio.push_back(run[1].calls_per_s / run[0].calls_per_s);
       direct_ratio.push_back(direct_run[1].p50_ms / direct_run[0].p50_ms);
@@ -195,11 +201,20 @@ int Main(int argc, char** argv) {
                   Thousands(static_cast<int64_t>(Median(rate[0]))),
                   Thousands(static_cast<int64_t>(Median(rate[1]))),
                   absl::StrFormat("%.3f", Median(rate_ratio))});
+    table.AddRow({"unary CPU per call (µs, whole process)", absl::StrCat(c),
+                  absl::StrFormat("%.1f", Median(cpu[0])),
+                  absl::StrFormat("%.1f", Median(cpu[1])),
+                  absl::StrFormat("%.3f", Median(cpu_ratio))});
     table.AddRow({"(direct grpc::Channel, no mesh: unary p50, ms)",
                   absl::StrCat(c),
                   absl::StrFormat("%.3f", Median(direct_p50[0])),
                   absl::StrFormat("%.3f", Median(direct_p50[1])),
                   absl::StrFormat("%.3f", Median(direct_ratio))});
+    table.AddRow({"(direct grpc::Channel, no mesh: CPU per call, µs)",
+                  absl::StrCat(c),
+                  absl::StrFormat("%.1f", Median(direct_cpu[0])),
+                  absl::StrFormat("%.1f", Median(direct_cpu[1])),
+                  absl::StrFormat("%.3f", Median(direct_cpu_ratio))});
     goals.AddRow({absl::StrCat("identity: mTLS unary p50 at ", c,
                                " in flight ≤ 1.10× plaintext"),
                   absl::StrFormat("**%.3f×**", pr),
