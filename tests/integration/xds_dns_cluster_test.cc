@@ -12,7 +12,8 @@
 // naming it; a bad LOGICAL_DNS cluster is NACKed naming the field while the
 // last good one serves; a cluster switching between EDS and DNS follows;
 // with the DNS server gone the last answer serves, and the Mesh goes at
-// once.
+// once; the cluster's dns_lookup_family chooses among a name's A and AAAA
+// addresses (a backend on ::1 too).
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -65,11 +66,12 @@ std::string Host(const std::string& name, int port,
 }
 
 // Cluster kCluster of `type` whose one locality holds `lb_endpoints`
-// (text).
-Cluster DnsCluster(const std::string& type, const std::string& lb_endpoints) {
+// (text), with `more` fields.
+Cluster DnsCluster(const std::string& type, const std::string& lb_endpoints,
+                   const std::string& more = "") {
   return Parse<Cluster>(absl::StrCat("name: \"", kCluster, "\" type: ", type,
                                      " load_assignment { endpoints { ",
-                                     lb_endpoints, " } }"));
+                                     lb_endpoints, " } } ", more));
 }
 
 class XdsDnsClusterTest : public ::testing::Test {
@@ -233,6 +235,40 @@ TEST_F(XdsDnsClusterTest, AFailedConnectionAsksTheNameAgainBeforeTheTtl) {
       << mesh_->Describe();
   EXPECT_GT(Served("127.0.0.2"), 0);
   EXPECT_THAT(mesh_->Describe(), HasSubstr("after connection failures"));
+}
+
+// A name with an A and an AAAA record (backends on 127.0.0.1 and ::1):
+// the cluster's dns_lookup_family decides which serve, and a new value
+// re-sent is followed without a new query.
+TEST_F(XdsDnsClusterTest, TheLookupFamilyChoosesWhichAddressesServe) {
+  auto v6 = EchoBackend::Start(port_, nullptr, "::1");
+  if (!v6.ok()) GTEST_SKIP() << "no IPv6 loopback here: " << v6.status();
+  ASSERT_TRUE(dns_->SetHosts({{"127.0.0.1", "dual.mesh.test"},
+                              {"::1", "dual.mesh.test"}})
+                  .ok());
+  const std::string v4_address = At({"127.0.0.1"})[0];
+  const std::string v6_address = absl::StrCat("[::1]:", port_);
+  auto cluster = [&](const std::string& family) {
+    return DnsCluster("STRICT_DNS", Host("dual.mesh.test", port_), family);
+  };
+  responder_->Set(cluster("dns_lookup_family: V4_ONLY"));
+  ASSERT_NO_FATAL_FAILURE(MakeMesh());
+  ExpectEndpoints({v4_address});
+  Spread(20);
+  EXPECT_EQ((*v6)->calls_received(), 0);
+
+  responder_->Set(cluster("dns_lookup_family: V6_ONLY"));
+  ExpectEndpoints({v6_address});
+  Spread(20);
+  EXPECT_EQ((*v6)->calls_received(), 20);
+
+  responder_->Set(cluster("dns_lookup_family: ALL"));
+  ExpectEndpoints({v4_address, v6_address});
+  responder_->Set(cluster("dns_lookup_family: V4_PREFERRED"));
+  ExpectEndpoints({v4_address});
+  // Unset: AUTO, IPv6 first.
+  responder_->Set(cluster(""));
+  ExpectEndpoints({v6_address});
 }
 
 TEST_F(XdsDnsClusterTest, StrictDnsServesTheUnionWithEachHostsWeight) {

@@ -1323,6 +1323,32 @@ TEST(ConvertCluster, LogicalDnsRefusalsNameTheirField) {
                         "resolves the hosts it names"));
 }
 
+TEST(ConvertCluster, DnsLookupFamilyIsRead) {
+  using Family = ClusterResource::DnsFamily;
+  const std::string one = Locality(Host("echo.mesh.test", 7001));
+  absl::StatusOr<ClusterResource> c =
+      ConvertCluster(DnsCluster("STRICT_DNS", one));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->dns_family, Family::kAuto);  // the field's default
+  const std::vector<std::pair<std::string, Family>> cases = {
+      {"AUTO", Family::kAuto},
+      {"V4_ONLY", Family::kV4Only},
+      {"V6_ONLY", Family::kV6Only},
+      {"V4_PREFERRED", Family::kV4Preferred},
+      {"ALL", Family::kAll}};
+  for (const auto& [name, family] : cases) {
+    c = ConvertCluster(
+        DnsCluster("LOGICAL_DNS", one, "dns_lookup_family: " + name));
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status();
+    EXPECT_EQ(c->dns_family, family) << name;
+  }
+  // A value this API does not know (an open enum keeps it) is refused.
+  EXPECT_THAT(
+      ClusterError(DnsCluster("STRICT_DNS", one, "dns_lookup_family: 9")),
+      HasSubstr("dns_lookup_family: 9 is not a known "
+                "DnsLookupFamily"));
+}
+
 TEST(ConvertCluster, StrictDnsResolvesEveryHostWithItsWeight) {
   absl::StatusOr<ClusterResource> c = ConvertCluster(DnsCluster(
       "STRICT_DNS",

@@ -42,6 +42,38 @@ TEST(CombineDnsAnswersTest, UnionWithTheFirstHostsWeight) {
   EXPECT_EQ(u.endpoints[2].weight, 5u);
 }
 
+TEST(CombineDnsAnswersTest, TheClustersLookupFamilyChoosesEachNamesAddresses) {
+  using Family = ClusterResource::DnsFamily;
+  // a.test has both families; b.test only IPv4.
+  const std::vector<DnsHost> hosts = {Host("a.test"), Host("b.test")};
+  const std::vector<DnsHostAnswer::State> answers = {
+      Answered({"10.0.0.1:80", "[fd00::1]:80"}), Answered({"10.0.0.2:80"})};
+  auto serving = [&](Family family) {
+    std::vector<std::string> out;
+    for (const Endpoint& e :
+         CombineDnsAnswers(hosts, answers, family).endpoints) {
+      out.push_back(e.address);
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(serving(Family::kAll),
+            (V{"10.0.0.1:80", "[fd00::1]:80", "10.0.0.2:80"}));
+  EXPECT_EQ(serving(Family::kV4Only), (V{"10.0.0.1:80", "10.0.0.2:80"}));
+  EXPECT_EQ(serving(Family::kV6Only), (V{"[fd00::1]:80"}));
+  // Per name: a.test's IPv6 address; b.test, which has none, its IPv4 one.
+  EXPECT_EQ(serving(Family::kAuto), (V{"[fd00::1]:80", "10.0.0.2:80"}));
+  EXPECT_EQ(serving(Family::kV4Preferred), (V{"10.0.0.1:80", "10.0.0.2:80"}));
+
+  // A name with none of the family says which records it lacks.
+  DnsClusterUpdate u = CombineDnsAnswers(
+      {Host("b.test")}, {Answered({"10.0.0.2:80"})}, Family::kV6Only);
+  EXPECT_EQ(u.kind, DnsClusterUpdate::Kind::kNone);
+  EXPECT_TRUE(u.exists);
+  EXPECT_THAT(u.why, HasSubstr("DNS name 'b.test' has no AAAA records (the "
+                               "cluster's dns_lookup_family is V6_ONLY)"));
+}
+
 TEST(CombineDnsAnswersTest, AHostNotAnsweredHoldsOnlyAnEmptyCluster) {
   DnsHostAnswer::State none;  // not answered
   EXPECT_EQ(CombineDnsAnswers({Host("a.test")}, {none}).kind,

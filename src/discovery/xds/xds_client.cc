@@ -1157,7 +1157,8 @@ void XdsClient::NotifyDnsClusterLocked(
     hosts.push_back(d.host);
     answers.push_back(d.answer->Take());
   }
-  DnsClusterUpdate update = CombineDnsAnswers(hosts, answers);
+  DnsClusterUpdate update =
+      CombineDnsAnswers(hosts, answers, cluster.dns_family);
   GiveClusterTls(cluster, &update.endpoints);
   const bool deliver =
       update.kind != DnsClusterUpdate::Kind::kWaiting &&

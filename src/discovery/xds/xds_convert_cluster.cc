@@ -162,6 +162,29 @@ absl::StatusOr<DnsHost> ConvertDnsHost(
   return out;
 }
 
+// A DNS cluster's dns_lookup_family.
+absl::StatusOr<ClusterResource::DnsFamily> ConvertDnsFamily(
+    const Cluster& cluster) {
+  using Family = ClusterResource::DnsFamily;
+  switch (cluster.dns_lookup_family()) {
+    case Cluster::AUTO:
+      return Family::kAuto;
+    case Cluster::V4_ONLY:
+      return Family::kV4Only;
+    case Cluster::V6_ONLY:
+      return Family::kV6Only;
+    case Cluster::V4_PREFERRED:
+      return Family::kV4Preferred;
+    case Cluster::ALL:
+      return Family::kAll;
+    default:
+      return FieldError(
+          "dns_lookup_family",
+          absl::StrCat(static_cast<int>(cluster.dns_lookup_family()),
+                       " is not a known DnsLookupFamily"));
+  }
+}
+
 // A DNS cluster's hosts from its load_assignment. LOGICAL_DNS (gRFC A37):
 // exactly one locality with exactly one lb_endpoint. STRICT_DNS: every
 // lb_endpoint that may serve (health UNKNOWN or HEALTHY, as for EDS), at
@@ -172,6 +195,9 @@ absl::Status ConvertDnsHosts(const Cluster& cluster, ClusterResource* out) {
   const bool logical =
       out->discovery == ClusterResource::Discovery::kLogicalDns;
   const char* type = logical ? "LOGICAL_DNS" : "STRICT_DNS";
+  absl::StatusOr<ClusterResource::DnsFamily> family = ConvertDnsFamily(cluster);
+  if (!family.ok()) return family.status();
+  out->dns_family = *family;
   if (!cluster.has_load_assignment()) {
     return FieldError("load_assignment",
                       absl::StrCat("missing: a ", type,

@@ -68,9 +68,55 @@ DnsHostAnswer::State DnsHostAnswer::Take() {
 
 bool DnsHostAnswer::ChangedLocked() { return !std::exchange(woken_, true); }
 
+namespace {
+
+using Family = ClusterResource::DnsFamily;
+
+// "[v6]:port" is an IPv6 address (DNS discovery's form); "a.b.c.d:port"
+// an IPv4 one.
+bool IsV6(const std::string& address) {
+  return !address.empty() && address[0] == '[';
+}
+
+// The addresses of one name that `family` lets serve.
+std::vector<std::string> OfFamily(const std::vector<std::string>& addresses,
+                                  Family family) {
+  if (family == Family::kAll) return addresses;
+  std::vector<std::string> v4, v6;
+  for (const std::string& a : addresses) (IsV6(a) ? v6 : v4).push_back(a);
+  switch (family) {
+    case Family::kV4Only:
+      return v4;
+    case Family::kV6Only:
+      return v6;
+    case Family::kAuto:
+      return v6.empty() ? v4 : v6;
+    case Family::kV4Preferred:
+      return v4.empty() ? v6 : v4;
+    case Family::kAll:
+      break;
+  }
+  return addresses;
+}
+
+// What a name lacks when none of its addresses may serve.
+const char* MissingRecords(Family family) {
+  switch (family) {
+    case Family::kV4Only:
+      return "has no A records (the cluster's dns_lookup_family is V4_ONLY)";
+    case Family::kV6Only:
+      return "has no AAAA records (the cluster's dns_lookup_family is "
+             "V6_ONLY)";
+    default:
+      return "has no A or AAAA records";
+  }
+}
+
+}  // namespace
+
 DnsClusterUpdate CombineDnsAnswers(
     const std::vector<DnsHost>& hosts,
-    const std::vector<DnsHostAnswer::State>& answers) {
+    const std::vector<DnsHostAnswer::State>& answers, Family family) {
   DnsClusterUpdate out;
   absl::flat_hash_set<std::string> seen;
   std::vector<std::string> empty;  // why each answered host has none
@@ -91,13 +137,14 @@ DnsClusterUpdate CombineDnsAnswers(
       continue;
     }
     exists = exists || a.exists;
-    if (a.addresses.empty()) {
-      empty.push_back(absl::StrCat(
-          "DNS name '", hosts[i].host, "' ",
-          a.exists ? "has no A or AAAA records" : "does not exist"));
+    const std::vector<std::string> serving = OfFamily(a.addresses, family);
+    if (serving.empty()) {
+      empty.push_back(
+          absl::StrCat("DNS name '", hosts[i].host, "' ",
+                       a.exists ? MissingRecords(family) : "does not exist"));
       continue;
     }
-    for (const std::string& address : a.addresses) {
+    for (const std::string& address : serving) {
       if (seen.insert(address).second) {
         out.endpoints.emplace_back(address, hosts[i].weight);
       }

@@ -87,10 +87,12 @@ struct DnsClusterUpdate {
 };
 
 // `answers[i]` is `hosts[i]`'s. A host that has not answered contributes
-// nothing yet; nor does one whose name does not exist or has no address.
+// nothing yet; nor does one whose name does not exist or has no address of
+// the families `family` lets serve.
 DnsClusterUpdate CombineDnsAnswers(
     const std::vector<DnsHost>& hosts,
-    const std::vector<DnsHostAnswer::State>& answers);
+    const std::vector<DnsHostAnswer::State>& answers,
+    ClusterResource::DnsFamily family = ClusterResource::DnsFamily::kAll);
 
 }  // namespace mesh::internal::xds
 

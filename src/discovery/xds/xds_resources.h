@@ -145,6 +145,11 @@ struct ClusterResource {
   // LOGICAL_DNS (exactly one) and STRICT_DNS (1 to 100): the hosts of
   // load_assignment, in order, distinct. Empty for EDS.
   std::vector<DnsHost> dns_hosts;
+  // DNS clusters: which of a name's addresses serve (dns_lookup_family,
+  // as Envoy reads it). kAuto: the IPv6 ones if the name has any, else the
+  // IPv4 ones; kV4Preferred the other way round.
+  enum class DnsFamily { kAuto, kV4Only, kV6Only, kV4Preferred, kAll };
+  DnsFamily dns_family = DnsFamily::kAuto;
   enum class LbPolicy { kRoundRobin, kLeastRequest, kRingHash };
   LbPolicy lb_policy = LbPolicy::kRoundRobin;
   // RING_HASH: ring_hash_lb_config min/max ring size (defaults 1024 and
