@@ -19,6 +19,7 @@
 #include "mesh/mesh.h"
 #include "meshtest/echo.grpc.pb.h"
 #include "src/base/mutex.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/test_echo_server.h"
 #include "tests/support/test_support.h"
 
@@ -83,6 +84,23 @@ class GrpcChannelTest : public ::testing::Test {
     policy.retry_on = {absl::StatusCode::kUnavailable};
     config.routes.push_back(RouteBuilder("all").Retryable(policy).Build());
     ASSERT_TRUE(mesh_.discovery->SetServiceConfig(kTarget, config).ok());
+  }
+
+  // Sets `config` for kTarget and waits (bounded) until it applies.
+  void ConfigureAndWait(const ServiceConfig& config) {
+    auto channel = mesh_.mesh->NewChannel(kTarget);
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    mesh_.Configure(**channel, kTarget, config);
+  }
+
+  // The value of the endpoint gauge `name` for `address` (-1: none).
+  double EndpointGauge(const std::string& name, const std::string& address) {
+    auto text = testing::ParsePrometheusText(mesh_.mesh->Metrics());
+    if (!text.ok()) {
+      ADD_FAILURE() << text.status();
+      return -1;
+    }
+    return text->Value(name, {{"endpoint", address}}).value_or(-1);
   }
 
   int TotalCancellations() const {
@@ -752,6 +770,86 @@ TEST_F(GrpcChannelTest, StreamDeadline) {
   EXPECT_FALSE(stream->Read(&response));
   grpc::Status status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+// The route's timeout is a stream's deadline: a stream with no deadline of
+// its own ends DEADLINE_EXCEEDED when its route's 300 ms run out (the
+// safety deadline is 20 s).
+TEST_F(GrpcChannelTest, RouteTimeoutIsTheStreamsDeadline) {
+  ServiceConfig config;
+  config.routes.push_back(RouteBuilder("bidi")
+                              .GrpcMethod("meshtest.TestEcho", "Bidi")
+                              .Timeout(absl::Milliseconds(300))
+                              .Build());
+  ConfigureAndWait(config);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  const absl::Time start = absl::Now();
+  auto stream = stub_->Bidi(&context);
+  ASSERT_FALSE(Exchange(*stream).empty());
+  EchoResponse response;
+  EXPECT_FALSE(stream->Read(&response));  // nothing more is written
+  grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+// A route's traffic split sends streams to its backend too: every stream
+// of the split route is served by the other destination's one server.
+TEST_F(GrpcChannelTest, RouteSplitSendsStreamsToItsBackend) {
+  auto other = testing::TestEchoServer::Start();
+  ASSERT_TRUE(
+      mesh_.discovery->SetEndpoints("other.test:7000", {{other->address()}})
+          .ok());
+  ServiceConfig config;
+  Route split = RouteBuilder("split")
+                    .GrpcMethod("meshtest.TestEcho", "ServerStream")
+                    .Build();
+  split.backends = {WeightedBackend("other.test:7000", 1)};
+  config.routes.push_back(split);
+  ConfigureAndWait(config);
+  for (int i = 0; i < 5; ++i) {
+    grpc::ClientContext context;
+    EchoRequest request;
+    request.set_responses(2);
+    auto reader = stub_->ServerStream(&context, request);
+    EchoResponse response;
+    int read = 0;
+    while (reader->Read(&response)) {
+      EXPECT_EQ(response.served_by(), other->address());
+      ++read;
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(read, 2);
+  }
+  EXPECT_EQ(other->calls(), 5);
+  EXPECT_EQ(TotalCalls(), 0);
+}
+
+// A stream is pending on its endpoint while open, and the endpoint's
+// latency sample is its first answer: a stream that then lives 600 ms more
+// (the server holds its second answer) leaves the estimate well below that
+// (a sample at its end would replace the estimate with ~600 ms at once).
+TEST_F(GrpcChannelTest, StreamIsPendingWhileOpenAndSampledAtItsFirstAnswer) {
+  grpc::ClientContext context;
+  auto stream = stub_->Bidi(&context);
+  const std::string endpoint = Exchange(*stream);
+  ASSERT_FALSE(endpoint.empty());
+  for (const auto& s : servers_) {
+    EXPECT_EQ(EndpointGauge("endpoint_pending", s->address()),
+              s->address() == endpoint ? 1 : 0)
+        << s->address();
+  }
+  EchoRequest held;
+  held.set_delay_ms(600);
+  ASSERT_TRUE(stream->Write(held));
+  EchoResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  stream->WritesDone();
+  ASSERT_TRUE(stream->Finish().ok());
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return EndpointGauge("endpoint_pending", endpoint) == 0; }));
+  EXPECT_LT(EndpointGauge("endpoint_rtt_estimate_ms", endpoint), 300);
 }
 
 TEST_F(GrpcChannelTest, TapSeesStreams) {

@@ -67,6 +67,9 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
     meshtest::EchoRequest request;
     int i = 0;
     while (stream->Read(&request)) {
+      if (!Wait(context, request.delay_ms())) {
+        return grpc::Status(grpc::StatusCode::CANCELLED, "server saw cancel");
+      }
       if (request.fail_code() != 0 && (request.fail_on().empty() ||
                                        request.fail_on() == owner_->address_)) {
         return Failure(context, request);
@@ -87,20 +90,28 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
                      const meshtest::EchoRequest& request) {
     owner_->calls_.fetch_add(1);
     Echo(context);
-    const absl::Time until =
-        absl::Now() + absl::Milliseconds(request.delay_ms());
-    while (absl::Now() < until) {
-      if (context->IsCancelled()) {
-        owner_->cancellations_.fetch_add(1);
-        return grpc::Status(grpc::StatusCode::CANCELLED, "server saw cancel");
-      }
-      absl::SleepFor(absl::Milliseconds(1));
+    if (!Wait(context, request.delay_ms())) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "server saw cancel");
     }
     if (request.fail_code() != 0 &&
         (request.fail_on().empty() || request.fail_on() == owner_->address_)) {
       return Failure(context, request);
     }
     return grpc::Status::OK;
+  }
+
+  // Waits `delay_ms` (a request's delay); false, counted, if the call is
+  // cancelled meanwhile.
+  bool Wait(grpc::ServerContext* context, int delay_ms) {
+    const absl::Time until = absl::Now() + absl::Milliseconds(delay_ms);
+    while (absl::Now() < until) {
+      if (context->IsCancelled()) {
+        owner_->cancellations_.fetch_add(1);
+        return false;
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return true;
   }
 
   void Echo(grpc::ServerContext* context) {
