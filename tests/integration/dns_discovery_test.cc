@@ -10,7 +10,8 @@
 // records has no endpoints; an address target needs no query; an AAAA
 // record (::1) serves; a target Linkerd says is not a mesh service is
 // served through DNS; a target naming its DNS server is resolved there; a
-// connection that fails asks again before the TTL;
+// connection that fails asks again before the TTL; one Mesh sends bare
+// names to its default source and dns:/// targets to DNS;
 // bad options are refused.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -351,6 +352,41 @@ TEST_F(DnsDiscoveryTest, ATargetThatNamesItsServerIsResolvedThere) {
   absl::Status s = (*bad)->CallRaw("/test.Echo/Say", "x").status;
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(s.message(), HasSubstr("'ns1.example' is not an IP address"));
+}
+
+// One Mesh, two sources: a bare name:port goes to the default source
+// (static: 127.0.0.3), dns:///name:port to the DNS source mapped to its
+// scheme (the records: 127.0.0.1 and .2).
+TEST_F(DnsDiscoveryTest, BareNamesGoToTheDefaultSourceAndDnsTargetsToDns) {
+  StartBackends();
+  ASSERT_TRUE(
+      dns_->SetHosts({{"127.0.0.1", kName}, {"127.0.0.2", kName}}).ok());
+  const std::string name = absl::StrCat(kName, ":", port_);
+  auto fixed = StaticDiscovery::Create();
+  ASSERT_TRUE(
+      fixed->SetEndpoints(name, {{absl::StrCat("127.0.0.3:", port_)}}).ok());
+  auto dns = NewDnsDiscovery(TestDnsOptions());
+  ASSERT_TRUE(dns.ok()) << dns.status();
+  MeshOptions options;
+  options.discovery = fixed;
+  options.discovery_by_scheme["dns"] = *dns;
+  auto mesh = Mesh::Create(options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  mesh_ = *std::move(mesh);
+  auto bare = mesh_->NewChannel(name);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  auto by_dns = mesh_->NewChannel(absl::StrCat("dns:///", name));
+  ASSERT_TRUE(by_dns.ok()) << by_dns.status();
+  ASSERT_TRUE((*by_dns)->WaitForEndpoints(absl::Seconds(10)).ok());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE((*bare)->CallRaw("/test.Echo/Say", "x").status.ok());
+  }
+  EXPECT_EQ(Served("127.0.0.3"), 20);
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE((*by_dns)->CallRaw("/test.Echo/Say", "x").status.ok());
+  }
+  EXPECT_EQ(Served("127.0.0.1") + Served("127.0.0.2"), 40);
+  EXPECT_EQ(Served("127.0.0.3"), 20);
 }
 
 TEST(DnsTargetTest, ASourceThatTakesNoAuthorityRefusesOne) {
