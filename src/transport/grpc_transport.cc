@@ -63,9 +63,10 @@ int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
 }
 
 // What a finished call's context and status say (no body). A call over TLS
-// (`tls_address` set) that could not connect because the identity check
-// refused the server says so, naming the address and the expected and the
-// presented identity, instead of gRPC's generic connect failure.
+// (`tls_address` set) that could not connect says so, naming the address:
+// with the expected and the presented identity when the identity check
+// refused the server, else with gRPC's reason (a server that requires a
+// client certificate not sent, say, closes the handshake).
 TransportResponse ResponseOf(grpc::ClientContext& context,
                              const grpc::Status& status,
                              const std::string& tls_address = "") {
@@ -74,10 +75,11 @@ TransportResponse ResponseOf(grpc::ClientContext& context,
   std::string message = status.error_message();
   if (!tls_address.empty() && response.never_sent) {
     size_t at = message.find(kIdentityMismatch);
-    if (at != std::string::npos) {
-      message = absl::StrCat("mesh: TLS handshake with ", tls_address,
-                             " refused: ", message.substr(at));
-    }
+    message = at != std::string::npos
+                  ? absl::StrCat("mesh: TLS handshake with ", tls_address,
+                                 " refused: ", message.substr(at))
+                  : absl::StrCat("mesh: no TLS connection to ", tls_address,
+                                 ": ", message);
   }
   response.status =
       absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);

@@ -187,6 +187,23 @@ TEST_F(IdentityTest, RightDnsIdentityServesAndTheServerSeesTheClientCert) {
       ::testing::ElementsAre(client_.serial, client_.serial, client_.serial));
 }
 
+// The identity given as PEM in memory (no files) is presented and serves.
+TEST_F(IdentityTest, AnIdentityInMemoryServesAndTheServerSeesItsCert) {
+  auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+  ASSERT_NE(server, nullptr);
+  IdentityOptions identity;
+  identity.cert_chain_pem = client_.cert;
+  identity.private_key_pem = client_.key;
+  identity.trust_roots_pem = pki_->ca_pem();
+  MakeMesh(identity);
+  UseOnly(server->address());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.served_by(), server->address());
+  EXPECT_THAT(server->client_serials(), ::testing::ElementsAre(client_.serial));
+}
+
 TEST_F(IdentityTest, SpiffeUriIdentityIsCheckedAgainstUriNames) {
   auto server = Server("books", {std::string("URI:") + kSpiffe});
   // A certificate with DNS names only cannot carry a URI identity.
@@ -247,6 +264,58 @@ TEST_F(IdentityTest, ImpostorIsRefusedNamingBothAndTheOthersServe) {
   }
   EXPECT_EQ(impostor->calls(), 0);
   EXPECT_EQ(good1->calls() + good2->calls(), 30);
+}
+
+// An impostor's refusals count as its failures and eject it; the others
+// (which serve the retries) are not counted as failing.
+TEST_F(IdentityTest, AnImpostorIsCountedAsFailingAndEjected) {
+  auto good1 = Server("books-1", {std::string("DNS:") + kBooksIdentity});
+  auto good2 = Server("books-2", {std::string("DNS:") + kBooksIdentity});
+  auto impostor = Server("impostor", {"DNS:impostor.mesh.test"});
+  ASSERT_TRUE(good1 && good2 && impostor);
+  MakeMesh(ClientIdentity());
+  // Round robin picks the impostor within the first three picks; a first
+  // ejection of a minute outlasts the test.
+  ChannelOptions options;
+  options.balancer.kind = BalancerKind::kRoundRobin;
+  options.balancer.ejection_base = absl::Minutes(1);
+  options.balancer.ejection_max = absl::Minutes(1);
+  auto channel = mesh_->NewChannel(kTarget, options);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_TRUE(
+      discovery_
+          ->SetEndpoints(kTarget,
+                         {WithIdentity(impostor->address(), kBooksIdentity),
+                          WithIdentity(good1->address(), kBooksIdentity),
+                          WithIdentity(good2->address(), kBooksIdentity)})
+          .ok());
+  for (int i = 0; i < 10; ++i) {
+    EchoResponse response;
+    absl::Status status =
+        (*channel)->Call("/meshtest.TestEcho/Unary", EchoRequest(), &response);
+    ASSERT_TRUE(status.ok()) << i << ": " << status;
+    EXPECT_NE(response.served_by(), impostor->address());
+  }
+  std::map<std::string, EndpointStats> stats;
+  for (const EndpointStats& s : (*channel)->EndpointStatsSnapshot()) {
+    stats[s.address] = s;
+  }
+  ASSERT_EQ(stats.size(), 3u);
+  // Refused at its one pick, ejected at once, not picked again.
+  const EndpointStats& bad = stats[impostor->address()];
+  EXPECT_EQ(bad.picks, 1u);
+  EXPECT_EQ(bad.failures, 1u);
+  EXPECT_EQ(bad.ejections, 1u);
+  EXPECT_TRUE(bad.ejected);
+  for (const TestEchoServer* good : {good1.get(), good2.get()}) {
+    const EndpointStats& s = stats[good->address()];
+    EXPECT_EQ(s.failures, 0u) << good->address();
+    EXPECT_EQ(s.ejections, 0u) << good->address();
+    EXPECT_FALSE(s.ejected) << good->address();
+  }
+  EXPECT_EQ(stats[good1->address()].picks + stats[good2->address()].picks, 10u);
+  EXPECT_EQ(good1->calls() + good2->calls(), 10);
+  EXPECT_EQ(impostor->calls(), 0);
 }
 
 TEST_F(IdentityTest, RequireIdentityLeavesPlaintextEndpointsOut) {
@@ -734,6 +803,40 @@ TEST_F(EndpointTlsTest, ASanPrefixFromCodeServesTheRightServerOnly) {
   }
   EXPECT_EQ(impostor->calls(), 0);
   EXPECT_EQ(books->client_serials().back(), client_.serial);
+}
+
+// An EndpointTls with trust roots and no certificate presents none: a
+// server that requires one refuses, the same server not asking serves.
+TEST_F(EndpointTlsTest, WithoutACertificateOnlyAServerNotAskingForOneServes) {
+  auto cert = pki_->Issue("books", Names({std::string("URI:") + kSpiffe}));
+  ASSERT_TRUE(cert.ok()) << cert.status();
+  EchoServerTls open_tls;
+  open_tls.cert_chain = cert->cert;
+  open_tls.private_key = cert->key;
+  EchoServerTls strict_tls = open_tls;
+  strict_tls.client_ca = pki_->ca_pem();  // requires and verifies one
+  auto open = TestEchoServer::Start(open_tls);
+  auto strict = TestEchoServer::Start(strict_tls);
+  MakeMesh(IdentityOptions{});
+  auto tls = std::make_shared<EndpointTls>();
+  tls->certificates.trust_roots_file = pki_->ca_file();
+  tls->server_names = {Prefix("spiffe://mesh.test/ns/books/")};
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, {With(strict->address(), tls)}).ok());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << status.error_message();
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("mesh: no TLS connection to " + strict->address()));
+  EXPECT_EQ(strict->calls(), 0);
+  EXPECT_TRUE(strict->client_serials().empty());
+  ASSERT_TRUE(
+      discovery_->SetEndpoints(kTarget, {With(open->address(), tls)}).ok());
+  status = Call(&response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.served_by(), open->address());
+  EXPECT_EQ(open->calls(), 1);
 }
 
 TEST_F(EndpointTlsTest, AMatcherThatCannotWorkRejectsTheUpdate) {
