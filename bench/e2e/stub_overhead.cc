@@ -5,6 +5,10 @@
 // variants of meshtest.TestEcho's stub:
 //   direct  grpc::CreateCustomChannel to the backend's address
 //   mesh    Mesh::NewGrpcChannel over StaticDiscovery with that endpoint
+// and, for reference, the sync stub through mesh::Channel::Call (no stub)
+// and on a direct channel with a client interceptor that only observes
+// the call (what a channel creating calls on the endpoint's own connection
+// would add).
 // Unary: closed-loop calls (`--concurrency` threads, each starting its
 // next call when the last returns), with the sync stub and with the
 // callback stub (stub->async(), the thread waiting for the callback); per
@@ -23,8 +27,10 @@
 //
 // Exits 1 if a variant cannot be set up.
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/client_interceptor.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -70,6 +76,59 @@ UnaryRun RunChannelUnary(Channel& channel, int calls, int threads) {
         .ok();
   });
 }
+
+// What a channel of mesh's own that created each call on the picked
+// endpoint's connection would add to it: a client interceptor that only
+// observes (at the start a timestamp, the pending count and a tap check; at
+// the status the latency sample and a counter), neither hijacking nor
+// delaying anything. The "(observed direct channel)" rows.
+struct Observed {
+  std::atomic<int64_t> pending{0};
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> latency_ns{0};
+  std::atomic<bool> tapped{false};
+};
+
+class ObservingInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit ObservingInterceptor(Observed* observed) : observed_(observed) {}
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      start_ = absl::Now();
+      observed_->pending.fetch_add(1, std::memory_order_relaxed);
+      if (observed_->tapped.load(std::memory_order_relaxed)) Die("tapped");
+    }
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::POST_RECV_STATUS)) {
+      observed_->latency_ns.store(
+          absl::ToInt64Nanoseconds(absl::Now() - start_),
+          std::memory_order_relaxed);
+      observed_->pending.fetch_sub(1, std::memory_order_relaxed);
+      observed_->calls.fetch_add(1, std::memory_order_relaxed);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  Observed* const observed_;
+  absl::Time start_;
+};
+
+class ObservingFactory final
+    : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit ObservingFactory(Observed* observed) : observed_(observed) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo*) override {
+    return new ObservingInterceptor(observed_);
+  }
+
+ private:
+  Observed* const observed_;
+};
 
 // Messages per second through one bidi stream: a writer thread and this
 // thread reading the echoes.
@@ -123,6 +182,16 @@ int Main(int argc, char** argv) {
       grpc::ChannelArguments());
   std::unique_ptr<TestEcho::Stub> stubs[2] = {TestEcho::NewStub(direct_channel),
                                               TestEcho::NewStub(*mesh_channel)};
+  Observed observed;
+  std::vector<
+      std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
+      observing;
+  observing.push_back(std::make_unique<ObservingFactory>(&observed));
+  std::unique_ptr<TestEcho::Stub> observed_stub =
+      TestEcho::NewStub(grpc::experimental::CreateCustomChannelWithInterceptors(
+          server->address(), grpc::InsecureChannelCredentials(),
+          grpc::ChannelArguments(), std::move(observing)));
+  for (int c : f.concurrency) RunUnary(*observed_stub, f.warmup, c);
   auto plain_channel = (*mesh)->NewChannel("echo:7000");
   if (!plain_channel.ok()) Die(plain_channel.status().ToString());
   for (int c : f.concurrency) RunChannelUnary(**plain_channel, f.warmup, c);
@@ -142,7 +211,8 @@ int Main(int argc, char** argv) {
       const char* api = callback ? "callback" : "sync";
       std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2], cpu[2];
       std::vector<double> plain_ratio, plain_p50, plain_cpu, cpu_ratio;
-      std::vector<double> plain_cpu_ratio;
+      std::vector<double> plain_cpu_ratio, seen_p50, seen_ratio, seen_cpu,
+          seen_cpu_ratio;
       for (int r = 0; r < f.rounds; ++r) {
         UnaryRun run[2];
         for (int v = 0; v < 2; ++v) {
@@ -155,6 +225,12 @@ int Main(int argc, char** argv) {
           plain_cpu.push_back(plain.cpu_us_per_call);
           plain_cpu_ratio.push_back(plain.cpu_us_per_call /
                                     run[0].cpu_us_per_call);
+          UnaryRun seen = RunUnary(*observed_stub, f.calls, c);
+          seen_p50.push_back(seen.p50_ms);
+          seen_ratio.push_back(seen.p50_ms / run[0].p50_ms);
+          seen_cpu.push_back(seen.cpu_us_per_call);
+          seen_cpu_ratio.push_back(seen.cpu_us_per_call /
+                                   run[0].cpu_us_per_call);
         }
         for (int v = 0; v < 2; ++v) {
           p50[v].push_back(run[v].p50_ms);
@@ -187,6 +263,14 @@ int Main(int argc, char** argv) {
                       absl::StrCat(c), absl::StrFormat("%.1f", Median(cpu[0])),
                       absl::StrFormat("%.1f", Median(plain_cpu)),
                       absl::StrFormat("%.3f", Median(plain_cpu_ratio))});
+        table.AddRow({"(observed direct channel: sync stub p50, ms)",
+                      absl::StrCat(c), absl::StrFormat("%.3f", Median(p50[0])),
+                      absl::StrFormat("%.3f", Median(seen_p50)),
+                      absl::StrFormat("%.3f", Median(seen_ratio))});
+        table.AddRow({"(observed direct channel: CPU per call, µs)",
+                      absl::StrCat(c), absl::StrFormat("%.1f", Median(cpu[0])),
+                      absl::StrFormat("%.1f", Median(seen_cpu)),
+                      absl::StrFormat("%.3f", Median(seen_cpu_ratio))});
       }
       goals.AddRow({absl::StrCat("stubs: ", api, " stub unary p50 at ", c,
                                  " in flight ≤ 1.05× direct"),
@@ -213,6 +297,9 @@ int Main(int argc, char** argv) {
   goals.AddRow({"stubs: messages/s on one bidi stream ≥ 0.95× direct",
                 absl::StrFormat("**%.3f×**", br),
                 Verdict(br >= 0.95, absl::StrFormat("%.2f×", 0.95 / br))});
+  if (observed.calls.load() == 0 || observed.pending.load() != 0) {
+    Die("the observing interceptor saw no call, or a call that did not end");
+  }
   std::printf("%s\n%s", table.ToString().c_str(), goals.ToString().c_str());
   WriteResultsOrDie(f.out, {{"stub.md", table.ToString()},
                             {"stub_goals.md", goals.ToString()}});
