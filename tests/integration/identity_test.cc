@@ -121,11 +121,15 @@ class IdentityTest : public ::testing::Test {
   std::unique_ptr<TestEchoServer> ServeBooks(const std::string& name = "books");
 
   // kTarget's endpoints: `address` alone, expected to carry kBooksIdentity.
-  void UseOnly(const std::string& address) {
-    ASSERT_TRUE(
-        discovery_
-            ->SetEndpoints(kTarget, {WithIdentity(address, kBooksIdentity)})
-            .ok());
+  void UseOnly(const std::string& address) { UseBooks({address}); }
+
+  // kTarget's endpoints: `addresses`, each expected to carry kBooksIdentity.
+  void UseBooks(const std::vector<std::string>& addresses) {
+    std::vector<Endpoint> endpoints;
+    for (const std::string& a : addresses) {
+      endpoints.push_back(WithIdentity(a, kBooksIdentity));
+    }
+    ASSERT_TRUE(discovery_->SetEndpoints(kTarget, endpoints).ok());
   }
 
   // The agent's rotation: a new client certificate (same identity) written
@@ -250,13 +254,7 @@ TEST_F(IdentityTest, ImpostorIsRefusedNamingBothAndTheOthersServe) {
   // Among others (a fresh Mesh: the lone impostor's retries spent the
   // first one's retry budget), every call is served by them.
   MakeMesh(ClientIdentity());
-  ASSERT_TRUE(
-      discovery_
-          ->SetEndpoints(kTarget,
-                         {WithIdentity(impostor->address(), kBooksIdentity),
-                          WithIdentity(good1->address(), kBooksIdentity),
-                          WithIdentity(good2->address(), kBooksIdentity)})
-          .ok());
+  UseBooks({impostor->address(), good1->address(), good2->address()});
   for (int i = 0; i < 30; ++i) {
     grpc::Status status = Call(&response);
     ASSERT_TRUE(status.ok()) << i << ": " << status.error_message();
@@ -282,13 +280,7 @@ TEST_F(IdentityTest, AnImpostorIsCountedAsFailingAndEjected) {
   options.balancer.ejection_max = absl::Minutes(1);
   auto channel = mesh_->NewChannel(kTarget, options);
   ASSERT_TRUE(channel.ok()) << channel.status();
-  ASSERT_TRUE(
-      discovery_
-          ->SetEndpoints(kTarget,
-                         {WithIdentity(impostor->address(), kBooksIdentity),
-                          WithIdentity(good1->address(), kBooksIdentity),
-                          WithIdentity(good2->address(), kBooksIdentity)})
-          .ok());
+  UseBooks({impostor->address(), good1->address(), good2->address()});
   for (int i = 0; i < 10; ++i) {
     EchoResponse response;
     absl::Status status =
