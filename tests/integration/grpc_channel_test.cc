@@ -7,7 +7,6 @@
 
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,14 +92,19 @@ class GrpcChannelTest : public ::testing::Test {
     mesh_.Configure(**channel, kTarget, config);
   }
 
-  // The value of the endpoint gauge `name` for `address` (-1: none).
-  double EndpointGauge(const std::string& name, const std::string& address) {
+  // The sum of the metric `name`'s samples with the labels `subset` (-1:
+  // none).
+  double Gauge(const std::string& name,
+               const testing::PrometheusLabels& subset = {}) {
     auto text = testing::ParsePrometheusText(mesh_.mesh->Metrics());
     if (!text.ok()) {
       ADD_FAILURE() << text.status();
       return -1;
     }
-    return text->Value(name, {{"endpoint", address}}).value_or(-1);
+    return text->Value(name, subset).value_or(-1);
+  }
+  double EndpointGauge(const std::string& name, const std::string& address) {
+    return Gauge(name, {{"endpoint", address}});
   }
 
   int TotalCancellations() const {
@@ -351,17 +355,7 @@ TEST_F(GrpcChannelTest, AbandonedStreamIsCancelledAndReleasesItsEndpoint) {
     // Destroyed without Finish: gRPC cancels a call whose context goes.
   }
   // No endpoint keeps a stream pending.
-  EXPECT_TRUE(testing::WaitFor([&] {
-    std::istringstream lines(mesh_.mesh->Metrics());
-    std::string line;
-    int pending = 0;
-    while (std::getline(lines, line)) {
-      if (line.rfind("endpoint_pending{", 0) == 0) {
-        pending += std::stoi(line.substr(line.rfind(' ') + 1));
-      }
-    }
-    return pending == 0;
-  }));
+  EXPECT_TRUE(testing::WaitFor([&] { return Gauge("endpoint_pending") == 0; }));
 }
 
 TEST_F(GrpcChannelTest, SyncClientStream) {
