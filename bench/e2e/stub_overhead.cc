@@ -130,6 +130,32 @@ class ObservingFactory final
   Observed* const observed_;
 };
 
+// A reference variant's sync unary runs beside the direct stub's, round by
+// round, and its two rows (p50 and CPU per call, each with its ratio to
+// direct).
+struct ReferenceRuns {
+  std::vector<double> p50, p50_ratio, cpu, cpu_ratio;
+
+  void Add(const UnaryRun& run, const UnaryRun& direct) {
+    p50.push_back(run.p50_ms);
+    p50_ratio.push_back(run.p50_ms / direct.p50_ms);
+    cpu.push_back(run.cpu_us_per_call);
+    cpu_ratio.push_back(run.cpu_us_per_call / direct.cpu_us_per_call);
+  }
+  void AddRows(MarkdownTable& table, const std::string& p50_label,
+               const std::string& cpu_label, int in_flight, double direct_p50,
+               double direct_cpu) const {
+    table.AddRow({p50_label, absl::StrCat(in_flight),
+                  absl::StrFormat("%.3f", direct_p50),
+                  absl::StrFormat("%.3f", Median(p50)),
+                  absl::StrFormat("%.3f", Median(p50_ratio))});
+    table.AddRow({cpu_label, absl::StrCat(in_flight),
+                  absl::StrFormat("%.1f", direct_cpu),
+                  absl::StrFormat("%.1f", Median(cpu)),
+                  absl::StrFormat("%.3f", Median(cpu_ratio))});
+  }
+};
+
 // Messages per second through one bidi stream: a writer thread and this
 // thread reading the echoes.
 double RunBidi(TestEcho::Stub& stub, int messages) {
@@ -210,27 +236,16 @@ int Main(int argc, char** argv) {
     for (int c : f.concurrency) {
       const char* api = callback ? "callback" : "sync";
       std::vector<double> p50_ratio, rate_ratio, p50[2], rate[2], cpu[2];
-      std::vector<double> plain_ratio, plain_p50, plain_cpu, cpu_ratio;
-      std::vector<double> plain_cpu_ratio, seen_p50, seen_ratio, seen_cpu,
-          seen_cpu_ratio;
+      std::vector<double> cpu_ratio;
+      ReferenceRuns plain, seen;  // mesh::Channel::Call; observed direct
       for (int r = 0; r < f.rounds; ++r) {
         UnaryRun run[2];
         for (int v = 0; v < 2; ++v) {
           run[v] = RunUnary(*stubs[v], f.calls, c, callback);
         }
         if (!callback) {
-          UnaryRun plain = RunChannelUnary(**plain_channel, f.calls, c);
-          plain_p50.push_back(plain.p50_ms);
-          plain_ratio.push_back(plain.p50_ms / run[0].p50_ms);
-          plain_cpu.push_back(plain.cpu_us_per_call);
-          plain_cpu_ratio.push_back(plain.cpu_us_per_call /
-                                    run[0].cpu_us_per_call);
-          UnaryRun seen = RunUnary(*observed_stub, f.calls, c);
-          seen_p50.push_back(seen.p50_ms);
-          seen_ratio.push_back(seen.p50_ms / run[0].p50_ms);
-          seen_cpu.push_back(seen.cpu_us_per_call);
-          seen_cpu_ratio.push_back(seen.cpu_us_per_call /
-                                   run[0].cpu_us_per_call);
+          plain.Add(RunChannelUnary(**plain_channel, f.calls, c), run[0]);
+          seen.Add(RunUnary(*observed_stub, f.calls, c), run[0]);
         }
         for (int v = 0; v < 2; ++v) {
           p50[v].push_back(run[v].p50_ms);
@@ -255,22 +270,12 @@ int Main(int argc, char** argv) {
                     absl::StrFormat("%.1f", Median(cpu[1])),
                     absl::StrFormat("%.3f", Median(cpu_ratio))});
       if (!callback) {
-        table.AddRow({"(mesh::Channel::Call p50, ms, no stub)", absl::StrCat(c),
-                      absl::StrFormat("%.3f", Median(p50[0])),
-                      absl::StrFormat("%.3f", Median(plain_p50)),
-                      absl::StrFormat("%.3f", Median(plain_ratio))});
-        table.AddRow({"(mesh::Channel::Call CPU per call, µs, no stub)",
-                      absl::StrCat(c), absl::StrFormat("%.1f", Median(cpu[0])),
-                      absl::StrFormat("%.1f", Median(plain_cpu)),
-                      absl::StrFormat("%.3f", Median(plain_cpu_ratio))});
-        table.AddRow({"(observed direct channel: sync stub p50, ms)",
-                      absl::StrCat(c), absl::StrFormat("%.3f", Median(p50[0])),
-                      absl::StrFormat("%.3f", Median(seen_p50)),
-                      absl::StrFormat("%.3f", Median(seen_ratio))});
-        table.AddRow({"(observed direct channel: CPU per call, µs)",
-                      absl::StrCat(c), absl::StrFormat("%.1f", Median(cpu[0])),
-                      absl::StrFormat("%.1f", Median(seen_cpu)),
-                      absl::StrFormat("%.3f", Median(seen_cpu_ratio))});
+        plain.AddRows(table, "(mesh::Channel::Call p50, ms, no stub)",
+                      "(mesh::Channel::Call CPU per call, µs, no stub)", c,
+                      Median(p50[0]), Median(cpu[0]));
+        seen.AddRows(table, "(observed direct channel: sync stub p50, ms)",
+                     "(observed direct channel: CPU per call, µs)", c,
+                     Median(p50[0]), Median(cpu[0]));
       }
       goals.AddRow({absl::StrCat("stubs: ", api, " stub unary p50 at ", c,
                                  " in flight ≤ 1.05× direct"),
