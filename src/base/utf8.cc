@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace mesh::internal {
@@ -53,6 +54,19 @@ std::string PrintableText(absl::string_view s) {
     }
   }
   return out;
+}
+
+std::string QuotedText(absl::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return PrintableText(s);
+  size_t cut = max_bytes;
+  // Back off to the start of a character: at most 3 continuation bytes.
+  for (int i = 0;
+       i < 3 && cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80;
+       ++i) {
+    --cut;
+  }
+  return absl::StrCat(PrintableText(s.substr(0, cut)), "... (", s.size(),
+                      " bytes)");
 }
 
 }  // namespace mesh::internal

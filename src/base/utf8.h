@@ -5,6 +5,7 @@
 //
 //   size_t bad = FirstInvalidUtf8(label);   // npos: valid
 //   std::string safe = PrintableText(input);  // for an error message
+//   std::string quote = QuotedText(version);  // at most 256 bytes of it
 //
 // Pure functions; thread-safe.
 #ifndef MESH_SRC_BASE_UTF8_H_
@@ -33,6 +34,14 @@ inline bool IsValidUtf8(absl::string_view s) {
 // characters is kept; control characters (NUL included), DEL and bytes that
 // are not valid UTF-8 become \xNN. Never cut short by a NUL.
 std::string PrintableText(absl::string_view s);
+
+// Text a peer sent (a version, a type URL, a name, a pattern) as an error
+// message or a log line quotes it: PrintableText of its first `max_bytes`
+// bytes (cut at a character boundary), followed by "... (N bytes)" when it
+// is longer. One bound for every quote, so that a peer's megabyte string
+// costs a log line or a NACK a few hundred bytes.
+constexpr size_t kMaxQuotedBytes = 256;
+std::string QuotedText(absl::string_view s, size_t max_bytes = kMaxQuotedBytes);
 
 }  // namespace mesh::internal
 

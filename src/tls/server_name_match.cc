@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "src/base/utf8.h"
 
 namespace mesh::internal {
 namespace {
@@ -18,7 +19,6 @@ using SanType = ServerNameMatcher::SanType;
 
 // Bounds a pattern's program (a control plane's input).
 constexpr int64_t kRegexMaxMem = 1 << 20;
-constexpr size_t kMaxQuotedPattern = 100;
 
 RE2::Options BoundedOptions() {
   RE2::Options options;
@@ -149,12 +149,9 @@ absl::Status ValidateServerNameMatcher(const ServerNameMatcher& matcher) {
     }
     RE2 re(matcher.value, BoundedOptions());
     if (!re.ok()) {
-      const std::string quoted =
-          matcher.value.size() <= kMaxQuotedPattern
-              ? matcher.value
-              : absl::StrCat(matcher.value.substr(0, kMaxQuotedPattern), "...");
       return absl::InvalidArgumentError(
-          absl::StrCat("invalid RE2 '", quoted, "': ", re.error()));
+          absl::StrCat("invalid RE2 '", QuotedText(matcher.value),
+                       "': ", QuotedText(re.error())));
     }
   }
   return absl::OkStatus();

@@ -36,15 +36,6 @@ std::string EnumName(const std::string& name, Enum value) {
   return name.empty() ? absl::StrCat(static_cast<int>(value)) : name;
 }
 
-// Input quoted in a NACK, at most 100 bytes of it: the message goes to the
-// server, the logs and CSDS.
-std::string Clipped(absl::string_view text) {
-  constexpr size_t kMaxQuoted = 100;
-  return text.size() <= kMaxQuoted
-             ? PrintableText(text)
-             : absl::StrCat(PrintableText(text.substr(0, kMaxQuoted)), "...");
-}
-
 absl::StatusOr<ClusterResource::Discovery> DiscoveryOf(const Cluster& cluster) {
   switch (cluster.cluster_discovery_type_case()) {
     case Cluster::kClusterType:
@@ -128,7 +119,7 @@ absl::StatusOr<DnsHost> ConvertDnsHost(
   constexpr absl::string_view kSocket = "endpoint.address.socket_address";
   if (!socket.resolver_name().empty()) {
     return FieldError(absl::StrCat(kSocket, ".resolver_name"),
-                      absl::StrCat("'", Clipped(socket.resolver_name()),
+                      absl::StrCat("'", QuotedText(socket.resolver_name()),
                                    "': a DNS cluster resolves through DNS "
                                    "only"));
   }
@@ -143,7 +134,7 @@ absl::StatusOr<DnsHost> ConvertDnsHost(
   out.host = socket.address();
   if (!IpAddress::Parse(out.host).ok() && !IsDnsName(out.host)) {
     return FieldError(absl::StrCat(kSocket, ".address"),
-                      absl::StrCat("'", Clipped(out.host),
+                      absl::StrCat("'", QuotedText(out.host),
                                    "' is neither a DNS name nor an IP "
                                    "address"));
   }
