@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "src/base/utf8.h"
 
@@ -244,6 +245,126 @@ absl::Status ValidateDestination(absl::string_view destination) {
   absl::StatusOr<uint16_t> port =
       ParsePort(destination.substr(colon + 1), destination);
   return port.ok() ? absl::OkStatus() : port.status();
+}
+
+namespace {
+
+// A DNS name as resolvers take it (RFC 1123 labels, '_' allowed as in
+// service names); a trailing dot ends a fully qualified name.
+bool IsDnsName(absl::string_view name) {
+  absl::ConsumeSuffix(&name, ".");
+  if (name.empty() || name.size() > 253) return false;
+  size_t label = 0;
+  for (char c : name) {
+    if (c == '.') {
+      if (label == 0) return false;
+      label = 0;
+      continue;
+    }
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_') return false;
+    if (++label > 63) return false;
+  }
+  return label > 0;
+}
+
+// "host[:port]" after any scheme: see ValidateServerAddress.
+absl::Status CheckHostPort(absl::string_view host_port,
+                           absl::string_view whole) {
+  auto bad = [whole](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("address '", QuotedText(whole), "' ", why));
+  };
+  absl::string_view host = host_port;
+  absl::string_view port;
+  bool has_port = false;
+  if (absl::ConsumePrefix(&host, "[")) {
+    const size_t close = host.find(']');
+    if (close == absl::string_view::npos) return bad("has no ']'");
+    absl::string_view after = host.substr(close + 1);
+    host = host.substr(0, close);
+    absl::StatusOr<IpAddress> ip = IpAddress::Parse(host);
+    if (!ip.ok() || !ip->is_v6()) {
+      return bad("holds brackets around something that is not IPv6");
+    }
+    if (!after.empty()) {
+      if (!absl::ConsumePrefix(&after, ":")) return bad("has text after ']'");
+      port = after;
+      has_port = true;
+    }
+  } else {
+    const size_t colon = host.rfind(':');
+    if (colon != absl::string_view::npos) {
+      if (host.find(':') != colon) {
+        return bad("holds an IPv6 address without brackets: write [v6]:port");
+      }
+      port = host.substr(colon + 1);
+      host = host.substr(0, colon);
+      has_port = true;
+    }
+    if (!IpAddress::Parse(host).ok() && !IsDnsName(host)) {
+      return bad(
+          "has a host that is neither an IP address nor a DNS name (at most "
+          "253 bytes, labels of 1..63 letters, digits, '-' or '_')");
+    }
+  }
+  if (has_port) {
+    absl::StatusOr<uint16_t> p = ParsePort(port, QuotedText(whole));
+    if (!p.ok()) return p.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateServerAddress(absl::string_view address) {
+  auto bad = [address](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("address '", QuotedText(address), "' ", why));
+  };
+  if (address.empty()) return bad("is empty");
+  for (char c : address) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      return bad("holds a space or control character");
+    }
+  }
+  absl::string_view rest = address;
+  if (absl::ConsumePrefix(&rest, "unix:") ||
+      absl::ConsumePrefix(&rest, "unix-abstract:")) {
+    absl::ConsumePrefix(&rest, "//");
+    return rest.empty() ? bad("has no path") : absl::OkStatus();
+  }
+  if (absl::ConsumePrefix(&rest, "ipv4:") ||
+      absl::ConsumePrefix(&rest, "ipv6:")) {
+    const bool v6 = address[3] == '6';
+    for (absl::string_view one : absl::StrSplit(rest, ',')) {
+      absl::StatusOr<SocketAddress> a = SocketAddress::Parse(one);
+      if (!a.ok()) return bad(a.status().message());
+      if (a->ip().is_v6() != v6) {
+        return bad(absl::StrCat("lists '", one, "' under the other family"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (absl::ConsumePrefix(&rest, "dns:")) {
+    if (absl::ConsumePrefix(&rest, "//")) {
+      const size_t slash = rest.find('/');
+      if (slash == absl::string_view::npos) {
+        return bad("has no '/' after its authority: write dns:///host:port");
+      }
+      absl::string_view authority = rest.substr(0, slash);
+      rest.remove_prefix(slash + 1);
+      if (!authority.empty() && !SocketAddress::Parse(authority).ok()) {
+        return bad("names a DNS server that is not IP:port");
+      }
+    }
+    return CheckHostPort(rest, address);
+  }
+  if (rest.find("://") != absl::string_view::npos) {
+    return bad(
+        "has a scheme mesh does not connect to (dns, ipv4, ipv6, "
+        "unix, unix-abstract)");
+  }
+  return CheckHostPort(rest, address);
 }
 
 absl::StatusOr<Target> ParseTarget(absl::string_view target) {

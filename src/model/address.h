@@ -114,6 +114,22 @@ std::string GrpcTargetFor(const SocketAddress& address);
 // OK, or INVALID_ARGUMENT naming the problem (empty, no port, bad port).
 absl::Status ValidateDestination(absl::string_view destination);
 
+// The address of a server mesh connects to itself (an xDS bootstrap's
+// server_uri, LinkerdDiscoveryOptions::address, a DNS server): a gRPC
+// target in one of the forms gRPC's resolvers take, each checked the same
+// way, so that no form passes a port gRPC would wrap (99999 became 34463):
+//   host:port             host a DNS name (at most 253 bytes, labels of
+//                         1..63 letters, digits, '-' or '_'), an IPv4
+//                         address, or [IPv6]; port 1..65535; without
+//                         ":port" gRPC's default (443)
+//   dns:///host:port      the same, after the scheme
+//   dns://A:P/host:port   A:P a DNS server's IP address and port
+//   ipv4:a.b.c.d:port,…   ipv6:[v6]:port,…   (IP addresses and ports)
+//   unix:path  unix:///path  unix-abstract:name
+// OK, or INVALID_ARGUMENT naming the problem and quoting the address (at
+// most 256 bytes of it).
+absl::Status ValidateServerAddress(absl::string_view address);
+
 // A channel's target: "name:port" (scheme empty), or a URI in gRPC's form
 // "scheme:///name:port" whose scheme picks the discovery source, or
 // "scheme://authority/name:port" (e.g. dns://10.0.0.2:53/db:5432).

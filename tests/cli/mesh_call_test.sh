@@ -114,6 +114,11 @@ expect_exit 2 --static "$a" --target echo.local:7000  # no --method
 # Nothing listens on port 1: discovery never answers within --wait.
 expect_exit 1 --linkerd 127.0.0.1:1 --target echo.local:7000 \
   --method /demo.Echo/Say --wait 0.5
+# A port gRPC would wrap (99999 - 65536 = 34463) is a bad flag, named.
+expect_exit 2 --linkerd 127.0.0.1:99999 --target echo.local:7000 \
+  --method /demo.Echo/Say --wait 0.5
+grep -q "must be 1..65535" "$tmp/stderr" ||
+  fail "--linkerd 127.0.0.1:99999 did not name the port: $(cat "$tmp/stderr")"
 echo "ok: exit codes"
 
 # The local control plane, serving a file.

@@ -88,6 +88,19 @@ class LinkerdTest : public ::testing::Test {
   std::unique_ptr<Mesh> mesh_;
 };
 
+TEST(LinkerdOptionsTest, AnAddressGrpcWouldMisreadIsRefusedNamingIt) {
+  // gRPC connects "127.0.0.1:99999" to port 34463.
+  LinkerdDiscoveryOptions options;
+  options.address = "127.0.0.1:99999";
+  absl::Status s = NewLinkerdDiscovery(options).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              ::testing::HasSubstr("LinkerdDiscoveryOptions.address: port of "
+                                   "'127.0.0.1:99999' must be 1..65535"));
+  options.address = "linkerd-dst-headless.linkerd.svc.cluster.local:8086";
+  EXPECT_TRUE(NewLinkerdDiscovery(options).ok());
+}
+
 TEST_F(LinkerdTest, EndpointsAddedAndRemovedWhileCallsFlow) {
   auto backends = testing::StartBackends(3);
   StartMesh(ConfigWith(backends, {0, 1}));

@@ -419,5 +419,57 @@ TEST(ParseTargetTest, ANameThatIsNotNameAndPortIsRefused) {
   }
 }
 
+TEST(ValidateServerAddressTest, EveryFormGrpcTakesPasses) {
+  for (const char* good :
+       {"127.0.0.1:8086", "localhost:8086", "istiod.istio-system.svc:15010",
+        "trafficdirector.googleapis.com:443", "xds.example.com",
+        "xds.example.com.:443", "[::1]:18000", "[fd00::7]", "dns:///cp:1",
+        "dns://10.0.0.2:53/cp.ns.svc:15010", "dns://[::1]:53/cp:1",
+        "ipv4:127.0.0.1:1,127.0.0.2:65535", "ipv6:[::1]:443",
+        "unix:///etc/istio/proxy/XDS", "unix:relative/sock",
+        "unix-abstract:mesh", "my_svc.ns:80"}) {
+    EXPECT_TRUE(ValidateServerAddress(good).ok())
+        << good << ": " << ValidateServerAddress(good);
+  }
+}
+
+TEST(ValidateServerAddressTest, APortGrpcWouldWrapIsRefusedInEveryForm) {
+  // gRPC takes 99999 as 99999 - 65536 = 34463 and connects there.
+  for (const char* bad : {"127.0.0.1:99999", "cp:99999", "dns:///cp:99999",
+                          "[::1]:99999", "ipv4:127.0.0.1:99999",
+                          "ipv6:[::1]:65536", "cp:0", "cp:-1", "cp:http"}) {
+    absl::Status s = ValidateServerAddress(bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("1..65535")) << bad;
+  }
+}
+
+TEST(ValidateServerAddressTest, OtherBadAddressesAreNamedAndQuotedShort) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "is empty"},
+      {"cp :80", "space or control"},
+      {"::1:80", "without brackets"},
+      {"[127.0.0.1]:80", "not IPv6"},
+      {"[::1]x", "text after ']'"},
+      {"bad..name:80", "neither an IP address nor a DNS name"},
+      {"http://cp:80", "scheme mesh does not connect to"},
+      {"dns://cp:53/x:1", "not IP:port"},
+      {"unix:", "no path"},
+      {"ipv4:[::1]:80", "other family"},
+      {absl::StrCat(std::string(64, 'a'), ".x:80"), "labels of 1..63"},
+  };
+  for (const auto& [bad, why] : cases) {
+    absl::Status s = ValidateServerAddress(bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(why)) << bad;
+  }
+  // A 900 KB host: refused, quoted in at most 256 bytes.
+  const std::string huge = absl::StrCat(std::string(900'000, 'h'), ":80");
+  absl::Status s = ValidateServerAddress(huge);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(s.message().size(), 600u);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("(900003 bytes)"));
+}
+
 }  // namespace
 }  // namespace mesh::internal

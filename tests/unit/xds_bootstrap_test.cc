@@ -487,6 +487,60 @@ TEST(ParseXdsBootstrapTest, ExactlyOneMebibyteAccepted) {
   EXPECT_TRUE(ParseXdsBootstrap(json).ok());
 }
 
+// Metadata holding arrays nested `depth` deep: with the root, node and
+// metadata objects the document nests depth + 3.
+std::string WithNestedMetadata(int depth) {
+  return WithTopLevel(absl::StrCat(R"("node": {"metadata": {"deep": )",
+                                   std::string(depth, '['),
+                                   std::string(depth, ']'), "}}"));
+}
+
+TEST(ParseXdsBootstrapTest, NestingDeeperThan32IsRefusedBeforeParsing) {
+  // 100,000 deep once cost protobuf's JSON reader minutes of CPU; the
+  // linear walk refuses it at the 33rd bracket.
+  const std::string deep =
+      std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_EQ(ErrorOf(deep),
+            "bootstrap is refused: arrays and objects nested deeper than 32 "
+            "(at byte 32)");
+  // The same inside an otherwise valid bootstrap: 32 in all passes, 33 not.
+  EXPECT_TRUE(ParseXdsBootstrap(WithNestedMetadata(29)).ok());
+  EXPECT_THAT(ErrorOf(WithNestedMetadata(30)),
+              HasSubstr("nested deeper than 32"));
+}
+
+TEST(ParseXdsBootstrapTest, ABootstrapThatIsNotUtf8IsNamedOnOneLine) {
+  std::string bad = WithTopLevel("\"node\": {\"id\": \"a\xff\nb\"}");
+  std::string error = ErrorOf(bad);
+  EXPECT_THAT(error, HasSubstr("bootstrap is refused: not valid UTF-8 "
+                               "(byte \\xff at offset "));
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_EQ(error.find('\xff'), std::string::npos) << error;
+}
+
+TEST(ParseXdsBootstrapTest, AJsonSyntaxErrorIsOneLineWithItsPlace) {
+  std::string error = ErrorOf("{\"xds_servers\": [1,,2]}");
+  EXPECT_THAT(error, HasSubstr("bootstrap is not valid JSON: "));
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
+TEST(ParseXdsBootstrapTest, AServerUriGrpcWouldMisreadIsRefused) {
+  // gRPC connects "127.0.0.1:99999" to port 34463.
+  EXPECT_THAT(ErrorOf(WithUri("127.0.0.1:99999")),
+              HasSubstr("xds_servers[0].server_uri: port of "
+                        "'127.0.0.1:99999' must be 1..65535"));
+  // A 900 KB host is refused, quoted in 256 bytes (gRPC logged it whole,
+  // three times a reconnect).
+  std::string error =
+      ErrorOf(WithUri(absl::StrCat(std::string(900'000, 'h'), ":15010")));
+  EXPECT_THAT(error, HasSubstr("neither an IP address nor a DNS name"));
+  EXPECT_LT(error.size(), 700u);
+  for (const char* good : {"cp:15010", "unix:///etc/istio/proxy/XDS",
+                           "dns:///istiod.istio-system.svc:15012"}) {
+    EXPECT_TRUE(ParseXdsBootstrap(WithUri(good)).ok()) << good;
+  }
+}
+
 TEST(LoadXdsBootstrapTest, FromJson) {
   NoBootstrapEnv env;
   absl::StatusOr<XdsBootstrap> b = LoadXdsBootstrap(kIstioBootstrap, "");

@@ -395,7 +395,7 @@ absl::Status ValidateDnsOptions(const DnsOptions& options) {
   for (const std::string& server : options.servers) {
     if (!SocketAddress::Parse(server).ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "DnsOptions.servers: '", server,
+          "DnsOptions.servers: '", internal::QuotedText(server),
           "' is not an address with a port (\"127.0.0.1:53\", \"[::1]:53\")"));
     }
   }

@@ -17,6 +17,7 @@
 #include "src/base/timer_thread.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/stream_watch.h"
+#include "src/model/address.h"
 #include "src/tls/tls_credentials.h"
 #include "src/transport/grpc_callback_queue.h"
 
@@ -247,6 +248,11 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
   if (options.address.empty()) {
     return absl::InvalidArgumentError(
         "LinkerdDiscoveryOptions.address is required (e.g. 127.0.0.1:8086)");
+  }
+  if (absl::Status s = internal::ValidateServerAddress(options.address);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LinkerdDiscoveryOptions.address: ", s.message()));
   }
   if (options.backoff_min <= absl::ZeroDuration() ||
       options.backoff_max < options.backoff_min) {

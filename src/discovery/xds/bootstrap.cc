@@ -13,7 +13,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
+#include "src/base/json_shape.h"
+#include "src/base/utf8.h"
+#include "src/model/address.h"
 
 namespace mesh::internal::xds {
 namespace {
@@ -25,10 +29,25 @@ using google::protobuf::Value;
 // A bootstrap is a few KiB. The bound keeps a wrong file (a log, a core dump)
 // from costing memory and parse time before it is refused anyway.
 constexpr size_t kMaxBootstrapBytes = 1 << 20;
+// gRPC's and Istio's bootstraps nest 5 deep. Protobuf's JSON reader costs
+// time quadratic in nesting (20,000 '[' once cost 11.8 s of CPU), so deeper
+// text is refused by a linear walk before it is parsed. (The reader itself
+// refuses lists nested past about 47, with a vaguer message.)
+constexpr int kMaxBootstrapDepth = 32;
 
 constexpr char kNoneGiven[] =
     "no xDS bootstrap: set XdsOptions::bootstrap_json or bootstrap_path, or "
     "GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG";
+
+// Protobuf's JSON errors quote the text around the fault on a second line
+// and point at it with a caret on a third: kept on one line, the quote
+// printable (bytes escaped), so that a log line is one line.
+std::string OneLine(absl::string_view message) {
+  std::vector<absl::string_view> lines = absl::StrSplit(message, '\n');
+  if (lines.size() < 2) return PrintableText(message);
+  return absl::StrCat(PrintableText(lines[0]), " (near '",
+                      PrintableText(lines[1]), "')");
+}
 
 absl::Status Invalid(absl::string_view path, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
@@ -267,6 +286,9 @@ absl::StatusOr<XdsServer> ParseServer(const Value& value, std::string path) {
   if (out.server_uri.empty()) {
     return Invalid(server->PathOf("server_uri"), "must not be empty");
   }
+  if (absl::Status s = ValidateServerAddress(out.server_uri); !s.ok()) {
+    return Invalid(server->PathOf("server_uri"), s.message());
+  }
   if (absl::Status s = ParseChannelCreds(*server, &out); !s.ok()) return s;
   absl::StatusOr<const ListValue*> features =
       server->ListOrEmpty("server_features");
@@ -400,6 +422,10 @@ absl::StatusOr<XdsBootstrap> ParseXdsBootstrap(absl::string_view json) {
         absl::StrCat("bootstrap is over the limit of 1 MiB (",
                      kMaxBootstrapBytes, " bytes)"));
   }
+  if (absl::Status s = CheckJsonShape(json, {kMaxBootstrapDepth}); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bootstrap is refused: ", s.message()));
+  }
   // Parsed as a Value, not a Struct, so that a top level that is valid JSON
   // but not an object gets its own error.
   Value root;
@@ -408,7 +434,7 @@ absl::StatusOr<XdsBootstrap> ParseXdsBootstrap(absl::string_view json) {
           google::protobuf::StringPiece(json.data(), json.size()), &root);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "bootstrap is not valid JSON: ", parsed.message().ToString()));
+        "bootstrap is not valid JSON: ", OneLine(parsed.message().ToString())));
   }
   if (root.kind_case() != Value::kStructValue) {
     return absl::InvalidArgumentError(absl::StrCat(
