@@ -297,6 +297,11 @@ struct ServiceConfig {
   bool opaque_protocol = false;
   // If set, calls go straight to this endpoint, without balancing.
   std::optional<Endpoint> endpoint;
+  // A call that matches none of `routes` fails at once, UNAVAILABLE "no
+  // matching route", instead of taking the default route to the
+  // destination itself: xDS's rule (a request must match a route, as in
+  // gRPC's and Envoy's clients). False for Linkerd profiles and code.
+  bool require_route_match = false;
 };
 
 // What a discovery source emits service configs into. Calls for one

@@ -125,6 +125,16 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
       &call->routes.table->Match({"POST", call->method, &call->metadata});
   call->metrics = call->routes.route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
+  if (call->route->unmatched_fails) {
+    // gRPC's words for it: nothing to wait for, nowhere to send it.
+    CallResult result;
+    result.status = absl::UnavailableError(
+        absl::StrCat("no matching route for '", call->method,
+                     "' in the routes of '", target_, "'"));
+    Finish(*call, std::move(result));
+    if (call->waited) DestroyLater([c = std::move(call)] {});
+    return;
+  }
   // The route's timeout bounds the call with all its attempts; the caller's,
   // if shorter, wins. Both count from the call's start.
   absl::Duration timeout = std::min(call->caller_timeout, call->route->timeout);

@@ -698,6 +698,9 @@ Destination::WaitResult Destination::AddRoutesWaiter(
   MutexLock lock(&mu_);
   if (shut_down_) return WaitResult::kNever;
   if (has_config_.load(std::memory_order_relaxed)) return WaitResult::kReady;
+  // The source said it will not answer (e.g. the server does not serve the
+  // API): the call fails at once, naming why.
+  if (absl::IsFailedPrecondition(last_config_error_)) return WaitResult::kNever;
   routes_waiters_.push_back(std::move(waiter));
   return WaitResult::kQueued;
 }
@@ -723,8 +726,11 @@ absl::Status Destination::NoRoutesStatus() const {
         absl::StrCat("no routes for target '", target_,
                      "': ", last_config_error_.message()));
   }
+  // What the source said meanwhile (its stream's last error, the resource
+  // it still waits for), so that the caller learns more than "nothing yet".
   return absl::UnavailableError(absl::StrCat(
-      "no routes for target '", target_, "' (discovery has not answered yet)"));
+      "no routes for target '", target_, "' (discovery has not answered yet",
+      last_error_.ok() ? "" : absl::StrCat(": ", last_error_.message()), ")"));
 }
 
 }  // namespace mesh::internal

@@ -352,6 +352,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
     table->routes_.push_back(std::move(entry));
   }
   table->default_route_.index = table->routes_.size();
+  table->default_route_.unmatched_fails = config.require_route_match;
   return table;
 }
 

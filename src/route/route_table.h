@@ -43,6 +43,9 @@ struct RequestHead {
 struct CompiledRoute {
   std::string name;  // "" for the default route
   bool is_default = false;
+  // The default route of a config that requires a match
+  // (ServiceConfig::require_route_match): calls that take it fail.
+  bool unmatched_fails = false;
   // Position among the kept routes; the default route's is size().
   size_t index = 0;
   absl::Duration timeout = absl::InfiniteDuration();

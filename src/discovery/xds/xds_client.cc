@@ -18,6 +18,7 @@
 #include "envoy/service/discovery/v3/discovery.pb.h"
 #include "google/protobuf/arena.h"
 #include "src/base/destroy_later.h"
+#include "src/base/utf8.h"
 #include "src/discovery/stream_watch.h"
 #include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_dns_cluster.h"
@@ -111,16 +112,54 @@ Decoded DecodeAs(const google::protobuf::Any& any, Convert convert,
   return d;
 }
 
+// The authorities (targets) whose Listener names a RouteConfiguration.
+using Reaching = absl::FunctionRef<std::vector<std::string>(
+    const std::string& route_config_name)>;
+
+// RDS: split, not parsed whole; only the virtual hosts a watched target
+// reaches are converted now, the others when first reached (xds_convert.h).
+Decoded DecodeRouteConfiguration(const google::protobuf::Any& any,
+                                 Wanted wanted, Reaching reaching) {
+  Decoded d;
+  absl::StatusOr<RouteConfigurationSlices> slices =
+      SliceRouteConfiguration(any.value());
+  if (!slices.ok()) {
+    d.resource = slices.status();
+    return d;
+  }
+  d.name = slices->name;
+  if (!wanted(d.name)) {
+    d.not_asked = true;
+    return d;
+  }
+  const std::vector<std::string> authorities = reaching(d.name);
+  absl::StatusOr<RouteConfigResource> converted = ConvertRouteConfiguration(
+      *slices, [&authorities](const RouteConfigResource& heads) {
+        std::vector<size_t> chosen;
+        for (const std::string& authority : authorities) {
+          const VirtualHostResource* v = SelectVirtualHost(heads, authority);
+          if (v != nullptr) chosen.push_back(v - heads.virtual_hosts.data());
+        }
+        return chosen;
+      });
+  d.bytes = any.value();
+  if (converted.ok()) {
+    d.resource = AnyResource(*std::move(converted));
+  } else {
+    d.resource = converted.status();
+  }
+  return d;
+}
+
 Decoded Decode(ResourceType type, const google::protobuf::Any& any,
-               Wanted wanted, const CertificateProviders& providers) {
+               Wanted wanted, const CertificateProviders& providers,
+               Reaching reaching) {
   switch (type) {
     case ResourceType::kListener:
       return DecodeAs<envoy::config::listener::v3::Listener>(
           any, [](const auto& w) { return ConvertListener(w); }, wanted);
     case ResourceType::kRouteConfig:
-      return DecodeAs<envoy::config::route::v3::RouteConfiguration>(
-          any, [](const auto& w) { return ConvertRouteConfiguration(w); },
-          wanted);
+      return DecodeRouteConfiguration(any, wanted, reaching);
     case ResourceType::kCluster:
       return DecodeAs<envoy::config::cluster::v3::Cluster>(
           any,
@@ -319,6 +358,8 @@ struct XdsClient::TargetWatch {
   bool delivered = false;
   bool exists_sent = false;
   std::vector<std::string> clusters;  // asked for ahead of the first call
+  // What the watch was last told it waits for (WaitingForLocked).
+  std::string waiting_for;
 };
 
 // One host of a DNS cluster, followed by the client's DNS source.
@@ -666,7 +707,7 @@ void XdsClient::OnResourceTimeout(ResourceType type, const std::string& name,
   }
   e->status.state = ResourceStatus::State::kDoesNotExist;
   gpr_log(GPR_INFO, "mesh: xds: %s '%s' does not exist (not sent within %s)",
-          TypeName(type), name.c_str(),
+          TypeName(type), QuotedText(name).c_str(),
           absl::FormatDuration(options_.resource_timeout).c_str());
   NotifyLocked();
 }
@@ -692,10 +733,15 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
     if (response.type_url() == TypeUrl(t)) type = t;
   }
   if (!type) {
-    gpr_log(GPR_ERROR,
-            "mesh: xds: ignoring a response of type '%s' (never "
-            "asked for)",
-            response.type_url().c_str());
+    // A server may send these as fast as it likes: one line a period.
+    uint64_t held_back = 0;
+    if (log_limiter_.Admit("unknown type", &held_back)) {
+      gpr_log(GPR_ERROR,
+              "mesh: xds: ignoring a response of type '%s' (never asked "
+              "for)%s",
+              QuotedText(response.type_url()).c_str(),
+              LogLimiter::HeldBack(held_back).c_str());
+    }
     return;
   }
   TypeState& state = *types_[Index(*type)];
@@ -703,6 +749,11 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
   std::vector<std::string> errors;
   std::set<std::string> seen;
   const absl::Time now = absl::Now();
+  // What each resource's status (CSDS, Describe) and the NACK say of the
+  // version: at most 256 bytes of it (a server's 1 MiB version, copied
+  // into each of 10,000 resources, would cost 10 GB). The ACK echoes it
+  // whole.
+  const std::string version_quote = QuotedText(response.version_info());
   for (int i = 0; i < response.resources_size(); ++i) {
     const google::protobuf::Any* any = &response.resources(i);
     envoy::service::discovery::v3::Resource wrapper;
@@ -715,9 +766,9 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
       any = &wrapper.resource();
     }
     if (any->type_url() != response.type_url()) {
-      errors.push_back(absl::StrCat("resource index ", i, ": type '",
-                                    any->type_url(), "' in a response of '",
-                                    response.type_url(), "'"));
+      errors.push_back(absl::StrCat(
+          "resource index ", i, ": type '", QuotedText(any->type_url()),
+          "' in a response of '", QuotedText(response.type_url()), "'"));
       continue;
     }
     Decoded d = Decode(
@@ -725,7 +776,11 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
         [&state](const std::string& name) {
           return state.entries.count(name) != 0;
         },
-        bootstrap_.certificate_providers);
+        bootstrap_.certificate_providers,
+        [this](const std::string& route_config_name)
+            ABSL_NO_THREAD_SAFETY_ANALYSIS {  // called under mu_, here
+              return AuthoritiesReachingLocked(route_config_name);
+            });
     if (d.not_asked) continue;  // ignored
     if (d.name.empty() && !d.resource.ok()) {
       errors.push_back(absl::StrCat("resource index ", i, ": ",
@@ -733,18 +788,18 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
       continue;
     }
     if (!seen.insert(d.name).second) {
-      errors.push_back(
-          absl::StrCat(TypeName(*type), " '", d.name, "': sent twice"));
+      errors.push_back(absl::StrCat(TypeName(*type), " '", QuotedText(d.name),
+                                    "': sent twice"));
       continue;
     }
     Entry* e = Find(*type, d.name);
     if (e == nullptr) continue;  // not asked for: ignored
     if (!d.resource.ok()) {
-      errors.push_back(absl::StrCat(TypeName(*type), " '", d.name,
+      errors.push_back(absl::StrCat(TypeName(*type), " '", QuotedText(d.name),
                                     "': ", d.resource.status().message()));
       e->status.state = ResourceStatus::State::kNacked;
       e->status.error = std::string(d.resource.status().message());
-      e->status.nacked_version = response.version_info();
+      e->status.nacked_version = version_quote;
       e->status.nacked_at = now;
       continue;
     }
@@ -754,7 +809,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
       e->bytes = std::make_shared<const std::string>(std::move(d.bytes));
     }
     e->status.state = ResourceStatus::State::kAcked;
-    e->status.version = response.version_info();
+    e->status.version = version_quote;
     e->status.updated = now;
     e->status.error.clear();
     e->status.nacked_version.clear();
@@ -769,15 +824,21 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
       if (seen.count(name) != 0 || e.resource == nullptr) continue;
       if (e.resource != nullptr &&
           bootstrap_.servers[0].ignore_resource_deletion) {
-        gpr_log(GPR_INFO,
-                "mesh: xds: %s '%s' left out of a response; kept "
-                "(ignore_resource_deletion)",
-                TypeName(*type), name.c_str());
+        // Said again by every response that leaves it out: one line a
+        // period for all of them.
+        uint64_t held_back = 0;
+        if (log_limiter_.Admit("left out, kept", &held_back)) {
+          gpr_log(GPR_INFO,
+                  "mesh: xds: %s '%s' left out of a response; kept "
+                  "(ignore_resource_deletion)%s",
+                  TypeName(*type), QuotedText(name).c_str(),
+                  LogLimiter::HeldBack(held_back).c_str());
+        }
         continue;
       }
       if (e.resource != nullptr) {
         gpr_log(GPR_INFO, "mesh: xds: %s '%s' deleted by the server",
-                TypeName(*type), name.c_str());
+                TypeName(*type), QuotedText(name).c_str());
       }
       e.timer = 0;
       e.resource = nullptr;
@@ -792,15 +853,21 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
   } else {
     std::string detail = absl::StrCat(
         "mesh rejected ", errors.size(), " of ", response.resources_size(),
-        " resources (version ", response.version_info(), "): ");
+        " resources (version '", version_quote, "'): ");
     if (errors.size() > kMaxNackErrors) {
       size_t more = errors.size() - kMaxNackErrors;
       errors.resize(kMaxNackErrors);
       errors.push_back(absl::StrCat("and ", more, " more"));
     }
     absl::StrAppend(&detail, absl::StrJoin(errors, "; "));
-    gpr_log(GPR_ERROR, "mesh: xds: NACK %s: %s", TypeName(*type),
-            detail.c_str());
+    // Every NACK goes to the server; the log gets one line a period per
+    // type (a server that resends a bad response would fill it).
+    uint64_t held_back = 0;
+    if (log_limiter_.Admit(absl::StrCat("NACK ", TypeName(*type)),
+                           &held_back)) {
+      gpr_log(GPR_ERROR, "mesh: xds: NACK %s: %s%s", TypeName(*type),
+              detail.c_str(), LogLimiter::HeldBack(held_back).c_str());
+    }
     stream_state_.last_error = detail;
     // Valid resources of the response are applied; the version stays the
     // last accepted one.
@@ -839,12 +906,13 @@ void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
           ? std::string("stream ended by the server")
           : absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(
                              status.error_code())),
-                         ": ", status.error_message());
+                         ": ", QuotedText(status.error_message()));
   gpr_log(
       GPR_ERROR, "mesh: xds: stream to %s ended (%s); reconnecting in %s",
       bootstrap_.servers[0].server_uri.c_str(),
       stream_state_.last_error.c_str(),
       absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))).c_str());
+  ReportStreamEndLocked(status);
   std::weak_ptr<XdsClient> weak = weak_from_this();
   reconnect_timer_ = timers_->RunAfter(wait, [weak] {
     auto self = weak.lock();
@@ -858,6 +926,51 @@ void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
   });
 }
 
+std::vector<std::string> XdsClient::AuthoritiesReachingLocked(
+    const std::string& route_config_name) {
+  std::vector<std::string> out;
+  for (const auto& t : targets_) {
+    Entry* l = Find(ResourceType::kListener, t->target);
+    if (l == nullptr || l->resource == nullptr) continue;
+    const auto& listener = std::get<ListenerResource>(*l->resource);
+    if (listener.route_config_name == route_config_name) {
+      out.push_back(t->target);
+    }
+  }
+  return out;
+}
+
+void XdsClient::ReportStreamEndLocked(const grpc::Status& status) {
+  // A server that does not implement ADS will not start to: calls fail at
+  // once (FAILED_PRECONDITION is final to the destination) instead of
+  // waiting out their fail-fast time. The client still reconnects, and a
+  // server that comes to answer serves.
+  const bool final = status.error_code() == grpc::StatusCode::UNIMPLEMENTED;
+  const std::string why =
+      absl::StrCat("xDS stream to ", bootstrap_.servers[0].server_uri,
+                   " ended: ", stream_state_.last_error,
+                   final ? " (the server does not serve ADS)" : "");
+  const absl::Status error =
+      final ? absl::FailedPreconditionError(why) : absl::UnavailableError(why);
+  // Only watches that have nothing yet: the others keep serving what they
+  // have, and their calls have no reason to hear of it.
+  for (auto& t : targets_) {
+    if (t->delivered) continue;
+    t->waiting_for.clear();
+    if (t->endpoints != nullptr) t->endpoints->OnDiscoveryError(error);
+    if (final && t->config != nullptr) t->config->OnServiceConfigError(error);
+  }
+  for (auto& c : clusters_) {
+    if (!c->delivered) c->endpoints->OnDiscoveryError(error);
+  }
+}
+
+void XdsClient::WaitingForLocked(TargetWatch& w, std::string what) {
+  if (w.waiting_for == what || w.endpoints == nullptr) return;
+  w.waiting_for = what;
+  w.endpoints->OnDiscoveryError(absl::UnavailableError(std::move(what)));
+}
+
 void XdsClient::NotifyLocked() {
   for (auto& t : targets_) NotifyTargetLocked(*t);
   // The targets' routes may name new clusters to ask for.
@@ -868,8 +981,8 @@ void XdsClient::NotifyLocked() {
 void XdsClient::NotifyTargetLocked(TargetWatch& w) {
   auto fail = [&w](std::string why, bool exists) {
     if (w.delivered && w.listener == nullptr && w.failure == why) return;
-    gpr_log(GPR_ERROR, "mesh: xds: target '%s': %s", w.target.c_str(),
-            why.c_str());
+    gpr_log(GPR_ERROR, "mesh: xds: target '%s': %s",
+            QuotedText(w.target).c_str(), why.c_str());
     w.delivered = true;
     w.listener = w.routes = nullptr;
     w.failure = why;
@@ -911,7 +1024,13 @@ void XdsClient::NotifyTargetLocked(TargetWatch& w) {
     routes_key = l->resource;
   } else {
     Entry* r = Find(ResourceType::kRouteConfig, listener.route_config_name);
-    if (r == nullptr) return;  // asked for by the next update
+    const std::string waiting = absl::StrCat(
+        "xDS Listener '", QuotedText(w.target), "' names RouteConfiguration '",
+        QuotedText(listener.route_config_name), "', which has not come");
+    if (r == nullptr) {  // asked for by the next update
+      if (!w.delivered) WaitingForLocked(w, waiting);
+      return;
+    }
     if (r->resource == nullptr) {
       switch (r->status.state) {
         case ResourceStatus::State::kDoesNotExist:
@@ -925,6 +1044,8 @@ void XdsClient::NotifyTargetLocked(TargetWatch& w) {
                                     listener.route_config_name,
                                     "' was rejected: ", r->status.error));
         default:
+          // Calls waiting for routes say which resource they wait for.
+          if (!w.delivered) WaitingForLocked(w, waiting);
           return;
       }
     }

@@ -49,6 +49,7 @@
 #include "absl/time/time.h"
 #include "mesh/discovery.h"
 #include "mesh/xds.h"
+#include "src/base/log_limiter.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
 #include "src/discovery/linkerd/backoff.h"
@@ -73,10 +74,11 @@ using AnyResource = std::variant<ListenerResource, RouteConfigResource,
 struct ResourceStatus {
   enum class State { kRequested, kDoesNotExist, kAcked, kNacked };
   State state = State::kRequested;
-  std::string version;         // of the accepted resource
+  // Of the accepted resource; at most 256 bytes of it (QuotedText).
+  std::string version;
   absl::Time updated;          // when it was accepted
   std::string error;           // the last NACK's reason (kNacked)
-  std::string nacked_version;  // of the response it NACKed (kNacked)
+  std::string nacked_version;  // of the response it NACKed (kNacked), as above
   absl::Time nacked_at;        // when that response came (kNacked)
   bool has_resource = false;   // a good version is kept
 };
@@ -169,6 +171,19 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   void ArmTimersLocked(ResourceType type) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers what changed to the watches.
   void NotifyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The targets whose Listener names RouteConfiguration
+  // `route_config_name`: the virtual hosts they reach are converted when it
+  // comes, the others when first reached.
+  std::vector<std::string> AuthoritiesReachingLocked(
+      const std::string& route_config_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The stream ended with `status`: watches that have nothing yet are told
+  // why (their waiting calls name it); UNIMPLEMENTED fails them at once.
+  void ReportStreamEndLocked(const grpc::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells a target that has nothing yet what it waits for (a resource named
+  // and not come), once per change.
+  void WaitingForLocked(TargetWatch& w, std::string what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyTargetLocked(TargetWatch& watch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyClusterLocked(ClusterWatch& watch)
@@ -204,6 +219,8 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   const DnsSourceFactory dns_factory_;
   std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
   grpc::GenericStub stub_;
+  // Lines a server can repeat at will (NACKs, unknown types): one a period.
+  LogLimiter log_limiter_;
 
   mutable Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -12,8 +12,10 @@
 #define MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,6 +43,46 @@ absl::StatusOr<ListenerResource> ConvertListener(
     const envoy::config::listener::v3::Listener& listener);
 absl::StatusOr<RouteConfigResource> ConvertRouteConfiguration(
     const envoy::config::route::v3::RouteConfiguration& config);
+
+// RDS as it comes, converted by what a call can reach (xds_convert_route_
+// lazy.cc): a RouteConfiguration's bytes are split without parsing its
+// routes — a route table of 1,000 virtual hosts of 250 routes once cost
+// 4-6 s of CPU and 966 MB to convert whole, of which a target uses one
+// virtual host.
+struct RouteConfigurationSlices {
+  std::string name;
+  std::vector<absl::string_view> virtual_hosts;  // each VirtualHost's bytes
+};
+// Views into `bytes`, which must outlive them. INVALID_ARGUMENT "cannot
+// parse a envoy.config.route.v3.RouteConfiguration" for bytes that are not
+// one (as protobuf's parser would refuse them).
+absl::StatusOr<RouteConfigurationSlices> SliceRouteConfiguration(
+    absl::string_view bytes);
+// Which virtual hosts to convert now, by index, given the configuration
+// with every virtual host's name and domains only (the rest lazy).
+using ChooseVirtualHosts =
+    std::function<std::vector<size_t>(const RouteConfigResource& heads)>;
+// Every virtual host's name, domains and routes count are checked (the
+// count against the route table's limit); the chosen ones are converted
+// whole, as ConvertRouteConfiguration does (their errors refuse the
+// resource); the others keep their bytes (VirtualHostResource::wire).
+absl::StatusOr<RouteConfigResource> ConvertRouteConfiguration(
+    const RouteConfigurationSlices& slices, const ChooseVirtualHosts& now);
+// A virtual host left lazy, converted now; the same errors as
+// ConvertRouteConfiguration's for it, relative to the virtual host.
+absl::StatusOr<VirtualHostResource> ConvertLazyVirtualHost(
+    const VirtualHostResource& lazy);
+// The pieces both conversions share: one VirtualHost whole; its domains
+// (lower-cased; each a domain pattern, none empty); its number of routes
+// (1 to the route table's RouteLimits::max_routes). Errors name the field
+// relative to the VirtualHost.
+absl::StatusOr<VirtualHostResource> ConvertVirtualHost(
+    const envoy::config::route::v3::VirtualHost& vhost);
+absl::StatusOr<std::vector<std::string>> ConvertDomains(
+    const std::vector<std::string>& domains);
+absl::Status CheckRouteCount(size_t routes);
+// 1,000 virtual hosts at most; the error names "virtual_hosts".
+absl::Status CheckVirtualHostCount(size_t virtual_hosts);
 // `providers`: the bootstrap's certificate providers, which a TLS
 // cluster's UpstreamTlsContext names.
 absl::StatusOr<ClusterResource> ConvertCluster(

@@ -15,7 +15,9 @@
 #include "absl/strings/str_split.h"
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "re2/re2.h"
+#include "src/base/utf8.h"
 #include "src/discovery/xds/xds_convert.h"
+#include "src/route/route_table.h"
 
 namespace mesh::internal::xds {
 namespace {
@@ -25,11 +27,12 @@ namespace fault_v3 = envoy::extensions::filters::http::fault::v3;
 
 // What one resource may cost the client to convert and each call to match.
 constexpr int kMaxVirtualHosts = 1000;
-constexpr int kMaxRoutesPerVirtualHost = 10'000;
+// A virtual host becomes one route table: it may hold what a route table
+// keeps (RouteLimits' defaults), so that what is ACKed is what is applied.
+const RouteLimits kRouteLimits;
 constexpr int kMaxHeaderMatchers = 100;
 constexpr int kMaxWeightedClusters = 64;
 constexpr int64_t kRegexMaxMem = 1 << 20;  // bounds a regex's program size
-constexpr size_t kMaxQuotedPattern = 100;
 
 // gRFC A44: more attempts than 5 count as 5; backoffs below 1 ms as 1 ms.
 constexpr uint32_t kMaxAttempts = 5;
@@ -48,12 +51,27 @@ absl::Status CheckRegex(const std::string& pattern) {
   if (!re.error_arg().empty() && absl::EndsWith(problem, arg)) {
     problem.resize(problem.size() - arg.size());
   }
-  const std::string quoted =
-      pattern.size() <= kMaxQuotedPattern
-          ? pattern
-          : absl::StrCat(pattern.substr(0, kMaxQuotedPattern), "...");
-  return FieldError("regex",
-                    absl::StrCat("invalid RE2 '", quoted, "': ", problem));
+  return FieldError("regex", absl::StrCat("invalid RE2 '", QuotedText(pattern),
+                                          "': ", QuotedText(problem)));
+}
+
+// The routes of `vhost` as the route table will compile them: a route it
+// would drop (past RouteLimits: conditions, nesting, the regexes' program
+// size together) is refused here, naming the limit, instead of being ACKed
+// and then dropped with a log line.
+absl::Status CheckRouteTableLimits(const VirtualHostResource& vhost) {
+  ServiceConfig config;
+  config.routes.reserve(vhost.routes.size());
+  for (const RouteResource& r : vhost.routes) config.routes.push_back(r.route);
+  std::vector<std::string> dropped;
+  RouteTable::Build(config, kRouteLimits, &dropped);
+  if (dropped.empty()) return absl::OkStatus();
+  return FieldError(
+      "routes",
+      absl::StrCat(dropped.front(),
+                   dropped.size() > 1
+                       ? absl::StrCat(" (and ", dropped.size() - 1, " more)")
+                       : ""));
 }
 
 // gRPC's domain patterns: exact, "*suffix", "prefix*" or "*".
@@ -511,21 +529,53 @@ absl::StatusOr<std::optional<RouteResource>> ConvertRoute(
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ConvertDomains(
+    const std::vector<std::string>& domains) {
+  if (domains.empty()) return FieldError("domains", "empty");
+  std::vector<std::string> out;
+  out.reserve(domains.size());
+  for (size_t i = 0; i < domains.size(); ++i) {
+    const std::string& domain = domains[i];
+    if (!IsDomainPattern(domain)) {
+      return FieldError(absl::StrCat("domains[", i, "]"),
+                        absl::StrCat("'", QuotedText(domain),
+                                     "' is not a domain pattern (a '*' may "
+                                     "only start or end it)"));
+    }
+    out.push_back(absl::AsciiStrToLower(domain));
+  }
+  return out;
+}
+
+absl::Status CheckRouteCount(size_t routes) {
+  if (routes == 0) return FieldError("routes", "empty");
+  if (routes > kRouteLimits.max_routes) {
+    return FieldError("routes", absl::StrCat(routes, " routes, more than ",
+                                             kRouteLimits.max_routes,
+                                             " (RouteLimits::max_routes)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckVirtualHostCount(size_t virtual_hosts) {
+  if (virtual_hosts > static_cast<size_t>(kMaxVirtualHosts)) {
+    return FieldError("virtual_hosts",
+                      absl::StrCat(virtual_hosts, " virtual hosts, more than ",
+                                   kMaxVirtualHosts));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<VirtualHostResource> ConvertVirtualHost(
     const route_v3::VirtualHost& vhost) {
   VirtualHostResource out;
   out.name = vhost.name();
-  if (vhost.domains().empty()) return FieldError("domains", "empty");
-  for (int i = 0; i < vhost.domains_size(); ++i) {
-    const std::string& domain = vhost.domains(i);
-    if (!IsDomainPattern(domain)) {
-      return FieldError(absl::StrCat("domains[", i, "]"),
-                        absl::StrCat("'", domain,
-                                     "' is not a domain pattern (a '*' may "
-                                     "only start or end it)"));
-    }
-    out.domains.push_back(absl::AsciiStrToLower(domain));
-  }
+  absl::StatusOr<std::vector<std::string>> domains = ConvertDomains(
+      std::vector<std::string>(vhost.domains().begin(), vhost.domains().end()));
+  if (!domains.ok()) return domains.status();
+  out.domains = *std::move(domains);
   absl::StatusOr<std::map<std::string, FaultInjection>> faults =
       ConvertFilterOverrides(vhost.typed_per_filter_config());
   if (!faults.ok()) return Within("typed_per_filter_config", faults.status());
@@ -537,11 +587,8 @@ absl::StatusOr<VirtualHostResource> ConvertVirtualHost(
     if (!policy.ok()) return Within("retry_policy", policy.status());
     retry = *std::move(policy);
   }
-  if (vhost.routes().empty()) return FieldError("routes", "empty");
-  if (vhost.routes_size() > kMaxRoutesPerVirtualHost) {
-    return FieldError("routes",
-                      absl::StrCat(vhost.routes_size(), " routes, more than ",
-                                   kMaxRoutesPerVirtualHost));
+  if (absl::Status s = CheckRouteCount(vhost.routes_size()); !s.ok()) {
+    return s;
   }
   for (int i = 0; i < vhost.routes_size(); ++i) {
     absl::StatusOr<std::optional<RouteResource>> route =
@@ -556,20 +603,17 @@ absl::StatusOr<VirtualHostResource> ConvertVirtualHost(
                       "none left: every route has query_parameters or a "
                       "cluster specifier mesh does not support");
   }
+  if (absl::Status s = CheckRouteTableLimits(out); !s.ok()) return s;
   return out;
 }
-
-}  // namespace
 
 absl::StatusOr<RouteConfigResource> ConvertRouteConfiguration(
     const route_v3::RouteConfiguration& config) {
   RouteConfigResource out;
   out.name = config.name();
-  if (config.virtual_hosts_size() > kMaxVirtualHosts) {
-    return FieldError("virtual_hosts", absl::StrCat(config.virtual_hosts_size(),
-                                                    " virtual hosts, more "
-                                                    "than ",
-                                                    kMaxVirtualHosts));
+  if (absl::Status s = CheckVirtualHostCount(config.virtual_hosts_size());
+      !s.ok()) {
+    return s;
   }
   for (int i = 0; i < config.virtual_hosts_size(); ++i) {
     absl::StatusOr<VirtualHostResource> vhost =

@@ -67,6 +67,11 @@ struct VirtualHostResource {
   std::vector<std::string> domains;
   std::vector<RouteResource> routes;
   std::map<std::string, FaultInjection> fault_overrides;
+  // Not empty while the virtual host is not converted yet (RDS converts
+  // only those a target reaches; xds_convert.h): the VirtualHost as it
+  // came, which ConvertLazyVirtualHost converts; `routes` and
+  // `fault_overrides` are empty until then.
+  std::string wire;
 };
 
 struct RouteConfigResource {

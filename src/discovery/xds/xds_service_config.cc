@@ -15,6 +15,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mesh/service_config.h"
+#include "src/base/utf8.h"
+#include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_resources.h"
 
 namespace mesh::internal::xds {
@@ -166,8 +168,22 @@ absl::StatusOr<ServiceConfig> BuildServiceConfig(
                      "' has no virtual host for '", authority, "' (",
                      ListDomains(route_config), ")"));
   }
+  // A virtual host no target reached when it came is converted now; an
+  // error found now fails this target (the resource was ACKed).
+  absl::StatusOr<VirtualHostResource> converted;
+  if (!vhost->wire.empty()) {
+    converted = ConvertLazyVirtualHost(*vhost);
+    if (!converted.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "route configuration '", QuotedText(route_config.name),
+          "': virtual host '", QuotedText(vhost->name),
+          "' (converted when first reached): ", converted.status().message()));
+    }
+    vhost = &*converted;
+  }
   ServiceConfig config;
   config.fully_qualified_name = HostOf(authority);
+  config.require_route_match = true;
   config.routes.reserve(vhost->routes.size());
   for (size_t i = 0; i < vhost->routes.size(); ++i) {
     const RouteResource& resource = vhost->routes[i];
