@@ -9,6 +9,8 @@
 #   xds_convert_fuzz           xDS resources -> the client's values, on to
 #                              a route match and the endpoints to serve
 #                              (seeded with valid resources, xds_convert_seeds)
+#   xds_bootstrap_fuzz         the xDS bootstrap reader (seeded with a
+#                              bootstrap in gRPC's form)
 #
 #   scripts/fuzz.sh                         # 60 s each
 #   FUZZ_SECONDS=600 scripts/fuzz.sh        # longer
@@ -25,7 +27,7 @@ build="${root}/build/fuzz"
 seconds="${FUZZ_SECONDS:-60}"
 runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
-read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz}"
+read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz xds_bootstrap_fuzz}"
 
 "${root}/scripts/install-deps.sh"
 
@@ -54,6 +56,10 @@ for target in "${targets[@]}"; do
       cp "${root}/tools/mesh-control-plane/sample.json" "${seeds}/" ;;
     xds_convert_fuzz)
       "${build}/tests/fuzz/xds_convert_seeds" "${seeds}" ;;
+    xds_bootstrap_fuzz)
+      # gRPC's form, with TLS channel creds and a file_watcher provider.
+      printf '%s' '{"xds_servers": [{"server_uri": "dns:///cp.test:15010", "channel_creds": [{"type": "tls", "config": {"ca_certificate_file": "/ca.pem"}}], "server_features": ["xds_v3"]}], "node": {"id": "n", "locality": {"zone": "z"}, "metadata": {"GENERATOR": "grpc", "L": [1, [2, {"a": null}]]}}, "certificate_providers": {"d": {"plugin_name": "file_watcher", "config": {"certificate_file": "/c", "private_key_file": "/k", "refresh_interval": "60s"}}}}' \
+        >"${seeds}/grpc.json" ;;
   esac
   if [[ -n "${runs}" ]]; then limit=(-runs="${runs}"); else limit=(-max_total_time="${seconds}"); fi
   echo "== ${target}: ${runs:-${seconds} s}${runs:+ inputs}"

@@ -281,9 +281,41 @@ void CheckListener(const Listener& wire) {
   CheckServiceConfig(*l, *l->inline_route_config);
 }
 
+// RDS's way (split, the virtual hosts chosen converted) must agree with
+// converting the whole: refused alike, and with every virtual host
+// chosen, the same virtual hosts and routes; with none chosen, each host
+// converts later as it would have.
+void CheckLazyConversion(const RouteConfiguration& wire, bool eager_ok) {
+  const std::string bytes = wire.SerializeAsString();
+  absl::StatusOr<xds::RouteConfigurationSlices> slices =
+      xds::SliceRouteConfiguration(bytes);
+  REQUIRE(slices.ok(), "a serialized RouteConfiguration did not slice");
+  absl::StatusOr<xds::RouteConfigResource> all =
+      xds::ConvertRouteConfiguration(*slices, nullptr);
+  REQUIRE(all.ok() == eager_ok, "lazy and eager conversion disagree");
+  if (all.ok()) CheckRouteConfig(wire, *all);
+  absl::StatusOr<xds::RouteConfigResource> none =
+      xds::ConvertRouteConfiguration(*slices,
+                                     [](const xds::RouteConfigResource&) {
+                                       return std::vector<size_t>();
+                                     });
+  if (!none.ok()) {
+    REQUIRE(!eager_ok, "a host's head refused what converts whole");
+    return;
+  }
+  bool every_host_converts = true;
+  for (const xds::VirtualHostResource& v : none->virtual_hosts) {
+    REQUIRE(!v.wire.empty() && v.routes.empty(), "a host converted early");
+    every_host_converts &= xds::ConvertLazyVirtualHost(v).ok();
+  }
+  REQUIRE(every_host_converts == eager_ok,
+          "hosts converted one by one disagree with the whole");
+}
+
 void CheckRouteConfiguration(const RouteConfiguration& wire) {
   absl::StatusOr<xds::RouteConfigResource> c =
       xds::ConvertRouteConfiguration(wire);
+  CheckLazyConversion(wire, c.ok());
   if (!c.ok()) return CheckRefusal(c.status(), "RouteConfiguration");
   CheckRouteConfig(wire, *c);
   CheckServiceConfig(xds::ListenerResource(), *c);
