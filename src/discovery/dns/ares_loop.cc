@@ -1,9 +1,7 @@
 #include "src/discovery/dns/ares_loop.h"
 
 #include <ares.h>
-#include <arpa/inet.h>
 #include <grpc/support/log.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -16,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "src/discovery/dns/dns_answer.h"
 
 namespace mesh::internal {
 namespace {
@@ -31,37 +30,28 @@ absl::Status LibraryInit() {
   return absl::OkStatus();
 }
 
-std::string AddressText(const struct sockaddr* addr) {
-  char text[INET6_ADDRSTRLEN] = {0};
-  if (addr->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const struct sockaddr_in*>(addr);
-    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
-  } else if (addr->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const struct sockaddr_in6*>(addr);
-    inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
-  }
-  return text;
-}
-
-// One name's two queries (A, then AAAA: with AF_UNSPEC c-ares reports the
-// status of whichever ends last, and would hide the other's failure),
-// combined when both have ended.
+// One name's two queries, A then AAAA, combined when both have ended. Each
+// is asked with ares_search (the search list as ares_getaddrinfo applies
+// it) and its raw answer read here: ares_getaddrinfo reports CNAMEs that
+// lead to no address exactly as a name without records (ARES_ENODATA, no
+// result), and a loop would then drop the last good answer.
 struct LookupCall {
   std::string host;
   AresLoop::LookupDone done;
   int pending = 2;
   int status[2] = {ARES_SUCCESS, ARES_SUCCESS};  // A, AAAA
-  std::vector<std::string> addresses;
-  absl::flat_hash_set<std::string> seen;
-  bool any_ttl = false;
-  absl::Duration ttl = absl::ZeroDuration();
-  bool truncated = false;
+  // Set when status is ARES_SUCCESS: the answer read, or why it could
+  // not be.
+  absl::StatusOr<AddressRecords> records[2] = {AddressRecords(),
+                                               AddressRecords()};
 };
 
 struct FamilyQuery {
   std::shared_ptr<LookupCall> call;
   int index;  // 0: A, 1: AAAA
 };
+
+const char* FamilyName(int index) { return index == 0 ? "A" : "AAAA"; }
 
 absl::StatusOr<DnsAnswer> Combine(LookupCall& call) {
   auto ok = [](int s) {
@@ -73,50 +63,76 @@ absl::StatusOr<DnsAnswer> Combine(LookupCall& call) {
     }
   }
   for (int i = 0; i < 2; ++i) {
+    // The other family's answer alone would drop endpoints: keep the last.
     if (!ok(call.status[i])) {
-      // The other family's answer alone would drop endpoints: keep the last.
       return absl::UnavailableError(
-          absl::StrCat("DNS: ", i == 0 ? "A" : "AAAA", " query for '",
-                       call.host, "' failed: ", ares_strerror(call.status[i])));
+          absl::StrCat("DNS: ", FamilyName(i), " query for '", call.host,
+                       "' failed: ", ares_strerror(call.status[i])));
+    }
+    if (call.status[i] == ARES_SUCCESS && !call.records[i].ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("DNS: ", FamilyName(i), " query for '", call.host,
+                       "' failed: ", call.records[i].status().message()));
     }
   }
   if (call.status[0] == ARES_ENOTFOUND && call.status[1] == ARES_ENOTFOUND) {
     return absl::NotFoundError(
         absl::StrCat("DNS: no such name '", call.host, "' (NXDOMAIN)"));
   }
-  if (call.truncated) {
+  DnsAnswer answer;
+  absl::flat_hash_set<std::string> seen;
+  bool any_ttl = false;
+  bool truncated = false;
+  const AddressRecords* unfollowed = nullptr;
+  for (int i = 0; i < 2; ++i) {
+    if (call.status[i] != ARES_SUCCESS) continue;
+    const AddressRecords& r = *call.records[i];
+    if (r.addresses.empty()) {
+      if (!r.cnames.empty()) unfollowed = &r;
+      continue;
+    }
+    answer.ttl = any_ttl ? std::min(answer.ttl, r.ttl) : r.ttl;
+    any_ttl = true;
+    for (const std::string& a : r.addresses) {
+      if (seen.contains(a)) continue;
+      if (answer.addresses.size() >= AresLoop::kMaxAddresses) {
+        truncated = true;
+        break;
+      }
+      seen.insert(a);
+      answer.addresses.push_back(a);
+    }
+  }
+  // CNAMEs that lead to no address of either family: the server did not
+  // follow them (or their end has no address). Not "no records", which
+  // would drop the endpoints: a failed query, the last answer kept. One
+  // family's chain without addresses beside the other's addresses is the
+  // common name with addresses of one family only.
+  if (answer.addresses.empty() && unfollowed != nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "DNS: '", call.host,
+        "': the CNAME chain could not be followed to an address (",
+        DescribeChain(unfollowed->name, unfollowed->cnames),
+        ": no A or AAAA record for its last name in the answers)"));
+  }
+  if (truncated) {
     gpr_log(GPR_ERROR, "mesh: DNS: '%s' has more than %zu addresses; using %zu",
             call.host.c_str(), AresLoop::kMaxAddresses,
             AresLoop::kMaxAddresses);
   }
-  DnsAnswer answer;
-  answer.addresses = std::move(call.addresses);
-  answer.ttl = call.ttl;
   return answer;
 }
 
-void OnAddrInfo(void* arg, int status, int /*timeouts*/,
-                struct ares_addrinfo* result) {
+void OnAnswer(void* arg, int status, int /*timeouts*/, unsigned char* abuf,
+              int alen) {
   std::unique_ptr<FamilyQuery> query(static_cast<FamilyQuery*>(arg));
   LookupCall& call = *query->call;
   call.status[query->index] = status;
-  if (status == ARES_SUCCESS && result != nullptr) {
-    for (const ares_addrinfo_node* n = result->nodes; n != nullptr;
-         n = n->ai_next) {
-      std::string text = AddressText(n->ai_addr);
-      if (text.empty() || call.seen.contains(text)) continue;
-      if (call.addresses.size() >= AresLoop::kMaxAddresses) {
-        call.truncated = true;
-        break;
-      }
-      call.seen.insert(text);
-      call.addresses.push_back(std::move(text));
-      const absl::Duration ttl = absl::Seconds(std::max(0, n->ai_ttl));
-      call.ttl = call.any_ttl ? std::min(call.ttl, ttl) : ttl;
-      call.any_ttl = true;
-    }
+  if (status == ARES_SUCCESS) {
+    call.records[query->index] =
+        ReadAddressAnswer(abuf, static_cast<size_t>(std::max(0, alen)),
+                          query->index == 0 ? kDnsA : kDnsAaaa);
   }
-  if (result != nullptr) ares_freeaddrinfo(result);
   if (--call.pending > 0) return;
   call.done(Combine(call));
 }
@@ -243,12 +259,9 @@ void AresLoop::Run() {
       call->host = std::move(l.host);
       call->done = std::move(l.done);
       for (int index = 0; index < 2; ++index) {
-        struct ares_addrinfo_hints hints;
-        std::memset(&hints, 0, sizeof(hints));
-        hints.ai_family = index == 0 ? AF_INET : AF_INET6;
-        hints.ai_flags = ARES_AI_NOSORT;
-        ares_getaddrinfo(channel, call->host.c_str(), nullptr, &hints,
-                         &OnAddrInfo, new FamilyQuery{call, index});
+        ares_search(channel, call->host.c_str(), /*dnsclass=*/1,
+                    index == 0 ? kDnsA : kDnsAaaa, &OnAnswer,
+                    new FamilyQuery{call, index});
       }
     }
     if (!due.empty() || !lookups.empty()) continue;  // look at the queue again

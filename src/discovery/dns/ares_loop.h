@@ -40,9 +40,12 @@ class AresLoop {
 
   // A and AAAA are asked separately and combined. NOT_FOUND: the name does
   // not exist (NXDOMAIN for both). OK with no addresses: it exists without
-  // A or AAAA records. UNAVAILABLE: either query failed (c-ares's reason),
-  // so that a partial answer never stands for the whole. CANCELLED: the
-  // loop is going away.
+  // A or AAAA records (no answer records, or none on its name). UNAVAILABLE:
+  // either query failed (c-ares's reason; a malformed answer; CNAMEs that
+  // loop), so that a partial answer never stands for the whole, or the
+  // answers hold CNAMEs that lead to no address of either family (an
+  // unfollowed chain is not "no records"). CANCELLED: the loop is going
+  // away.
   using LookupDone = absl::AnyInvocable<void(absl::StatusOr<DnsAnswer>)>;
 
   static absl::StatusOr<std::unique_ptr<AresLoop>> Start(
