@@ -11,6 +11,8 @@
 #                              (seeded with valid resources, xds_convert_seeds)
 #   xds_bootstrap_fuzz         the xDS bootstrap reader (seeded with a
 #                              bootstrap in gRPC's form)
+#   tap_match_fuzz             an Observe request's bytes -> the tap match,
+#                              within its bounds, evaluated on requests
 #
 #   scripts/fuzz.sh                         # 60 s each
 #   FUZZ_SECONDS=600 scripts/fuzz.sh        # longer
@@ -27,7 +29,7 @@ build="${root}/build/fuzz"
 seconds="${FUZZ_SECONDS:-60}"
 runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
-read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz xds_bootstrap_fuzz}"
+read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz xds_bootstrap_fuzz tap_match_fuzz}"
 
 "${root}/scripts/install-deps.sh"
 

@@ -168,7 +168,9 @@ class Mesh {
   std::string Metrics() const;
 
   // An in-process tap subscription (see mesh/tap.h): INVALID_ARGUMENT
-  // naming the bad part of `options`.
+  // naming the bad part of `options`; RESOURCE_EXHAUSTED naming the bound
+  // when tap_max_subscriptions are live, or when its match would take the
+  // live matches past kTapMaxTotalMatchNodes.
   absl::StatusOr<std::unique_ptr<TapSubscription>> Tap(
       const TapOptions& options) const;
 

@@ -79,6 +79,27 @@ struct TapMatch {
   uint32_t port_max = 0;
 };
 
+// Bounds on tap matches. Every request is matched against every live
+// subscription's match on the request's own thread, so the matches' size is
+// what tapping costs each request (10 `any`s of 200,000 leaves once cost
+// every call 2 s and took the process from 19 to 701 MB). `linkerd viz tap` and
+// `mesh-tap` send matches of fewer than 20 nodes; the bounds leave each
+// subscription ten times that, and every subscription of the default cap (100)
+// 40 nodes, while a request never evaluates more than kTapMaxTotalMatchNodes
+// nodes (each a string comparison or label lookup bounded by the request's own
+// sizes: tens of microseconds at worst).
+//
+// Nodes of one subscription's match: conditions and all/any/not alike.
+// Beyond, the subscription is refused INVALID_ARGUMENT naming the bound.
+inline constexpr uint32_t kTapMaxMatchNodes = 256;
+// Bytes of all strings (values, keys, CIDRs) of one subscription's match.
+// Beyond, INVALID_ARGUMENT naming the bound.
+inline constexpr uint32_t kTapMaxMatchBytes = 16 * 1024;
+// Nodes of the matches of all live subscriptions of a Mesh together. A
+// subscription that would pass it is refused RESOURCE_EXHAUSTED naming the
+// bound, until others end.
+inline constexpr uint32_t kTapMaxTotalMatchNodes = 4096;
+
 struct TapOptions {
   TapMatch match;
   // Requests to tap; after that many matched, no new request is tapped and
@@ -150,8 +171,9 @@ inline constexpr char kTapRedacted[] = "[redacted]";
 // OK, or INVALID_ARGUMENT naming the part of `options` that is wrong (limit
 // 0, buffer 0, a `not` without one child, a bad CIDR, a port range with
 // both bounds 0, max > 65535 or min > max, an empty label key, a tree
-// nested more than 32 deep), e.g. "match.all[1].not: needs exactly one
-// condition (has 2)".
+// nested more than 32 deep, more than kTapMaxMatchNodes nodes or
+// kTapMaxMatchBytes bytes of strings), e.g. "match.all[1].not: needs
+// exactly one condition (has 2)".
 absl::Status ValidateTapOptions(const TapOptions& options);
 
 }  // namespace mesh

@@ -11,7 +11,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/empty.pb.h"
 #include "src/model/address.h"
+#include "src/tap/tap_match.h"
 
 namespace mesh::internal {
 namespace {
@@ -185,35 +187,75 @@ absl::StatusOr<TapMatch> ConvertLabel(const WireMatch::Label& label,
   return m;
 }
 
+// The bytes of the strings a leaf node carries into its TapMatch (a
+// netmask's CIDR text is short and bounded: none counted).
+size_t StringBytes(const WireMatch& match) {
+  switch (match.match_case()) {
+    case WireMatch::kDestinationLabel:
+      return match.destination_label().key().size() +
+             match.destination_label().value().size();
+    case WireMatch::kRouteLabel:
+      return match.route_label().key().size() +
+             match.route_label().value().size();
+    case WireMatch::kHttp: {
+      const WireMatch::Http& http = match.http();
+      switch (http.match_case()) {
+        case WireMatch::Http::kAuthority:
+          return http.authority().exact().size() +
+                 http.authority().prefix().size();
+        case WireMatch::Http::kPath:
+          return http.path().exact().size() + http.path().prefix().size();
+        case WireMatch::Http::kMethod:
+          return http.method().unregistered().size();
+        case WireMatch::Http::kScheme:
+          return http.scheme().unregistered().size();
+        default:
+          return 0;
+      }
+    }
+    default:
+      return 0;
+  }
+}
+
 absl::StatusOr<TapMatch> ConvertMatch(const WireMatch& match,
-                                      const std::string& path);
+                                      const std::string& path,
+                                      TapMatchBudget& budget);
 
 absl::StatusOr<TapMatch> ConvertSeq(const WireMatch::Seq& seq,
                                     TapMatch::Kind kind,
-                                    const std::string& path) {
+                                    const std::string& path,
+                                    TapMatchBudget& budget) {
   TapMatch m;
   m.kind = kind;
-  m.children.reserve(seq.matches_size());
   for (int i = 0; i < seq.matches_size(); ++i) {
     absl::StatusOr<TapMatch> child =
-        ConvertMatch(seq.matches(i), absl::StrCat(path, "[", i, "]"));
+        ConvertMatch(seq.matches(i), absl::StrCat(path, "[", i, "]"), budget);
     if (!child.ok()) return child.status();
     m.children.push_back(*std::move(child));
   }
   return m;
 }
 
+// The node at `path` counted against the budget before anything of it is
+// built: a request of 200,000 leaves stops at the first past the bound.
 absl::StatusOr<TapMatch> ConvertMatch(const WireMatch& match,
-                                      const std::string& path) {
+                                      const std::string& path,
+                                      TapMatchBudget& budget) {
   using Kind = TapMatch::Kind;
+  if (absl::Status s = budget.Take(path, StringBytes(match)); !s.ok()) {
+    return s;
+  }
   switch (match.match_case()) {
     case WireMatch::kAll:
-      return ConvertSeq(match.all(), Kind::kAll, absl::StrCat(path, ".all"));
+      return ConvertSeq(match.all(), Kind::kAll, absl::StrCat(path, ".all"),
+                        budget);
     case WireMatch::kAny:
-      return ConvertSeq(match.any(), Kind::kAny, absl::StrCat(path, ".any"));
+      return ConvertSeq(match.any(), Kind::kAny, absl::StrCat(path, ".any"),
+                        budget);
     case WireMatch::kNot: {
       absl::StatusOr<TapMatch> inner =
-          ConvertMatch(match.not_(), absl::StrCat(path, ".not"));
+          ConvertMatch(match.not_(), absl::StrCat(path, ".not"), budget);
       if (!inner.ok()) return inner.status();
       TapMatch m;
       m.kind = Kind::kNot;
@@ -311,7 +353,9 @@ absl::StatusOr<TapOptions> TapOptionsFromObserve(
   if (!request.has_match()) {
     return absl::InvalidArgumentError("match is required");
   }
-  absl::StatusOr<TapMatch> match = ConvertMatch(request.match(), "match");
+  TapMatchBudget budget;
+  absl::StatusOr<TapMatch> match =
+      ConvertMatch(request.match(), "match", budget);
   if (!match.ok()) return match.status();
   TapOptions options;
   options.match = *std::move(match);
@@ -320,6 +364,23 @@ absl::StatusOr<TapOptions> TapOptionsFromObserve(
                             request.extract().has_http() &&
                             request.extract().http().has_headers();
   return options;
+}
+
+absl::StatusOr<TapOptions> TapOptionsFromObserveBytes(absl::string_view bytes) {
+  wire::ObserveRequest request;
+  if (request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return TapOptionsFromObserve(request);
+  }
+  // A message without fields keeps every field unparsed, so it parses
+  // whatever is well-formed on the outside: the fault is then inside.
+  google::protobuf::Empty outside;
+  const bool well_formed =
+      outside.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the ", bytes.size(), "-byte ObserveRequest does not parse: ",
+      well_formed ? "a match nested deeper than protobuf's limit of 100, a "
+                    "string that is not UTF-8, or a malformed inner message"
+                  : "not a protobuf encoding"));
 }
 
 wire::TapEvent TapEventToProto(const TapEvent& event) {

@@ -17,6 +17,7 @@
 #define MESH_SRC_TAP_OBSERVE_CONVERT_H_
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "linkerd/tap.pb.h"
 #include "mesh/tap.h"
 
@@ -52,9 +53,19 @@ namespace mesh::internal {
 //  - a netmask without an ip (or with neither ipv4 nor ipv6), or a mask
 //    above 32 (IPv4) or 128 (IPv6);
 //  - a port range with both bounds 0, a bound above 65535, or min > max;
-//  - a label with an empty key.
+//  - a label with an empty key;
+//  - a match of more than kTapMaxMatchNodes nodes or kTapMaxMatchBytes
+//    bytes of strings (include/mesh/tap.h): conversion stops at the first
+//    node past the bound, which the message names with the bound.
 absl::StatusOr<TapOptions> TapOptionsFromObserve(
     const ::io::linkerd::proxy::tap::ObserveRequest& request);
+
+// The same from the request's bytes as received: INVALID_ARGUMENT naming
+// the message and its size when they do not parse, and saying why as far
+// as can be told (not a protobuf encoding at all; or well-formed on the
+// outside but nested deeper than protobuf's limit of 100, or with a string
+// that is not UTF-8, inside), instead of gRPC's own UNIMPLEMENTED "".
+absl::StatusOr<TapOptions> TapOptionsFromObserveBytes(absl::string_view bytes);
 
 // The wire form of one event of a subscription. Never fails:
 //  - destination: `event.destination` ("a.b.c.d:port" or "[v6]:port") as a

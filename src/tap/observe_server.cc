@@ -17,6 +17,7 @@
 #include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
 #include "src/tap/observe_convert.h"
+#include "src/tap/observe_pump.h"
 
 namespace mesh::internal {
 namespace {
@@ -113,81 +114,12 @@ class AccessGuard final
 
 }  // namespace
 
-// Moves one subscription's events onto one Observe stream, a write at a
-// time, without a thread: the subscription's on_ready hook (a request's
-// thread) and the stream's write completions (gRPC's) take turns under mu_.
-// The hook holds it weakly, so a hook that fires after the stream is gone
-// does nothing.
-class ObservePump {
- public:
-  ObservePump(grpc::ServerWriteReactor<tap::TapEvent>* stream,
-              grpc::CallbackServerContext* context)
-      : stream_(stream), context_(context) {}
-
-  // Starts pumping from `sub`.
-  void Start(std::unique_ptr<TapSubscription> sub) {
-    MutexLock lock(&mu_);
-    sub_ = std::move(sub);
-    AdvanceLocked();
-  }
-  // An event was buffered or the subscription ended.
-  void Ready() {
-    MutexLock lock(&mu_);
-    if (!writing_) AdvanceLocked();
-  }
-  void WriteDone(bool ok) {
-    MutexLock lock(&mu_);
-    writing_ = false;
-    // A failed write: the client went away (OnCancel says so too).
-    if (!ok) return FinishLocked(grpc::Status::CANCELLED);
-    AdvanceLocked();
-  }
-  void Finish(const grpc::Status& status) {
-    MutexLock lock(&mu_);
-    FinishLocked(status);
-  }
-  // The stream is done: nothing touches it from now on. Returns the
-  // subscription, for the caller to end outside mu_.
-  std::unique_ptr<TapSubscription> Detach() {
-    MutexLock lock(&mu_);
-    stream_ = nullptr;
-    return std::move(sub_);
-  }
-
- private:
-  void AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (stream_ == nullptr || finished_ || sub_ == nullptr) return;
-    std::optional<TapEvent> event = sub_->Next(absl::ZeroDuration());
-    if (event) {
-      out_ = TapEventToProto(*event);
-      writing_ = true;
-      stream_->StartWrite(&out_);
-    } else if (sub_->done()) {
-      FinishLocked(grpc::Status::OK);  // the limit's last exchange ended
-    }
-    // Otherwise on_ready calls Ready() when there is more.
-  }
-
-  void FinishLocked(const grpc::Status& status)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (stream_ == nullptr || finished_) return;
-    finished_ = true;
-    context_->AddTrailingMetadata(
-        "mesh-tap-dropped-events",
-        absl::StrCat(sub_ != nullptr ? sub_->dropped() : 0));
-    stream_->Finish(status);
-  }
-
-  Mutex mu_;
-  grpc::ServerWriteReactor<tap::TapEvent>* stream_ ABSL_GUARDED_BY(mu_);
-  grpc::CallbackServerContext* const context_;
-  std::unique_ptr<TapSubscription> sub_ ABSL_GUARDED_BY(mu_);
-  tap::TapEvent out_ ABSL_GUARDED_BY(mu_);
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-class ObserveServer::Service final : public tap::Tap::CallbackService {
+// Observe is served raw (ByteBuffer in and out): a request that does not
+// parse reaches mesh, which names the fault, instead of gRPC's own
+// UNIMPLEMENTED with an empty message; and events are serialized on the
+// ObserveWriter's thread.
+class ObserveServer::Service final
+    : public tap::Tap::WithRawCallbackMethod_Observe<tap::Tap::Service> {
  public:
   // `tls` false: plaintext, loopback peers only; `allowed_identities` is
   // then unused.
@@ -218,31 +150,33 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
     }
   }
 
-  grpc::ServerWriteReactor<tap::TapEvent>* Observe(
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Observe(
       grpc::CallbackServerContext* context,
-      const tap::ObserveRequest* request) override {
+      const grpc::ByteBuffer* request) override {
     auto* stream = new Stream(this, context);
     stream->Begin(*request);
     return stream;
   }
 
  private:
-  class Stream final : public grpc::ServerWriteReactor<tap::TapEvent> {
+  class Stream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
    public:
     Stream(Service* service, grpc::CallbackServerContext* context)
         : service_(service),
           context_(context),
-          pump_(std::make_shared<ObservePump>(this, context)) {}
+          pump_(std::make_shared<ObservePump>(&service->writer_, this,
+                                              context)) {}
 
     // A refused call is finished through the pump too, which finishes a
     // stream once: OnCancel may follow (the AccessGuard cancels every call
     // it refuses) and must not finish it again.
-    void Begin(const tap::ObserveRequest& request) {
+    void Begin(const grpc::ByteBuffer& request) {
       if (grpc::Status access = service_->CheckAccess(*context_);
           !access.ok()) {
         return pump_->Finish(access);
       }
-      absl::StatusOr<TapOptions> options = TapOptionsFromObserve(request);
+      absl::StatusOr<TapOptions> options =
+          TapOptionsFromObserveBytes(Flatten(request));
       if (!options.ok()) {
         return pump_->Finish(
             grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -302,7 +236,22 @@ class ObserveServer::Service final : public tap::Tap::CallbackService {
     return CheckTapAccess(context, tls_, allowed_identities_);
   }
 
+  // A request is small (gRPC bounds it at 4 MiB); one copy is simplest.
+  static std::string Flatten(const grpc::ByteBuffer& buffer) {
+    std::vector<grpc::Slice> slices;
+    std::string out;
+    if (!buffer.Dump(&slices).ok()) return out;
+    out.reserve(buffer.Length());
+    for (const grpc::Slice& slice : slices) {
+      out.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+    return out;
+  }
+
   const std::shared_ptr<TapHub> hub_;
+  // Declared before the streams' pumps can exist and destroyed after the
+  // server has waited for every stream's OnDone (~ObserveServer).
+  ObserveWriter writer_;
   const bool tls_;
   const std::vector<std::string> allowed_identities_;
   Mutex mu_;

@@ -22,11 +22,12 @@ class TapHub::Core {
   };
 
   Core(std::vector<std::string> extra_redacted, Clock* clock,
-       uint32_t max_subscriptions)
+       uint32_t max_subscriptions, uint32_t max_match_nodes)
       : redactor(
             std::make_shared<TapHeaderRedactor>(std::move(extra_redacted))),
         clock(clock != nullptr ? clock : Clock::Real()),
-        max_subscriptions(max_subscriptions) {}
+        max_subscriptions(max_subscriptions),
+        max_match_nodes(max_match_nodes) {}
 
   absl::StatusOr<std::shared_ptr<TapSubscriptionState>> Add(
       CompiledTapMatch match, const TapOptions& options,
@@ -39,6 +40,16 @@ class TapHub::Core {
                        "(MeshOptions::tap_max_subscriptions is ",
                        max_subscriptions, ")"));
     }
+    const uint32_t nodes = match.node_count();
+    if (match_nodes + nodes > max_match_nodes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("tap: the live subscriptions' matches have ",
+                       match_nodes, " nodes and this one ", nodes,
+                       "; together they may have at most ", max_match_nodes,
+                       " (kTapMaxTotalMatchNodes), so that matching "
+                       "stays cheap for every request"));
+    }
+    match_nodes += nodes;
     auto sub = std::make_shared<TapSubscriptionState>(
         next_base++, std::move(match), options, redactor, std::move(on_ready));
     subs.push_back(sub);
@@ -48,6 +59,7 @@ class TapHub::Core {
 
   void Remove(const TapSubscriptionState* sub) {
     MutexLock lock(&mu);
+    match_nodes -= sub->match().node_count();
     subs.erase(std::remove_if(subs.begin(), subs.end(),
                               [&](const auto& s) { return s.get() == sub; }),
                subs.end());
@@ -59,6 +71,7 @@ class TapHub::Core {
   const std::shared_ptr<const TapHeaderRedactor> redactor;
   Clock* const clock;
   const uint32_t max_subscriptions;
+  const uint32_t max_match_nodes;
 
  private:
   void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -68,6 +81,7 @@ class TapHub::Core {
 
   Mutex mu;  // serializes Add and Remove (and so Publish)
   uint32_t next_base ABSL_GUARDED_BY(mu) = 0;
+  uint32_t match_nodes ABSL_GUARDED_BY(mu) = 0;  // of the live `subs`
   std::vector<std::shared_ptr<TapSubscriptionState>> subs ABSL_GUARDED_BY(mu);
 };
 
@@ -98,9 +112,9 @@ class HubSubscription final : public TapSubscription {
 
 TapHub::TapHub(std::vector<std::string> extra_redacted_headers, Clock* clock,
                uint32_t max_subscriptions, bool identity_in_use,
-               bool default_transport)
+               bool default_transport, uint32_t max_match_nodes)
     : core_(std::make_shared<Core>(std::move(extra_redacted_headers), clock,
-                                   max_subscriptions)),
+                                   max_subscriptions, max_match_nodes)),
       live_(&core_->live),
       identity_in_use_(identity_in_use),
       default_transport_(default_transport) {}
@@ -130,6 +144,7 @@ TapExchange TapHub::Start(const TapRequestHead& head, const Metadata& headers) {
       uint64_t stream = 0;
       if (sub->HasLimitLeft() && sub->match().Matches(input) &&
           sub->TryClaim(&stream)) {
+        if (ex.claims_.empty()) ex.claims_.reserve(list->subs.size());
         ex.claims_.push_back({sub, stream});
       }
     }
@@ -161,6 +176,7 @@ TapExchange TapHub::Start(const TapRequestHead& head, const Metadata& headers) {
   }
   ex.head_ = std::move(shared);
   for (const TapExchange::Claim& claim : ex.claims_) {
+    if (claim.sub->DropIfFull()) continue;
     TapQueuedEvent event;
     event.kind = TapEvent::Kind::kRequestInit;
     event.stream = claim.stream;
@@ -252,6 +268,7 @@ void TapExchange::ResponseInitAt(int64_t now, const Metadata& headers,
   std::shared_ptr<TapResponseMetadata> metadata =
       ResponseMetadataFor(claims_, &headers, nullptr);
   for (const Claim& claim : claims_) {
+    if (claim.sub->DropIfFull()) continue;
     TapQueuedEvent init;
     init.kind = TapEvent::Kind::kResponseInit;
     init.stream = claim.stream;
@@ -270,6 +287,10 @@ void TapExchange::EndAt(int64_t now, const TapResponse& response) {
   std::shared_ptr<TapResponseMetadata> metadata =
       ResponseMetadataFor(claims_, response.headers, response.trailers);
   for (const Claim& claim : claims_) {
+    if (claim.sub->DropIfFull()) {
+      claim.sub->EndDropped();
+      continue;
+    }
     TapQueuedEvent end;
     end.kind = TapEvent::Kind::kResponseEnd;
     end.stream = claim.stream;

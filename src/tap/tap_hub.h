@@ -8,9 +8,14 @@
 // more than the limit), and gets a TapExchange that emits the response
 // events later. Each subscription buffers at most `options.buffer` events;
 // a full buffer drops the new event and counts it, so a request never waits
-// for a reader (it only takes the subscription's mutex for a push, which
-// the reader holds for one swap per batch). Buffered events are compact and
-// share the exchange's head; the TapEvent is built by the reader's Next.
+// for a reader. The fullness is checked first, without a lock and before
+// the event is built: a subscriber that does not read costs a request its
+// claim and a counted drop per event (Linkerd's try-send into a full
+// buffer). A push into a buffer with room takes the subscription's mutex,
+// which the reader holds for one swap per batch. Buffered events are
+// compact and share the exchange's head; the TapEvent is built by the
+// reader's Next. Matching is bounded by kTapMaxMatchNodes per subscription
+// and max_match_nodes over all (include/mesh/tap.h).
 //
 //   auto hub = std::make_shared<TapHub>();
 //   absl::StatusOr<std::unique_ptr<TapSubscription>> sub = hub->Subscribe(o);
@@ -113,15 +118,19 @@ class TapHub {
   // with an identity are reached over mutual TLS, and events say so in
   // their destination labels ("tls", "server_id"; endpoint_tls.h).
   // `default_transport`: mesh's own transport, which honours Endpoint::tls.
+  // The live subscriptions' matches have at most `max_match_nodes` nodes
+  // together (tests lower it).
   explicit TapHub(std::vector<std::string> extra_redacted_headers = {},
                   Clock* clock = nullptr, uint32_t max_subscriptions = 100,
-                  bool identity_in_use = false, bool default_transport = true);
+                  bool identity_in_use = false, bool default_transport = true,
+                  uint32_t max_match_nodes = kTapMaxTotalMatchNodes);
   ~TapHub();
   TapHub(const TapHub&) = delete;
   TapHub& operator=(const TapHub&) = delete;
 
   // A new live subscription, INVALID_ARGUMENT from ValidateTapOptions, or
-  // RESOURCE_EXHAUSTED naming the cap when max_subscriptions are live. Its
+  // RESOURCE_EXHAUSTED naming the bound when max_subscriptions are live or
+  // its match would take the live matches past max_match_nodes. Its
   // `base` is this hub's count of subscriptions so far (from 0). Destroying
   // it unsubscribes.
   //

@@ -115,20 +115,42 @@ const SocketAddress* TapMatchInput::Destination() {
   return parsed_ == Parse::kOk ? &destination_ : nullptr;
 }
 
+absl::Status TapMatchBudget::Take(absl::string_view part, size_t string_bytes) {
+  if (++nodes_ > kTapMaxMatchNodes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        part, ": the match has more than ", kTapMaxMatchNodes,
+        " nodes (conditions and all/any/not), the most one subscription may "
+        "have (kTapMaxMatchNodes)"));
+  }
+  bytes_ += string_bytes;
+  if (bytes_ > kTapMaxMatchBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        part, ": the match's strings pass ", kTapMaxMatchBytes,
+        " bytes, the most one subscription may have (kTapMaxMatchBytes)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<CompiledTapMatch> CompiledTapMatch::Compile(
     const TapMatch& match, absl::string_view where) {
   CompiledTapMatch compiled;
-  absl::Status status = compiled.Add(match, std::string(where), 0);
+  TapMatchBudget budget;
+  absl::Status status = compiled.Add(match, std::string(where), 0, budget);
   if (!status.ok()) return status;
   return compiled;
 }
 
 absl::Status CompiledTapMatch::Add(const TapMatch& match,
-                                   const std::string& where, int depth) {
+                                   const std::string& where, int depth,
+                                   TapMatchBudget& budget) {
   std::string part = absl::StrCat(where, ".", KindName(match.kind));
   if (depth >= kMaxDepth) {
     return absl::InvalidArgumentError(
         absl::StrCat(part, ": nested deeper than ", kMaxDepth));
+  }
+  if (absl::Status s = budget.Take(part, match.value.size() + match.key.size());
+      !s.ok()) {
+    return s;
   }
   size_t index = nodes_.size();
   nodes_.emplace_back();
@@ -180,7 +202,8 @@ absl::Status CompiledTapMatch::Add(const TapMatch& match,
     for (size_t i = 0; i < match.children.size(); ++i) {
       std::string child_where =
           match.kind == Kind::kNot ? part : absl::StrCat(part, "[", i, "]");
-      absl::Status status = Add(match.children[i], child_where, depth + 1);
+      absl::Status status =
+          Add(match.children[i], child_where, depth + 1, budget);
       if (!status.ok()) return status;
     }
   }

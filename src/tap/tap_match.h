@@ -67,6 +67,23 @@ class TapMatchInput {
   SocketAddress destination_;
 };
 
+// Counts the nodes and string bytes of one match against kTapMaxMatchNodes
+// and kTapMaxMatchBytes (include/mesh/tap.h) as it is read, so that a
+// reader (CompiledTapMatch::Compile, the Observe request's conversion)
+// stops at the first node past a bound instead of building it all.
+class TapMatchBudget {
+ public:
+  // Counts one node at `part` ("match.any[256]") holding `string_bytes`
+  // bytes of strings: OK, or INVALID_ARGUMENT naming the part and the bound
+  // it passes with its value.
+  absl::Status Take(absl::string_view part, size_t string_bytes);
+  uint32_t nodes() const { return nodes_; }
+
+ private:
+  uint32_t nodes_ = 0;
+  size_t bytes_ = 0;
+};
+
 class CompiledTapMatch {
  public:
   // Trees deeper than this are refused (they would only come from a
@@ -74,8 +91,9 @@ class CompiledTapMatch {
   static constexpr int kMaxDepth = 32;
 
   // The compiled tree, or INVALID_ARGUMENT naming the part, e.g.
-  // "match.all[1].not: needs exactly one condition (has 2)". `where` is the
-  // name of the root in messages.
+  // "match.all[1].not: needs exactly one condition (has 2)", or the bound
+  // it passes (kMaxDepth, kTapMaxMatchNodes, kTapMaxMatchBytes). `where` is
+  // the name of the root in messages.
   static absl::StatusOr<CompiledTapMatch> Compile(
       const TapMatch& match, absl::string_view where = "match");
 
@@ -83,6 +101,10 @@ class CompiledTapMatch {
   // false; source leaves never match (the hook does not see the source).
   bool Matches(TapMatchInput& input) const;
   bool Matches(const TapRequestHead& head) const;
+
+  // Nodes of the tree (conditions and all/any/not): what evaluating it may
+  // cost a request, at most kTapMaxMatchNodes.
+  uint32_t node_count() const { return static_cast<uint32_t>(nodes_.size()); }
 
  private:
   struct Node {
@@ -97,7 +119,8 @@ class CompiledTapMatch {
   };
 
   CompiledTapMatch() = default;
-  absl::Status Add(const TapMatch& match, const std::string& where, int depth);
+  absl::Status Add(const TapMatch& match, const std::string& where, int depth,
+                   TapMatchBudget& budget);
   bool Eval(uint32_t i, TapMatchInput& input) const;
 
   std::vector<Node> nodes_;  // pre-order; nodes_[0] is the root

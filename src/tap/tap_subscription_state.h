@@ -109,6 +109,33 @@ class TapSubscriptionState {
     return false;
   }
 
+  // Linkerd's try-send into a full buffer, before any event is built: if
+  // the buffer is full, counts one dropped event and returns true, having
+  // taken no lock. A stale count can only drop early (pops only lower it).
+  // A subscriber that never reads costs a request this and its claim.
+  bool DropIfFull() {
+    if (held_.load(std::memory_order_acquire) < buffer_) return false;
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // PushLast for an event dropped by DropIfFull: one claimed exchange is
+  // over. Lock-free unless this ends the subscription, whose waiting reader
+  // (or on_ready) must then hear of it.
+  void EndDropped() {
+    const uint64_t after = state_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if ((after >> 32) < limit_ || (after & 0xffffffffu) != 0) return;
+    bool ready;
+    {
+      // Taken after the change, so a Next that saw the subscription still
+      // running is waiting on cv_ by now.
+      MutexLock lock(&mu_);
+      ready = std::exchange(armed_, false);
+    }
+    cv_.SignalAll();
+    if (ready) on_ready_();
+  }
+
   // Buffers `event`, or drops and counts it if the buffer is full.
   void Push(TapQueuedEvent&& event) {
     bool pushed;

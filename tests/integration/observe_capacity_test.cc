@@ -85,8 +85,9 @@ struct Fixture : testing::TapMesh {
   // took over 10 s once. Passing tests wait only as long as they need.
   static constexpr absl::Duration kOpenTimeout = absl::Seconds(60);
 
-  // True once the hub holds `cap` live subscriptions: an in-process one is
-  // refused then (one made while below the cap is dropped at once).
+  // True once the hub holds `cap` live subscriptions, or matches of
+  // kTapMaxTotalMatchNodes nodes: an in-process one is refused then (one
+  // made while below is dropped at once).
   bool AtCap() {
     TapOptions options;
     return !mesh->Tap(options).ok();
@@ -119,6 +120,34 @@ TEST(ObserveCapacityTest, OneSubscriptionPastTheCapIsRefusedNamingIt) {
               HasSubstr("20 subscriptions are live"));
 
   // One leaves: there is room again.
+  idle.pop_back();
+  ASSERT_TRUE(testing::WaitFor([&] { return !f.AtCap(); }));
+}
+
+// Streams whose matches together reach kTapMaxTotalMatchNodes: one more
+// is refused RESOURCE_EXHAUSTED naming the bound, whatever the cap.
+TEST(ObserveCapacityTest, MatchesPastTheTotalNodeBoundAreRefusedNamingIt) {
+  Fixture f(/*cap=*/100);
+  tap::ObserveRequest widest = AllRequests(1000000);
+  auto* any = widest.mutable_match()->mutable_any();
+  for (uint32_t i = 0; i + 1 < kTapMaxMatchNodes; ++i) {
+    any->add_matches()->mutable_http()->mutable_path()->set_prefix("/");
+  }
+  std::vector<std::unique_ptr<IdleObserver>> idle;
+  for (uint32_t i = 0; i < kTapMaxTotalMatchNodes / kTapMaxMatchNodes; ++i) {
+    idle.push_back(std::make_unique<IdleObserver>(f.stub.get(), widest));
+  }
+  // Full once an in-process subscription of one node is refused.
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout))
+      << "observers ended:" << EndedOnes(idle);
+  IdleObserver one_more(f.stub.get(), AllRequests(1));
+  ASSERT_TRUE(one_more.Ended(absl::Seconds(10)));
+  EXPECT_EQ(one_more.status().error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(one_more.status().error_message(),
+              HasSubstr("matches have 4096 nodes and this one 1; together "
+                        "they may have at most 4096 (kTapMaxTotalMatchNodes)"));
   idle.pop_back();
   ASSERT_TRUE(testing::WaitFor([&] { return !f.AtCap(); }));
 }

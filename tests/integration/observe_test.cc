@@ -241,6 +241,61 @@ TEST(ObserveTest, InvalidRequestsAreRefusedNamingThePart) {
   expect_invalid(label, "key");
 }
 
+// An `any` of more leaves than a subscription may have (10 of 200,000 once
+// cost every call 2 s): refused before it is built, naming the bound.
+TEST(ObserveTest, AMatchPastTheNodeBoundIsRefusedNamingIt) {
+  Fixture f;
+  tap::ObserveRequest wide = AllRequests(1);
+  auto* any = wide.mutable_match()->mutable_any();
+  for (int i = 0; i < 20000; ++i) {
+    any->add_matches()->mutable_http()->mutable_path()->set_exact(
+        "/test.Echo/" + std::to_string(i));
+  }
+  Observed got = Observe(f.tap_target(), wide);
+  EXPECT_EQ(got.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(got.status.error_message(),
+              HasSubstr("match.any[255]: the match has more than 256 nodes"));
+  EXPECT_THAT(got.status.error_message(), HasSubstr("kTapMaxMatchNodes"));
+
+  tap::ObserveRequest long_strings = AllRequests(1);
+  long_strings.mutable_match()->mutable_http()->mutable_path()->set_prefix(
+      std::string(kTapMaxMatchBytes + 1, 'p'));
+  got = Observe(f.tap_target(), long_strings);
+  EXPECT_EQ(got.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(got.status.error_message(), HasSubstr("16384 bytes"));
+  EXPECT_THAT(got.status.error_message(), HasSubstr("kTapMaxMatchBytes"));
+}
+
+// Bytes that are not an ObserveRequest: gRPC's typed service once answered
+// UNIMPLEMENTED with an empty message; mesh reads them itself and says.
+TEST(ObserveTest, ARequestThatDoesNotParseIsRefusedNamingWhy) {
+  Fixture f;
+  grpc::Status garbage =
+      testing::ObserveBytes(f.tap_target(), std::string("\xff\xff\xff\x0f"));
+  EXPECT_EQ(garbage.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << garbage.error_message();
+  EXPECT_THAT(
+      garbage.error_message(),
+      HasSubstr("4-byte ObserveRequest does not parse: not a protobuf"));
+
+  // 150 `not`s: well-formed, but past protobuf's recursion limit of 100.
+  tap::ObserveRequest deep = AllRequests(1);
+  tap::ObserveRequest::Match* m = deep.mutable_match();
+  for (int i = 0; i < 150; ++i) m = m->mutable_not_();
+  m->mutable_all();
+  grpc::Status nested =
+      testing::ObserveBytes(f.tap_target(), deep.SerializeAsString());
+  EXPECT_EQ(nested.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << nested.error_message();
+  EXPECT_THAT(nested.error_message(),
+              HasSubstr("nested deeper than protobuf's limit of 100"));
+
+  // The server still serves a good request.
+  Traffic traffic(*f.channel);
+  Observed good = Observe(f.tap_target(), AllRequests(1));
+  EXPECT_TRUE(good.status.ok()) << good.status.error_message();
+}
+
 TEST(ObserveTest, APeerThatIsNotLocalIsRefused) {
   Fixture f;
   RelayFrom127002 relay(f.mesh->tap_port());
@@ -270,6 +325,37 @@ TEST(TapTest, ASubscriberThatNeverReadsLosesEventsNotCalls) {
   EXPECT_EQ(pulled, 4);
   EXPECT_EQ(f.backends[0]->calls_received() + f.backends[1]->calls_received(),
             kCalls);
+}
+
+TEST(TapTest, InProcessMatchesPastTheBoundsAreRefusedNamingThem) {
+  Fixture f;
+  std::vector<TapMatch> leaves(200000, TapMatch::PathExact("/test.Echo/One"));
+  TapOptions wide;
+  wide.match = TapMatch::Any(std::move(leaves));
+  absl::Status refused = f.mesh->Tap(wide).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("more than 256 nodes"));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("kTapMaxMatchNodes"));
+
+  // Sixteen of 256 nodes fill the total; one more node is refused until
+  // one of them ends.
+  std::vector<std::unique_ptr<TapSubscription>> full;
+  TapOptions widest;
+  widest.match = TapMatch::Any(std::vector<TapMatch>(
+      kTapMaxMatchNodes - 1, TapMatch::PathExact("/test.Echo/One")));
+  for (uint32_t i = 0; i < kTapMaxTotalMatchNodes / kTapMaxMatchNodes; ++i) {
+    auto sub = f.mesh->Tap(widest);
+    ASSERT_TRUE(sub.ok()) << i << ": " << sub.status();
+    full.push_back(*std::move(sub));
+  }
+  absl::Status over = f.mesh->Tap(TapOptions()).status();
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(over.message()),
+              HasSubstr("matches have 4096 nodes and this one 1"));
+  EXPECT_THAT(std::string(over.message()),
+              HasSubstr("at most 4096 (kTapMaxTotalMatchNodes)"));
+  full.pop_back();
+  EXPECT_TRUE(f.mesh->Tap(TapOptions()).ok());
 }
 
 TEST(TapTest, InvalidInProcessOptionsAreRefused) {

@@ -1,11 +1,14 @@
 #include "tests/support/tap_fixtures.h"
 
 #include <arpa/inet.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "absl/time/clock.h"
@@ -137,6 +140,42 @@ Observed Observe(const std::string& target,
                  const tap::ObserveRequest& request) {
   return Observe(
       grpc::CreateChannel(target, grpc::InsecureChannelCredentials()), request);
+}
+
+grpc::Status ObserveBytes(const std::string& target, const std::string& bytes) {
+  grpc::GenericStub stub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  grpc::CompletionQueue cq;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      stub.PrepareCall(&context, "/io.linkerd.proxy.tap.Tap/Observe", &cq);
+  // Every step waits for its own completion (tags 1..4), in order; a failed
+  // write or a read past the end is fine: the status tells.
+  void* tag = nullptr;
+  bool ok = false;
+  auto step = [&](intptr_t want) {
+    while (cq.Next(&tag, &ok) && reinterpret_cast<intptr_t>(tag) != want) {
+    }
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  step(1);
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  call->WriteLast(request, grpc::WriteOptions(), reinterpret_cast<void*>(2));
+  step(2);
+  grpc::ByteBuffer response;
+  do {
+    call->Read(&response, reinterpret_cast<void*>(3));
+    step(3);
+  } while (ok);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(4));
+  step(4);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
 }
 
 }  // namespace mesh::testing

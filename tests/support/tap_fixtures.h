@@ -110,6 +110,11 @@ Observed Observe(const std::shared_ptr<grpc::Channel>& channel,
 Observed Observe(const std::string& target,
                  const ::io::linkerd::proxy::tap::ObserveRequest& request);
 
+// One Observe call whose request is `bytes` as they are (they need not
+// parse), to `target` over plaintext, run to its end (bounded by 20 s):
+// for the server's answer to a request it cannot read.
+grpc::Status ObserveBytes(const std::string& target, const std::string& bytes);
+
 }  // namespace mesh::testing
 
 #endif  // MESH_TESTS_SUPPORT_TAP_FIXTURES_H_

@@ -293,5 +293,38 @@ TEST(TapValidationTest, DeepTreesAreRefused) {
   EXPECT_THAT(Invalid(m).message(), HasSubstr("nested deeper than"));
 }
 
+// What one subscription's match may cost each request is bounded: its
+// nodes (leaves and all/any/not alike) and the bytes of its strings.
+TEST(TapValidationTest, MatchesPastTheNodeBoundAreRefusedNamingIt) {
+  std::vector<TapMatch> leaves(kTapMaxMatchNodes - 1, TapMatch::Method("GET"));
+  EXPECT_TRUE(Invalid(TapMatch::Any(leaves)).ok());  // 256 nodes
+  leaves.push_back(TapMatch::Method("PUT"));
+  absl::Status status = Invalid(TapMatch::Any(leaves));  // 257
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("match.any[255].method: the match has more than 256 "
+                        "nodes (conditions and all/any/not), the most one "
+                        "subscription may have (kTapMaxMatchNodes)"));
+  // Inner nodes count too.
+  std::vector<TapMatch> nots(kTapMaxMatchNodes / 2,
+                             TapMatch::Not(TapMatch::Method("GET")));
+  EXPECT_THAT(Invalid(TapMatch::All(nots)).message(),
+              HasSubstr("kTapMaxMatchNodes"));
+}
+
+TEST(TapValidationTest, MatchesPastTheByteBoundAreRefusedNamingIt) {
+  const std::string half(kTapMaxMatchBytes / 2, 'p');
+  EXPECT_TRUE(Invalid(TapMatch::Any({TapMatch::PathPrefix(half),
+                                     TapMatch::PathPrefix(half)}))
+                  .ok());
+  absl::Status status = Invalid(TapMatch::Any(
+      {TapMatch::PathPrefix(half), TapMatch::DestinationLabel("k", half)}));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("match.any[1].destination_label: the match's strings "
+                        "pass 16384 bytes, the most one subscription may have "
+                        "(kTapMaxMatchBytes)"));
+}
+
 }  // namespace
 }  // namespace mesh::internal

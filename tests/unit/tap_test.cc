@@ -439,6 +439,65 @@ TEST(TapTest, AReaderThatNeverReadsLosesEventsNotRequests) {
   EXPECT_EQ(sub->dropped() + held.size(), 300u);  // every emitted event
 }
 
+// Linkerd's rule: a subscriber that does not read costs a request a
+// try-send into its full buffer. A hundred of them, matching every request:
+// each keeps exactly its buffer, drops and counts every later event, the
+// requests all complete, and a subscription whose limit ends while its
+// buffer is full still ends once its reader drains it.
+TEST(TapTest, SubscribersThatNeverReadKeepTheirBufferAndCountTheRest) {
+  Rig rig;
+  std::vector<std::unique_ptr<TapSubscription>> idle;
+  for (int i = 0; i < 100; ++i) {
+    TapOptions options = Everything(i == 0 ? 50 : 1000000);
+    options.buffer = 10;
+    idle.push_back(rig.Subscribe(options));
+  }
+  const int kRequests = 200;
+  for (int i = 0; i < kRequests; ++i) rig.Send();
+  EXPECT_EQ(rig.completed.load(), kRequests);
+  for (size_t i = 1; i < idle.size(); ++i) {
+    EXPECT_EQ(idle[i]->dropped(), 3u * kRequests - 10) << i;
+    EXPECT_FALSE(idle[i]->done());
+  }
+  // The first one's limit (50) ended while its buffer was full: the last
+  // events of its last exchanges were dropped, and it is done once read.
+  EXPECT_EQ(idle[0]->dropped(), 3u * 50 - 10);
+  EXPECT_FALSE(idle[0]->done());
+  EXPECT_EQ(Drain(*idle[0]).size(), 10u);
+  EXPECT_TRUE(idle[0]->done());
+  EXPECT_EQ(Drain(*idle[1]).size(), 10u);
+}
+
+// The live subscriptions' matches together are bounded too (by
+// kTapMaxTotalMatchNodes; lowered here): one past it is refused
+// RESOURCE_EXHAUSTED naming the bound, until another ends.
+TEST(TapTest, TheLiveMatchesTogetherAreBoundedNamingTheBound) {
+  auto hub = std::make_shared<TapHub>(std::vector<std::string>{}, nullptr,
+                                      /*max_subscriptions=*/100,
+                                      /*identity_in_use=*/false,
+                                      /*default_transport=*/true,
+                                      /*max_match_nodes=*/10);
+  TapOptions four;
+  four.match = TapMatch::Any({TapMatch::Method("GET"), TapMatch::Method("PUT"),
+                              TapMatch::Method("POST")});
+  auto a = hub->Subscribe(four);
+  auto b = hub->Subscribe(four);
+  ASSERT_TRUE(a.ok() && b.ok());
+  absl::StatusOr<std::unique_ptr<TapSubscription>> c = hub->Subscribe(four);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(c.status().message()),
+              ::testing::HasSubstr("matches have 8 nodes and this one 4; "
+                                   "together they may have at most 10 "
+                                   "(kTapMaxTotalMatchNodes)"));
+  TapOptions two;
+  two.match = TapMatch::Not(TapMatch::Method("GET"));
+  auto d = hub->Subscribe(two);
+  EXPECT_TRUE(d.ok()) << d.status();
+  d->reset();
+  a->reset();
+  EXPECT_TRUE(hub->Subscribe(four).ok());
+}
+
 TEST(TapTest, UnsubscribingWithExchangesInFlightIsSafe) {
   Rig rig;
   rig.wire->hold = true;
