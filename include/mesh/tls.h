@@ -17,11 +17,13 @@
 //   id.trust_roots_file = "/var/run/secrets/mesh/ca.pem";
 //   options.identity = id;  // MeshOptions
 //
-// Files are read again every refresh_interval: a replaced certificate is
-// used by new connections without a restart (connections already made keep
-// theirs); a replacement that is not valid (unparsable, key not matching,
-// expired) is refused with a log line naming the file and the reason, and
-// the identity in use is kept.
+// Files are watched: a replaced certificate is used by new connections
+// without a restart (connections already made keep theirs), within a second
+// of being written where their directories can be watched (Linux inotify;
+// a Kubernetes volume's `..data` symlink swap too), else at the next
+// refresh_interval; a replacement that is not valid (unparsable, key not
+// matching, expired) is refused with a log line naming the file and the
+// reason, and the identity in use is kept.
 //
 // Plain value type: thread-compatible.
 #ifndef MESH_TLS_H_
@@ -45,7 +47,8 @@ struct IdentityOptions {
   std::string cert_chain_pem;
   std::string private_key_pem;
   std::string trust_roots_pem;
-  // How often the files are read again; at least 10 ms.
+  // How often the files are read again whatever the watch says (the
+  // fallback where directories cannot be watched); at least 10 ms.
   absl::Duration refresh_interval = absl::Seconds(60);
   // Leave endpoints that discovery gives no identity out of every
   // destination's set (logged) instead of calling them in plaintext.

@@ -1,5 +1,7 @@
 #include "src/channel/mesh_core.h"
 
+#include <grpc/support/log.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -92,8 +94,33 @@ absl::Status MeshCore::StartIdentity() {
         absl::StrCat("MeshOptions.", store.status().message()));
   }
   identity_ = *std::move(store);
-  if (identity_->watches_files()) ScheduleIdentityRefresh();
+  if (identity_->watches_files()) {
+    WatchFiles(identity_);
+    ScheduleIdentityRefresh();
+  }
   return absl::OkStatus();
+}
+
+void MeshCore::WatchFiles(const std::shared_ptr<IdentityStore>& store) {
+  absl::Status watched = identity_watch_.Add(store);
+  if (!watched.ok()) {
+    gpr_log(GPR_INFO,
+            "mesh: identity: files read again every %s only (not watched: "
+            "%s)",
+            absl::FormatDuration(store->options().refresh_interval).c_str(),
+            std::string(watched.message()).c_str());
+    return;
+  }
+  if (!watch_ticking_.exchange(true)) ScheduleWatchTick();
+}
+
+void MeshCore::ScheduleWatchTick() {
+  absl::AnyInvocable<void()> tick = [this] {
+    if (shut_down()) return;
+    identity_watch_.Tick();
+    ScheduleWatchTick();
+  };
+  timers_->TryRunAfter(IdentityWatch::kTick, tick);
 }
 
 void MeshCore::ScheduleIdentityRefresh() {

@@ -21,6 +21,7 @@
 #include "src/tap/observe_server.h"
 #include "src/tap/tap_hub.h"
 #include "src/tls/identity_store.h"
+#include "src/tls/identity_watch.h"
 
 namespace mesh::internal {
 
@@ -96,16 +97,26 @@ class MeshCore {
   void ScheduleIdentityRefresh();
   // Re-reads the files of one of endpoint_stores_ every refresh_interval.
   void ScheduleEndpointStoreRefresh(std::shared_ptr<IdentityStore> store);
+  // Has `store`'s files taken as soon as they change (identity_watch_),
+  // beside the polling; logs why not when they cannot be watched.
+  void WatchFiles(const std::shared_ptr<IdentityStore>& store);
+  // Runs identity_watch_'s Tick every IdentityWatch::kTick until Shutdown.
+  void ScheduleWatchTick();
 
   // Declared before timers_, whose thread runs its refresh: destroyed after
   // that thread is joined.
   std::shared_ptr<IdentityStore> identity_;  // set before use
+  // Watches the directories of identity_'s files and endpoint_stores_'
+  // (one inotify instance); ticked on timers_ once it watches any.
+  IdentityWatch identity_watch_;
+  std::atomic<bool> watch_ticking_{false};
   // The certificates of endpoints' EndpointTls, shared by every
   // destination's transport, refreshed on timers_ (destroyed after its
   // thread is joined).
   const std::shared_ptr<EndpointStores> endpoint_stores_ =
       std::make_shared<EndpointStores>(
           [this](std::shared_ptr<IdentityStore> store) {
+            WatchFiles(store);
             ScheduleEndpointStoreRefresh(std::move(store));
           });
   // Retries' backoff, and the release and timeout of calls waiting for

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
 #include "src/model/address.h"
+#include "src/tls/chain_verify.h"
 #include "src/tls/server_name_match.h"
 #include "src/transport/grpc_callback_queue.h"
 
@@ -65,8 +66,9 @@ int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
 // What a finished call's context and status say (no body). A call over TLS
 // (`tls_address` set) that could not connect says so, naming the address:
 // with the expected and the presented identity when the identity check
-// refused the server, else with gRPC's reason (a server that requires a
-// client certificate not sent, say, closes the handshake).
+// refused the server, OpenSSL's verify result when the chain check did
+// ("certificate has expired"), else with gRPC's reason (a server that requires
+// a client certificate not sent, say, closes the handshake).
 TransportResponse ResponseOf(grpc::ClientContext& context,
                              const grpc::Status& status,
                              const std::string& tls_address = "") {
@@ -75,6 +77,7 @@ TransportResponse ResponseOf(grpc::ClientContext& context,
   std::string message = status.error_message();
   if (!tls_address.empty() && response.never_sent) {
     size_t at = message.find(kIdentityMismatch);
+    if (at == std::string::npos) at = message.find(kChainRefused);
     message = at != std::string::npos
                   ? absl::StrCat("mesh: TLS handshake with ", tls_address,
                                  " refused: ", message.substr(at))

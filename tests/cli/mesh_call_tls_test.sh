@@ -10,7 +10,9 @@
 # alone, the impostor is refused naming both identities; a server with
 # --tls-ca refuses a client certificate of another CA; mesh-control-plane over
 # mutual TLS serves Linkerd discovery to mesh-call --linkerd-identity (and
-# not under another identity); bad TLS flags exit 2.
+# not under another identity); --tls-ca alone (no client certificate)
+# serves a server that does not ask for one, checking its identity, and
+# not one that requires one; bad TLS flags exit 2.
 # The processes are killed on exit, whatever happens.
 set -euo pipefail
 
@@ -46,12 +48,14 @@ identity=books.ns.serviceaccount.identity.mesh.test
 pki="$tmp/pki"
 
 # Starts a TLS echo server presenting NAME's certificate and requiring
-# client certificates; sets `address`.
+# client certificates (without them when a second argument is "open");
+# sets `address`.
 start_server() {
-  local name=$1 out="$tmp/$1.out"
+  local name=$1 out="$tmp/$1.out" client_ca=(--tls-ca "$pki/ca.pem")
+  [[ "${2:-}" == open ]] && client_ca=()
   : >"$out"
   "$server" --port 0 --tls-cert "$pki/$name.pem" --tls-key "$pki/$name.key" \
-    --tls-ca "$pki/ca.pem" >"$out" 2>"$tmp/$name.err" &
+    "${client_ca[@]}" >"$out" 2>"$tmp/$name.err" &
   pids+=("$!")
   address=""
   for _ in $(seq 100); do
@@ -110,6 +114,35 @@ grep -q "status: UNAVAILABLE 1" "$tmp/stranger.out" ||
   fail "stranger: $(cat "$tmp/stranger.out")"
 echo "ok: a client certificate the servers do not trust is not served"
 
+# --tls-ca alone: TLS without a client certificate, to a server that does
+# not ask for one, checked against the CA and --static-identity; the files
+# read again every --tls-refresh seconds.
+cp "$pki/server.pem" "$pki/open.pem"
+cp "$pki/server.key" "$pki/open.key"
+start_server open open
+open="$address"
+"$call" --static "$open" --static-identity "$identity" --tls-ca "$pki/ca.pem" \
+  --tls-refresh 0.5 "${method[@]}" --count 5 --json >"$tmp/open.json" ||
+  fail "mesh-call --tls-ca alone exited $?: $(cat "$tmp/open.json")"
+python3 - "$tmp/open.json" <<'PY' || fail "--tls-ca alone: $(cat "$tmp/open.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["status"] == {"OK": 5}, report["status"]
+PY
+# Another identity expected of it: refused, both named.
+"$call" --static "$open" --static-identity "other.$identity" \
+  --tls-ca "$pki/ca.pem" "${method[@]}" --count 1 >"$tmp/open-other.out" 2>&1 ||
+  fail "mesh-call exited $?: $(cat "$tmp/open-other.out")"
+grep -qF "DNS:$identity" "$tmp/open-other.out" ||
+  fail "--tls-ca alone, other identity: $(cat "$tmp/open-other.out")"
+# A server that requires a client certificate refuses the connection.
+"$call" --static "$good1" --tls-ca "$pki/ca.pem" "${method[@]}" --count 1 \
+  --deadline 2000 >"$tmp/open-strict.out" 2>&1 ||
+  fail "mesh-call exited $?: $(cat "$tmp/open-strict.out")"
+grep -q "status: UNAVAILABLE 1" "$tmp/open-strict.out" ||
+  fail "--tls-ca alone to a server requiring a certificate: $(cat "$tmp/open-strict.out")"
+echo "ok: --tls-ca alone serves TLS without a client certificate"
+
 # Linkerd discovery over mutual TLS: mesh-control-plane with the server's
 # certificate, mesh-call checking it carries the identity.
 cat >"$tmp/mesh.json" <<JSON
@@ -157,6 +190,11 @@ expect_exit() {
 }
 expect_exit 2 "$call" --static "$good1" "${method[@]}" --tls-cert "$pki/client.pem"
 expect_exit 2 "$call" --static "$good1" "${method[@]}" --static-identity "$identity"
+expect_exit 2 "$call" --linkerd "$cp_address" "${method[@]}" --tls-ca "$pki/ca.pem"
+grep -qF -- "--tls-ca alone" "$tmp/stderr" || fail "--tls-ca alone with --linkerd: $(cat "$tmp/stderr")"
+expect_exit 2 "$call" --static "$good1" "${method[@]}" --tls-refresh 5
+expect_exit 2 "$call" --static "$good1" "${method[@]}" --tls-ca "$pki/ca.pem" --tls-refresh 0.001
+expect_exit 2 "$call" --static "$good1" "${method[@]}" --tls-ca "$pki/ca.pem" --tls-refresh soon
 expect_exit 2 "$server" --tls-cert "$pki/client.pem" --tls-key "$pki/server.key"
 expect_exit 2 "$server" --tls-cert "$pki/client.pem"
 # A key of another certificate fails set-up naming the problem.

@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -365,6 +366,92 @@ TEST_F(IdentityTest, RotatedFilesAreUsedByNewConnectionsOpenStreamsKeepTheirs) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// The files' directory is watched: a rotation is taken within a bounded
+// wait while the polling (refresh_interval, at its 60 s default) would not
+// come for a minute.
+class IdentityWatchTest : public IdentityTest {
+ protected:
+  // A TLS server with kBooksIdentity, served once by a Mesh whose identity
+  // is `identity` polled every 60 s, the server seeing client_'s serial.
+  std::unique_ptr<TestEchoServer> ServeBooksPolledSlowly(
+      IdentityOptions identity) {
+    auto server = Server("books", {std::string("DNS:") + kBooksIdentity});
+    if (server == nullptr) return nullptr;
+    identity.refresh_interval = absl::Seconds(60);
+    MakeMesh(identity);
+    if (HasFatalFailure()) return nullptr;
+    UseOnly(server->address());
+    if (HasFatalFailure()) return nullptr;
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_THAT(server->client_serials(),
+                ::testing::ElementsAre(client_.serial));
+    return server;
+  }
+};
+
+TEST_F(IdentityWatchTest, FilesRenamedOverTheOldOnesAreTakenBeforeThePoll) {
+  auto server = ServeBooksPolledSlowly(ClientIdentity());
+  ASSERT_NE(server, nullptr);
+  KeyPair next = RotateClientFiles();
+  ASSERT_FALSE(next.serial.empty());
+  EXPECT_TRUE(CallsPresent(*server, next.serial))
+      << "the server never saw serial " << next.serial;
+}
+
+// A Kubernetes secret volume as the kubelet writes it: each version's
+// files in a timestamped directory, `..data` a symlink to it, the files
+// symlinks through `..data`; a new version is a new directory and a new
+// `..data` renamed over the old one.
+TEST_F(IdentityWatchTest, ASecretVolumesDataSymlinkSwapIsTakenBeforeThePoll) {
+  namespace fs = std::filesystem;
+  const fs::path volume = pki_->dir() / "volume";
+  fs::create_directory(volume);
+  auto publish = [&](const std::string& version, const KeyPair& pair) {
+    fs::create_directory(volume / version);
+    testing::ReplaceTextFile(volume / version / "cert.pem", pair.cert);
+    testing::ReplaceTextFile(volume / version / "key.pem", pair.key);
+    testing::ReplaceTextFile(volume / version / "ca.pem", pki_->ca_pem());
+    fs::create_directory_symlink(version, volume / "..data_tmp");
+    fs::rename(volume / "..data_tmp", volume / "..data");
+  };
+  publish("..2026_11_30_10_00_00.1", client_);
+  for (const char* name : {"cert.pem", "key.pem", "ca.pem"}) {
+    fs::create_symlink(fs::path("..data") / name, volume / name);
+  }
+  IdentityOptions identity;
+  identity.cert_chain_file = volume / "cert.pem";
+  identity.private_key_file = volume / "key.pem";
+  identity.trust_roots_file = volume / "ca.pem";
+  auto server = ServeBooksPolledSlowly(identity);
+  ASSERT_NE(server, nullptr);
+  auto next = pki_->Issue("client-next",
+                          Names({"URI:spiffe://mesh.test/ns/web/sa/web"}));
+  ASSERT_TRUE(next.ok()) << next.status();
+  publish("..2026_11_30_11_00_00.2", *next);
+  EXPECT_TRUE(CallsPresent(*server, next->serial))
+      << "the server never saw serial " << next->serial;
+}
+
+// An agent that writes the certificate, then (later) the key: the half
+// pair is refused as ever, and the pair taken when the key follows.
+TEST_F(IdentityWatchTest, AHalfWrittenPairIsRefusedAndTakenWhenTheKeyFollows) {
+  auto server = ServeBooksPolledSlowly(ClientIdentity());
+  ASSERT_NE(server, nullptr);
+  auto next = pki_->Issue("client-next",
+                          Names({"URI:spiffe://mesh.test/ns/web/sa/web"}));
+  ASSERT_TRUE(next.ok()) << next.status();
+  testing::LogCapture log;
+  testing::ReplaceTextFile(client_.cert_file, next->cert);
+  EXPECT_TRUE(log.WaitForLine(
+      {"identity: refused the new version", "is not the key of the certificate",
+       "keeping the certificate in use", client_.serial}));
+  testing::ReplaceTextFile(client_.key_file, next->key);
+  EXPECT_TRUE(CallsPresent(*server, next->serial))
+      << "the server never saw serial " << next->serial;
+}
+
 class IdentityRefusalTest : public IdentityTest {
  protected:
   // Replaces the client's files with `replacement`'s and checks that the
@@ -488,6 +575,102 @@ TEST_F(IdentityTest, AServerCertificateFromAnotherCaIsRefused) {
   grpc::Status status = Call(&response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(stranger->calls(), 0);
+}
+
+// A server whose chain does not verify is refused naming OpenSSL's verify
+// result, not only "certificate verify failed": the request is never
+// sent.
+class ChainRefusalTest : public IdentityTest {
+ protected:
+  // A TLS server presenting `cert` (with kBooksIdentity, requiring client
+  // certificates of the test CA), and the status of one call to it from a
+  // Mesh with the client identity; the server must not have been called.
+  grpc::Status CallServerPresenting(const KeyPair& cert, std::string* address) {
+    EchoServerTls tls;
+    tls.cert_chain = cert.cert;
+    tls.private_key = cert.key;
+    tls.client_ca = pki_->ca_pem();
+    auto server = TestEchoServer::Start(tls);
+    *address = server->address();
+    MakeMesh(ClientIdentity());
+    UseOnly(server->address());
+    EchoResponse response;
+    grpc::Status status = Call(&response);
+    EXPECT_EQ(server->calls(), 0);
+    return status;
+  }
+
+  // Expects `status` to be the refusal of `address` for `reason`, naming
+  // the certificate of `serial`.
+  static void ExpectRefused(const grpc::Status& status,
+                            const std::string& address,
+                            const std::string& reason,
+                            const std::string& serial) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("mesh: TLS handshake with ", address,
+                                       " refused: server certificate verify "
+                                       "failed: ",
+                                       reason)));
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("serial ", serial)));
+  }
+};
+
+TEST_F(ChainRefusalTest, AnExpiredServerCertificateIsNamedAsExpired) {
+  LeafOptions leaf = Names({std::string("DNS:") + kBooksIdentity});
+  leaf.expired = true;
+  auto cert = pki_->Issue("books-expired", leaf);
+  ASSERT_TRUE(cert.ok()) << cert.status();
+  std::string address;
+  grpc::Status status = CallServerPresenting(*cert, &address);
+  ExpectRefused(status, address, "certificate has expired", cert->serial);
+}
+
+TEST_F(ChainRefusalTest, ASelfSignedServerCertificateIsNamedAsSelfSigned) {
+  LeafOptions leaf = Names({std::string("DNS:") + kBooksIdentity});
+  leaf.self_signed = true;
+  auto cert = pki_->Issue("books-self", leaf);
+  ASSERT_TRUE(cert.ok()) << cert.status();
+  std::string address;
+  grpc::Status status = CallServerPresenting(*cert, &address);
+  ExpectRefused(status, address, "self-signed certificate", cert->serial);
+}
+
+TEST_F(ChainRefusalTest, AServerOfAnotherCaIsNamedAsOfAnUnknownIssuer) {
+  auto other_ca = TestPki::Create("other-ca");
+  ASSERT_TRUE(other_ca.ok()) << other_ca.status();
+  auto cert = (*other_ca)->Issue("books",
+                                 Names({std::string("DNS:") + kBooksIdentity}));
+  ASSERT_TRUE(cert.ok()) << cert.status();
+  std::string address;
+  grpc::Status status = CallServerPresenting(*cert, &address);
+  ExpectRefused(status, address, "unable to get local issuer certificate",
+                cert->serial);
+}
+
+// The same check for an EndpointTls without a client certificate (xDS
+// clusters, mesh-call --tls-ca alone).
+TEST_F(ChainRefusalTest, AnEndpointTlsServerIsRefusedNamingTheVerifyResult) {
+  LeafOptions leaf = Names({std::string("URI:") + kSpiffe});
+  leaf.expired = true;
+  auto cert = pki_->Issue("books-expired", leaf);
+  ASSERT_TRUE(cert.ok()) << cert.status();
+  EchoServerTls open_tls;
+  open_tls.cert_chain = cert->cert;
+  open_tls.private_key = cert->key;
+  auto server = TestEchoServer::Start(open_tls);
+  MakeMesh(IdentityOptions{});
+  auto tls = std::make_shared<EndpointTls>();
+  tls->certificates.trust_roots_file = pki_->ca_file();
+  Endpoint endpoint(server->address());
+  endpoint.tls = tls;
+  ASSERT_TRUE(discovery_->SetEndpoints(kTarget, {endpoint}).ok());
+  EchoResponse response;
+  grpc::Status status = Call(&response);
+  ExpectRefused(status, server->address(), "certificate has expired",
+                cert->serial);
+  EXPECT_EQ(server->calls(), 0);
 }
 
 TEST_F(IdentityTest, MetricsTapAndDescribeSayHowEachEndpointIsReached) {
@@ -882,11 +1065,25 @@ TEST_F(EndpointTlsTest, AnApplicationsTransportDoesNotGetTlsEndpoints) {
 class LinkerdOverTlsTest : public IdentityTest {
  protected:
   void StartControlPlane(std::vector<std::string> server_names) {
-    auto cert = pki_->Issue("destination", Names(std::move(server_names)));
+    StartControlPlaneWith(Names(std::move(server_names)));
+  }
+  // The same, its certificate made as `leaf` says.
+  void StartControlPlaneWith(const LeafOptions& leaf) {
+    auto cert = pki_->Issue("destination", leaf);
     ASSERT_TRUE(cert.ok()) << cert.status();
-    auto credentials = tools::ServerTlsFromFiles(cert->cert_file.string(),
-                                                 cert->key_file.string(),
-                                                 pki_->ca_file().string());
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials;
+    if (leaf.expired) {
+      // The tool's loader (rightly) refuses to serve an expired one.
+      grpc::SslServerCredentialsOptions options(
+          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+      options.pem_root_certs = pki_->ca_pem();
+      options.pem_key_cert_pairs.push_back({cert->key, cert->cert});
+      credentials = grpc::SslServerCredentials(options);
+    } else {
+      credentials = tools::ServerTlsFromFiles(cert->cert_file.string(),
+                                              cert->key_file.string(),
+                                              pki_->ca_file().string());
+    }
     ASSERT_TRUE(credentials.ok()) << credentials.status();
     echo_ = TestEchoServer::Start();
     auto config = controlplane::ParseConfig(absl::StrCat(
@@ -951,6 +1148,21 @@ TEST_F(LinkerdOverTlsTest, AnImpostorControlPlaneIsRefusedAndNamed) {
     return absl::StrContains(mesh_->Describe(), "server identity mismatch");
   }));
   EXPECT_THAT(mesh_->Describe(), HasSubstr("DNS:impostor.mesh.test"));
+}
+
+TEST_F(LinkerdOverTlsTest, AnExpiredControlPlaneCertificateIsNamedAsExpired) {
+  constexpr char kDestination[] =
+      "linkerd-destination.linkerd.serviceaccount.identity.mesh.test";
+  LeafOptions leaf = Names({std::string("DNS:") + kDestination});
+  leaf.expired = true;
+  StartControlPlaneWith(leaf);
+  Connect(kDestination);
+  EXPECT_FALSE(channel_->WaitForEndpoints(absl::Milliseconds(500)).ok());
+  EXPECT_EQ(cp_->calls("Get", kTarget), 0);
+  // The discovery stream says why, in OpenSSL's words.
+  EXPECT_TRUE(testing::WaitFor([&] {
+    return absl::StrContains(mesh_->Describe(), "certificate has expired");
+  })) << mesh_->Describe();
 }
 
 TEST_F(LinkerdOverTlsTest, APlaintextClientIsNotServed) {

@@ -106,9 +106,11 @@ absl::StatusOr<KeyPair> TestPki::Issue(const std::string& name,
   auto path = [&](const std::string& suffix) {
     return (dir_ / (name + suffix)).string();
   };
-  std::string ext =
-      "basicConstraints = CA:FALSE\nauthorityKeyIdentifier = keyid\n"
-      "extendedKeyUsage = serverAuth,clientAuth\n";
+  // A self-signed certificate has no issuer key to name.
+  std::string ext = absl::StrCat(
+      "basicConstraints = CA:FALSE\n",
+      options.self_signed ? "" : "authorityKeyIdentifier = keyid\n",
+      "extendedKeyUsage = serverAuth,clientAuth\n");
   if (!options.sans.empty()) {
     absl::StrAppend(&ext, "subjectAltName = ", absl::StrJoin(options.sans, ","),
                     "\n");
@@ -133,6 +135,11 @@ absl::StatusOr<KeyPair> TestPki::Issue(const std::string& name,
         AsnTime(now - absl::Hours(25)), " -enddate ",
         AsnTime(now - absl::Seconds(1)), " -in ", path(".csr"), " -out ",
         path(".pem"), " -extfile ", path(".ext")));
+  } else if (options.self_signed) {
+    made = Run(absl::StrCat("openssl x509 -req -in ", path(".csr"),
+                            " -signkey ", path(".key"), " -set_serial ", serial,
+                            " -days 1 -out ", path(".pem"), " -extfile ",
+                            path(".ext")));
   } else {
     made = Run(absl::StrCat("openssl x509 -req -in ", path(".csr"), " -CA ",
                             (dir_ / "ca.pem").string(), " -CAkey ",

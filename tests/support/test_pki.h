@@ -42,6 +42,9 @@ struct LeafOptions {
   // Valid from yesterday for one day (expired a second ago): no longer
   // valid. Default: valid from now for a day.
   bool expired = false;
+  // Signed with its own key instead of the CA's: a self-signed certificate
+  // no trust root vouches for.
+  bool self_signed = false;
 };
 
 class TestPki {

@@ -152,8 +152,9 @@ absl::Status ParseDnsServers(absl::string_view value, CallFlags* f) {
   return absl::OkStatus();
 }
 
-// Every flag, into `f`; `count_set` tells whether --count was given.
-FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
+// Every flag, into `f`; `count_set` and `tls_refresh_set` tell whether
+// --count and --tls-refresh were given.
+FlagTable CallFlagTable(CallFlags* f, bool* count_set, bool* tls_refresh_set) {
   constexpr char kAtLeastOne[] = "must be an integer >= 1";
   constexpr char kSeconds[] = "must be a number of seconds > 0";
   return {
@@ -189,13 +190,25 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
        "not mesh services): the DNS servers to ask\n"
        "(default: /etc/resolv.conf's)"},
 
-      FlagHeading("Identity (mutual TLS to endpoints with an identity):"),
+      FlagHeading("Identity (TLS to endpoints with an identity):"),
       {"tls-cert", "FILE", TextFlag(&f->tls_cert, "needs a file"),
-       "this workload's certificate chain (PEM)"},
+       "this workload's certificate chain (PEM): mutual\n"
+       "TLS, with --tls-key and --tls-ca"},
       {"tls-key", "FILE", TextFlag(&f->tls_key, "needs a file"),
        "its private key (PEM)"},
       {"tls-ca", "FILE", TextFlag(&f->tls_ca, "needs a file"),
-       "CA certificates servers must chain to (PEM)"},
+       "CA certificates servers must chain to (PEM); alone,\n"
+       "with --static: TLS to every endpoint, presenting no\n"
+       "client certificate, the server checked against the\n"
+       "CA (and --static-identity when given)"},
+      {"tls-refresh", "SECONDS",
+       NoteGiven(tls_refresh_set,
+                 DurationFlag(&f->tls_refresh, absl::Seconds(1),
+                              Lowest::kAboveZero, kSeconds)),
+       "read the --tls-* files again this often (default\n"
+       "60; at least 0.01); a change is taken within a\n"
+       "second anyway where their directories can be\n"
+       "watched (inotify)"},
 
       FlagHeading("Call:"),
       {"target", "NAME:PORT", TextFlag(&f->target),
@@ -268,7 +281,8 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set) {
   };
 }
 
-absl::Status CheckCombination(const CallFlags& f, bool count_set) {
+absl::Status CheckCombination(const CallFlags& f, bool count_set,
+                              bool tls_refresh_set) {
   if (int{!f.linkerd.empty()} + int{!f.static_endpoints.empty()} +
           int{!f.xds_bootstrap.empty()} + int{f.dns} !=
       1) {
@@ -278,14 +292,26 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set) {
   if (!f.dns_servers.empty() && !f.dns && f.linkerd.empty()) {
     return Bad("--dns-server: goes with --dns or --linkerd");
   }
-  if (int{!f.tls_cert.empty()} + int{!f.tls_key.empty()} +
-              int{!f.tls_ca.empty()} !=
-          0 &&
-      (f.tls_cert.empty() || f.tls_key.empty() || f.tls_ca.empty())) {
+  const bool mutual = !f.tls_cert.empty() || !f.tls_key.empty();
+  if (mutual && (f.tls_cert.empty() || f.tls_key.empty() || f.tls_ca.empty())) {
     return Bad("--tls-cert, --tls-key and --tls-ca go together");
   }
+  if (!mutual && !f.tls_ca.empty() && f.static_endpoints.empty()) {
+    // Linkerd's destination service and endpoints, like --linkerd-identity,
+    // take mutual TLS; xDS's TLS is the bootstrap's; DNS gives no identity.
+    return Bad(
+        "--tls-ca alone (TLS without a client certificate) goes with "
+        "--static; with --linkerd give --tls-cert and --tls-key too, with "
+        "--xds-bootstrap the bootstrap says how to reach servers");
+  }
+  if (tls_refresh_set && f.tls_ca.empty()) {
+    return Bad("--tls-refresh: goes with --tls-ca");
+  }
+  if (f.tls_refresh < absl::Milliseconds(10)) {
+    return Bad("--tls-refresh: must be at least 0.01 seconds");
+  }
   if (!f.static_identity.empty() &&
-      (f.static_endpoints.empty() || f.tls_cert.empty())) {
+      (f.static_endpoints.empty() || f.tls_ca.empty())) {
     return Bad("--static-identity: goes with --static and --tls-*");
   }
   if (!f.linkerd_identity.empty() &&
@@ -311,23 +337,28 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set) {
 absl::StatusOr<CallFlags> ParseCallFlags(int argc, const char* const* argv) {
   CallFlags flags;
   bool count_set = false;
-  if (absl::Status s =
-          ParseFlags(argc, argv, CallFlagTable(&flags, &count_set));
+  bool tls_refresh_set = false;
+  if (absl::Status s = ParseFlags(
+          argc, argv, CallFlagTable(&flags, &count_set, &tls_refresh_set));
       !s.ok()) {
     return s;
   }
   if (flags.help) return flags;
-  if (absl::Status s = CheckCombination(flags, count_set); !s.ok()) return s;
+  if (absl::Status s = CheckCombination(flags, count_set, tls_refresh_set);
+      !s.ok()) {
+    return s;
+  }
   return flags;
 }
 
 std::string Usage(absl::string_view program) {
   CallFlags unused;
-  bool unused_count_set = false;
+  bool unused_set = false;
   std::string head = kUsageHead;
   head.replace(head.find("%s"), 2, std::string(program));
-  return absl::StrCat(head, FlagHelp(CallFlagTable(&unused, &unused_count_set)),
-                      kUsageTail);
+  return absl::StrCat(
+      head, FlagHelp(CallFlagTable(&unused, &unused_set, &unused_set)),
+      kUsageTail);
 }
 
 }  // namespace mesh::tools

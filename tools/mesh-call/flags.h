@@ -31,7 +31,7 @@ struct CallFlags {
   std::string linkerd_identity;
   std::vector<std::string> static_endpoints;  // --static a:p,b:p
   // --static-identity ID: the identity every --static endpoint's server
-  // certificate must carry (with --tls-*).
+  // certificate must carry (with --tls-ca, alone or with the others).
   std::string static_identity;
   bool dns = false;  // --dns: the target's name through DNS
   // --dns-server A:P,B:P: the DNS servers (with --dns, or with --linkerd
@@ -39,10 +39,15 @@ struct CallFlags {
   std::vector<std::string> dns_servers;
 
   // The workload's identity for mutual TLS (MeshOptions::identity): PEM
-  // files, all three or none.
+  // files, all three or none; or, with --static, `tls_ca` alone: TLS that
+  // verifies the servers against it, presenting no client certificate
+  // (each endpoint's EndpointTls).
   std::string tls_cert;  // --tls-cert FILE
   std::string tls_key;   // --tls-key FILE
   std::string tls_ca;    // --tls-ca FILE
+  // --tls-refresh SECONDS: how often the files are read again besides
+  // being watched (IdentityOptions::refresh_interval); with --tls-ca.
+  absl::Duration tls_refresh = absl::Seconds(60);
 
   std::string target;     // --target name:port
   std::string method;     // --method /pkg.Svc/Method

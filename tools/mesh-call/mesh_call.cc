@@ -299,6 +299,32 @@ absl::Status ReadFile(const std::string& path, std::string* bytes) {
   return absl::OkStatus();
 }
 
+// --tls-ca alone: TLS to every --static endpoint that verifies the server
+// against the CA and, with --static-identity, checks that it carries that
+// identity (as a DNS or URI SAN, the DNS one also sent as the server name),
+// presenting no client certificate. Null with a client certificate (the
+// Mesh's identity then serves endpoints that have a tls_identity).
+std::shared_ptr<const EndpointTls> ServerOnlyTls(const CallFlags& flags) {
+  if (!flags.tls_cert.empty() || flags.tls_ca.empty()) return nullptr;
+  auto tls = std::make_shared<EndpointTls>();
+  tls->certificates.trust_roots_file = flags.tls_ca;
+  tls->certificates.refresh_interval = flags.tls_refresh;
+  const std::string& id = flags.static_identity;
+  if (!id.empty()) {
+    ServerNameMatcher name;
+    name.value = id;
+    if (absl::StrContains(id, "://")) {
+      name.san_type = ServerNameMatcher::SanType::kUri;
+    } else {
+      name.san_type = ServerNameMatcher::SanType::kDns;
+      name.ignore_case = true;  // DNS names, as Linkerd compares them
+      tls->sni = id;
+    }
+    tls->server_names.push_back(std::move(name));
+  }
+  return tls;
+}
+
 int Main(int argc, char** argv) {
   absl::StatusOr<CallFlags> parsed = ParseCallFlags(argc, argv);
   if (!parsed.ok()) {
@@ -351,6 +377,7 @@ int Main(int argc, char** argv) {
       options.identity.cert_chain_file = flags.tls_cert;
       options.identity.private_key_file = flags.tls_key;
       options.identity.trust_roots_file = flags.tls_ca;
+      options.identity.refresh_interval = flags.tls_refresh;
       options.server_identity = flags.linkerd_identity;
     }
     auto linkerd = NewLinkerdDiscovery(options);
@@ -375,9 +402,12 @@ int Main(int argc, char** argv) {
   MeshOptions mesh_options;
   mesh_options.discovery = discovery;
   mesh_options.tap_address = flags.tap;
-  mesh_options.identity.cert_chain_file = flags.tls_cert;
-  mesh_options.identity.private_key_file = flags.tls_key;
-  mesh_options.identity.trust_roots_file = flags.tls_ca;
+  if (!flags.tls_cert.empty()) {
+    mesh_options.identity.cert_chain_file = flags.tls_cert;
+    mesh_options.identity.private_key_file = flags.tls_key;
+    mesh_options.identity.trust_roots_file = flags.tls_ca;
+    mesh_options.identity.refresh_interval = flags.tls_refresh;
+  }
   auto mesh = Mesh::Create(mesh_options);
   if (!mesh.ok()) return SetupFailed("creating the mesh", mesh.status());
   if (!flags.tap.empty()) {
@@ -396,7 +426,14 @@ int Main(int argc, char** argv) {
   if (static_discovery != nullptr) {
     std::vector<Endpoint> endpoints(flags.static_endpoints.begin(),
                                     flags.static_endpoints.end());
-    for (Endpoint& e : endpoints) e.tls_identity = flags.static_identity;
+    std::shared_ptr<const EndpointTls> tls = ServerOnlyTls(flags);
+    for (Endpoint& e : endpoints) {
+      if (tls != nullptr) {
+        e.tls = tls;
+      } else {
+        e.tls_identity = flags.static_identity;
+      }
+    }
     absl::Status s = static_discovery->SetEndpoints(flags.target, endpoints);
     if (!s.ok()) return SetupFailed("--static", s, ExitCodeFor(s));
   }
