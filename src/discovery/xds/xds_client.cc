@@ -118,11 +118,14 @@ using Reaching = absl::FunctionRef<std::vector<std::string>(
 
 // RDS: split, not parsed whole; only the virtual hosts a watched target
 // reaches are converted now, the others when first reached (xds_convert.h).
-Decoded DecodeRouteConfiguration(const google::protobuf::Any& any,
-                                 Wanted wanted, Reaching reaching) {
+// `value` (the resource's bytes, megabytes for a large table) is taken,
+// not copied: the slices and Decoded::bytes share it.
+Decoded DecodeRouteConfiguration(std::string* value, Wanted wanted,
+                                 Reaching reaching) {
   Decoded d;
+  d.bytes = std::move(*value);
   absl::StatusOr<RouteConfigurationSlices> slices =
-      SliceRouteConfiguration(any.value());
+      SliceRouteConfiguration(d.bytes);
   if (!slices.ok()) {
     d.resource = slices.status();
     return d;
@@ -133,6 +136,7 @@ Decoded DecodeRouteConfiguration(const google::protobuf::Any& any,
     return d;
   }
   const std::vector<std::string> authorities = reaching(d.name);
+  // The slices view d.bytes; they are used up before it moves.
   absl::StatusOr<RouteConfigResource> converted = ConvertRouteConfiguration(
       *slices, [&authorities](const RouteConfigResource& heads) {
         std::vector<size_t> chosen;
@@ -142,7 +146,6 @@ Decoded DecodeRouteConfiguration(const google::protobuf::Any& any,
         }
         return chosen;
       });
-  d.bytes = any.value();
   if (converted.ok()) {
     d.resource = AnyResource(*std::move(converted));
   } else {
@@ -151,15 +154,14 @@ Decoded DecodeRouteConfiguration(const google::protobuf::Any& any,
   return d;
 }
 
-Decoded Decode(ResourceType type, const google::protobuf::Any& any,
-               Wanted wanted, const CertificateProviders& providers,
-               Reaching reaching) {
+Decoded Decode(ResourceType type, google::protobuf::Any& any, Wanted wanted,
+               const CertificateProviders& providers, Reaching reaching) {
   switch (type) {
     case ResourceType::kListener:
       return DecodeAs<envoy::config::listener::v3::Listener>(
           any, [](const auto& w) { return ConvertListener(w); }, wanted);
     case ResourceType::kRouteConfig:
-      return DecodeRouteConfiguration(any, wanted, reaching);
+      return DecodeRouteConfiguration(any.mutable_value(), wanted, reaching);
     case ResourceType::kCluster:
       return DecodeAs<envoy::config::cluster::v3::Cluster>(
           any,
@@ -755,7 +757,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
   // whole.
   const std::string version_quote = QuotedText(response.version_info());
   for (int i = 0; i < response.resources_size(); ++i) {
-    const google::protobuf::Any* any = &response.resources(i);
+    google::protobuf::Any* any = response.mutable_resources(i);
     envoy::service::discovery::v3::Resource wrapper;
     if (any->type_url() == kResourceWrapper) {
       if (!any->UnpackTo(&wrapper)) {
@@ -763,7 +765,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
                                       ": cannot parse a Resource wrapper"));
         continue;
       }
-      any = &wrapper.resource();
+      any = wrapper.mutable_resource();
     }
     if (any->type_url() != response.type_url()) {
       errors.push_back(absl::StrCat(
