@@ -11,6 +11,9 @@
 #                              (seeded with valid resources, xds_convert_seeds)
 #   xds_bootstrap_fuzz         the xDS bootstrap reader (seeded with a
 #                              bootstrap in gRPC's form)
+#   dns_answer_fuzz            a DNS server's answer -> the CNAME chain and
+#                              addresses (seeded with an answer to A and a
+#                              CNAME loop)
 #   tap_match_fuzz             an Observe request's bytes -> the tap match,
 #                              within its bounds, evaluated on requests
 #
@@ -29,7 +32,7 @@ build="${root}/build/fuzz"
 seconds="${FUZZ_SECONDS:-60}"
 runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
-read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz xds_bootstrap_fuzz tap_match_fuzz}"
+read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config_fuzz route_table_fuzz xds_convert_fuzz xds_bootstrap_fuzz dns_answer_fuzz tap_match_fuzz}"
 
 "${root}/scripts/install-deps.sh"
 
@@ -58,6 +61,13 @@ for target in "${targets[@]}"; do
       cp "${root}/tools/mesh-control-plane/sample.json" "${seeds}/" ;;
     xds_convert_fuzz)
       "${build}/tests/fuzz/xds_convert_seeds" "${seeds}" ;;
+    dns_answer_fuzz)
+      # A type byte (0: A), then a DNS message: a.test A 127.0.0.1; and
+      # a.test CNAME b.test, b.test CNAME a.test.
+      printf '\x00\x00\x01\x81\x80\x00\x01\x00\x01\x00\x00\x00\x00\x01a\x04test\x00\x00\x01\x00\x01\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x7f\x00\x00\x01' \
+        >"${seeds}/a.bin"
+      printf '\x00\x00\x02\x81\x80\x00\x01\x00\x02\x00\x00\x00\x00\x01a\x04test\x00\x00\x01\x00\x01\xc0\x0c\x00\x05\x00\x01\x00\x00\x00\x3c\x00\x08\x01b\x04test\x00\xc0\x24\x00\x05\x00\x01\x00\x00\x00\x3c\x00\x02\xc0\x0c' \
+        >"${seeds}/loop.bin" ;;
     xds_bootstrap_fuzz)
       # gRPC's form, with TLS channel creds and a file_watcher provider.
       printf '%s' '{"xds_servers": [{"server_uri": "dns:///cp.test:15010", "channel_creds": [{"type": "tls", "config": {"ca_certificate_file": "/ca.pem"}}], "server_features": ["xds_v3"]}], "node": {"id": "n", "locality": {"zone": "z"}, "metadata": {"GENERATOR": "grpc", "L": [1, [2, {"a": null}]]}}, "certificate_providers": {"d": {"plugin_name": "file_watcher", "config": {"certificate_file": "/c", "private_key_file": "/k", "refresh_interval": "60s"}}}}' \

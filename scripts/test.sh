@@ -15,7 +15,7 @@
 #      tools built with the sanitizers too);
 #   4. the libFuzzer targets (Linkerd conversion, the control plane's
 #      config reader, the route table, xDS conversion, the xDS bootstrap
-#      reader, the tap match reader), each for a bounded time
+#      reader, DNS answers, the tap match reader), each for a bounded time
 #      (MESH_FUZZ_SECONDS each, default 10; scripts/fuzz.sh runs them longer);
 #   5. a TSan build running the concurrency and integration tests;
 #   and, after step 2, the Bazel build (library, tools, tests) and its unit
@@ -84,7 +84,7 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
     ctest --test-dir build/asan -j"$jobs" -LE install
 
-  step "fuzz: Linkerd conversion, config reader, route table, xDS conversion, xDS bootstrap, tap match reader (${MESH_FUZZ_SECONDS:-10} s each)"
+  step "fuzz: Linkerd conversion, config reader, route table, xDS conversion, xDS bootstrap, DNS answers, tap match reader (${MESH_FUZZ_SECONDS:-10} s each)"
   FUZZ_SECONDS="${MESH_FUZZ_SECONDS:-10}" FUZZ_BUILD_JOBS="$jobs" scripts/fuzz.sh
 
   # Last, so that the suite's closing line is ctest's.
