@@ -518,6 +518,21 @@ TEST(ParseXdsBootstrapTest, ABootstrapThatIsNotUtf8IsNamedOnOneLine) {
   EXPECT_EQ(error.find('\xff'), std::string::npos) << error;
 }
 
+TEST(ParseXdsBootstrapTest, TextFromTheFileInAnErrorIsOneLineAndShort) {
+  // protobuf's JSON reader takes raw control bytes inside strings; the
+  // fuzzer found a type holding a newline quoted raw.
+  std::string error =
+      ErrorOf(WithServer("{\"server_uri\": \"cp:1\", \"channel_creds\": "
+                         "[{\"type\": \"tls\nx\"}]}"));
+  EXPECT_THAT(error, HasSubstr("no supported type (got: tls\\x0ax)"));
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  // A key of 100,000 bytes in a path is quoted in 256 of them.
+  error = ErrorOf(WithTopLevel(absl::StrCat(
+      "\"certificate_providers\": {\"", std::string(100'000, 'k'), "\": 1}")));
+  EXPECT_THAT(error, HasSubstr("... (100000 bytes): must be an object"));
+  EXPECT_LT(error.size(), 1024u);
+}
+
 TEST(ParseXdsBootstrapTest, AJsonSyntaxErrorIsOneLineWithItsPlace) {
   std::string error = ErrorOf("{\"xds_servers\": [1,,2]}");
   EXPECT_THAT(error, HasSubstr("bootstrap is not valid JSON: "));

@@ -1282,6 +1282,32 @@ TEST(ConvertRouteConfigurationLazily, WhatEveryHostIsCheckedForAtOnce) {
               HasSubstr("virtual_hosts: 1001 virtual hosts, more than 1000"));
 }
 
+TEST(ConvertRouteConfigurationLazily, UnknownFieldsAreSkippedAsProtobufDoes) {
+  // Field 6 as fixed64, virtual_hosts (2) as a varint (a known number with
+  // another wire type is an unknown field to protobuf), a group 9 holding
+  // a varint, then the name: protobuf parses it, and so must the slicer.
+  const std::string bytes(
+      "\x31"
+      "12345678"
+      "\x10\x01"
+      "\x4b\x08\x07\x4c"
+      "\x0a\x01"
+      "r",
+      18);
+  RouteConfiguration parsed;
+  ASSERT_TRUE(parsed.ParseFromString(bytes));
+  absl::StatusOr<RouteConfigurationSlices> slices =
+      SliceRouteConfiguration(bytes);
+  ASSERT_TRUE(slices.ok()) << slices.status();
+  EXPECT_EQ(slices->name, parsed.name());
+  EXPECT_EQ(slices->name, "r");
+  EXPECT_TRUE(slices->virtual_hosts.empty());
+  // A group that never ends does not parse, for either.
+  const std::string open_group("\x4b\x08\x07", 3);
+  EXPECT_FALSE(parsed.ParseFromString(open_group));
+  EXPECT_FALSE(SliceRouteConfiguration(open_group).ok());
+}
+
 TEST(ConvertRouteConfigurationLazily,
      BytesThatAreNotARouteConfigurationAreRefused) {
   for (const std::string& junk :

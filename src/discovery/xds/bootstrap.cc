@@ -100,8 +100,10 @@ class JsonObject {
 
   const Struct& fields() const { return *fields_; }
 
+  // Keys are the file's text: quoted printable and short.
   std::string PathOf(absl::string_view key) const {
-    return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
+    return path_.empty() ? QuotedText(key)
+                         : absl::StrCat(path_, ".", QuotedText(key));
   }
 
   const Value* Find(absl::string_view key) const {
@@ -185,7 +187,7 @@ absl::StatusOr<absl::Duration> ParseJsonDuration(const std::string& text,
       !absl::SimpleAtod(absl::string_view(text).substr(0, text.size() - 1),
                         &seconds) ||
       !(seconds > 0) || seconds > 365 * 24 * 3600.0) {
-    return Invalid(path, absl::StrCat("'", text,
+    return Invalid(path, absl::StrCat("'", QuotedText(text),
                                       "' is not a positive duration such as "
                                       "\"600s\""));
   }
@@ -269,7 +271,7 @@ absl::Status ParseChannelCreds(const JsonObject& server, XdsServer* out) {
   }
   if (!chosen) {
     return Invalid(path, absl::StrCat("no supported type (got: ",
-                                      absl::StrJoin(types, ", "),
+                                      QuotedText(absl::StrJoin(types, ", ")),
                                       "); mesh supports insecure and tls"));
   }
   return absl::OkStatus();

@@ -23,10 +23,25 @@ using google::protobuf::io::CodedInputStream;
 
 constexpr uint32_t kLengthDelimited = 2;
 
-// Skips the field whose tag was just read; false for a malformed one or a
-// group (proto3 messages have none).
-bool SkipField(CodedInputStream& in, uint32_t tag) {
+constexpr uint32_t kStartGroup = 3;
+constexpr uint32_t kEndGroup = 4;
+// Protobuf's own bound on nesting, which groups count against.
+constexpr int kMaxGroupDepth = 100;
+
+// Skips the field whose tag was just read; false for a malformed one. A
+// group (an unknown field of the old encoding, which protobuf's parser
+// keeps) is skipped to its end tag, nested at most kMaxGroupDepth deep.
+bool SkipField(CodedInputStream& in, uint32_t tag, int depth = 0) {
   switch (tag & 7) {
+    case kStartGroup: {
+      if (depth >= kMaxGroupDepth) return false;
+      while (true) {
+        const uint32_t inner = in.ReadTag();
+        if (inner == 0) return false;
+        if ((inner & 7) == kEndGroup) return (inner >> 3) == (tag >> 3);
+        if (!SkipField(in, inner, depth + 1)) return false;
+      }
+    }
     case 0: {
       uint64_t ignored;
       return in.ReadVarint64(&ignored);
@@ -57,9 +72,9 @@ bool ReadSlice(CodedInputStream& in, absl::string_view bytes,
 }
 
 // Calls `field(number, slice)` for each length-delimited field of the
-// message in `bytes`, skipping the others; false if the bytes are not a
-// well-formed message, or a field numbered in `length_delimited` comes
-// with another wire type (protobuf's parser refuses both).
+// message in `bytes` numbered in `length_delimited`, skipping the others;
+// false if the bytes are not a well-formed message (as protobuf's parser
+// would refuse them).
 template <typename OnField>
 bool ForEachField(absl::string_view bytes,
                   std::initializer_list<int> length_delimited, OnField field) {
@@ -70,17 +85,18 @@ bool ForEachField(absl::string_view bytes,
     const uint32_t tag = in.ReadTag();
     if (tag == 0) return false;
     const int number = static_cast<int>(tag >> 3);
+    // A known number with another wire type is an unknown field to
+    // protobuf's parser, kept and skipped, as here.
     const bool known =
+        (tag & 7) == kLengthDelimited &&
         std::find(length_delimited.begin(), length_delimited.end(), number) !=
-        length_delimited.end();
+            length_delimited.end();
     if (!known) {
       if (!SkipField(in, tag)) return false;
       continue;
     }
     absl::string_view slice;
-    if ((tag & 7) != kLengthDelimited || !ReadSlice(in, bytes, &slice)) {
-      return false;
-    }
+    if (!ReadSlice(in, bytes, &slice)) return false;
     if (!field(number, slice)) return false;
   }
   return static_cast<size_t>(in.CurrentPosition()) == bytes.size();
