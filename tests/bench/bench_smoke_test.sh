@@ -50,11 +50,17 @@ timeout 60 "$bin/mesh_stub_bench" --out "$out" --calls 40 --rounds 1 \
   --warmup 10 --messages 200 --concurrency 1,2 >/dev/null
 timeout 60 "$bin/mesh_tls_bench" --out "$out" --calls 40 --rounds 1 \
   --warmup 10 --connects 2 --concurrency 1,2 >/dev/null
+# Big configurations, small: every step is ACKed (a NACK or a missing ACK
+# ends the program non-zero) and printed.
+timeout 60 "$bin/mesh_big_config_bench" --vhosts 3 --routes 2 --endpoints 10 \
+  --nested 40 >"$out/big_config.md" || fail "mesh_big_config_bench failed"
 
 # What each program reports, by the rows it must have.
 expect() { # file, fixed string
   grep -qF -- "$2" "$out/$1" || fail "$1 has no '$2'"
 }
+expect big_config.md "| RDS 3 x 2 routes ("
+expect big_config.md "| bootstrap nesting 40 '[' (refused) |"
 for balancer in "mesh P2C Peak-EWMA" 'gRPC `round_robin`' 'gRPC `pick_first`' \
   "mesh round robin" "mesh P2C, all healthy"; do
   expect tail_latency.md "| $balancer | 120 | 100.00 % |"
