@@ -247,10 +247,6 @@ absl::Status ValidateDestination(absl::string_view destination) {
   return port.ok() ? absl::OkStatus() : port.status();
 }
 
-namespace {
-
-// A DNS name as resolvers take it (RFC 1123 labels, '_' allowed as in
-// service names); a trailing dot ends a fully qualified name.
 bool IsDnsName(absl::string_view name) {
   absl::ConsumeSuffix(&name, ".");
   if (name.empty() || name.size() > 253) return false;
@@ -266,6 +262,8 @@ bool IsDnsName(absl::string_view name) {
   }
   return label > 0;
 }
+
+namespace {
 
 // "host[:port]" after any scheme: see ValidateServerAddress.
 absl::Status CheckHostPort(absl::string_view host_port,

@@ -130,6 +130,12 @@ absl::Status ValidateDestination(absl::string_view destination);
 // most 256 bytes of it).
 absl::Status ValidateServerAddress(absl::string_view address);
 
+// A name a DNS resolver can be asked for (RFC 1123 labels, '_' allowed as
+// in service names): letters, digits, '-' and '_' in labels of 1 to 63
+// bytes between dots, 253 bytes at most, a final dot allowed. A name that
+// fails this would only fail every query later.
+bool IsDnsName(absl::string_view name);
+
 // A channel's target: "name:port" (scheme empty), or a URI in gRPC's form
 // "scheme:///name:port" whose scheme picks the discovery source, or
 // "scheme://authority/name:port" (e.g. dns://10.0.0.2:53/db:5432).

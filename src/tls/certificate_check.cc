@@ -20,28 +20,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/tls/openssl_owners.h"
 
 namespace mesh::internal {
 namespace {
-
-// Owners for the library's objects (bssl::UniquePtr is BoringSSL's alone).
-struct FreeBio {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct FreeX509 {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct FreeKey {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct FreeNames {
-  void operator()(GENERAL_NAMES* n) const { GENERAL_NAMES_free(n); }
-};
-struct FreeBignum {
-  void operator()(BIGNUM* b) const { BN_free(b); }
-};
-using Bio = std::unique_ptr<BIO, FreeBio>;
-using Certificate = std::unique_ptr<X509, FreeX509>;
 
 // The library's last error, for a message; clears its queue.
 std::string LastError() {

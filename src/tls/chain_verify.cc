@@ -13,29 +13,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/tls/certificate_check.h"
+#include "src/tls/openssl_owners.h"
 
 namespace mesh::internal {
 namespace {
 
-// Owners for the library's objects (bssl::UniquePtr is BoringSSL's alone).
-struct FreeBio {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct FreeX509 {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct FreeStore {
-  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
-};
-struct FreeStoreContext {
-  void operator()(X509_STORE_CTX* c) const { X509_STORE_CTX_free(c); }
-};
 // The stack does not own its certificates: `Certificates` does.
 struct FreeStack {
   void operator()(STACK_OF(X509) * s) const { sk_X509_free(s); }
 };
-using Bio = std::unique_ptr<BIO, FreeBio>;
-using Certificates = std::vector<std::unique_ptr<X509, FreeX509>>;
+using Certificates = std::vector<Certificate>;
 
 // Leaves the library's error queue empty, however the verification ends.
 struct ClearErrorsOnExit {

@@ -86,25 +86,6 @@ absl::Status ConvertEdsConfig(const Cluster& cluster, ClusterResource* out) {
   return absl::OkStatus();
 }
 
-// A name c-ares can be asked for: letters, digits, '-', '_' and dots
-// between labels of 1 to 63 characters, 253 at most in all (a final dot
-// allowed). What is not refused here would only fail every query later.
-bool IsDnsName(absl::string_view name) {
-  if (!name.empty() && name.back() == '.') name.remove_suffix(1);
-  if (name.empty() || name.size() > 253) return false;
-  size_t label = 0;
-  for (char c : name) {
-    if (c == '.') {
-      if (label == 0) return false;
-      label = 0;
-      continue;
-    }
-    if (!absl::ascii_isalnum(c) && c != '-' && c != '_') return false;
-    if (++label > 63) return false;
-  }
-  return label > 0;
-}
-
 // One lb_endpoint of a DNS cluster's load_assignment: a socket_address
 // with a name (or an IP literal) and a port_value, resolved through DNS.
 absl::StatusOr<DnsHost> ConvertDnsHost(
