@@ -821,9 +821,11 @@ TEST_F(GrpcChannelTest, RouteSplitSendsStreamsToItsBackend) {
 }
 
 // A stream is pending on its endpoint while open, and the endpoint's
-// latency sample is its first answer: a stream that then lives 600 ms more
+// latency sample is its first answer: a stream that then lives 2 s more
 // (the server holds its second answer) leaves the estimate well below that
-// (a sample at its end would replace the estimate with ~600 ms at once).
+// (a sample at its end would replace the estimate with ~2 s at once). The
+// first answer may take a few hundred ms (a new connection, under TSan and
+// load: 357 ms was seen), hence the margin.
 TEST_F(GrpcChannelTest, StreamIsPendingWhileOpenAndSampledAtItsFirstAnswer) {
   grpc::ClientContext context;
   auto stream = stub_->Bidi(&context);
@@ -835,7 +837,7 @@ TEST_F(GrpcChannelTest, StreamIsPendingWhileOpenAndSampledAtItsFirstAnswer) {
         << s->address();
   }
   EchoRequest held;
-  held.set_delay_ms(600);
+  held.set_delay_ms(2000);
   ASSERT_TRUE(stream->Write(held));
   EchoResponse response;
   ASSERT_TRUE(stream->Read(&response));
@@ -843,7 +845,7 @@ TEST_F(GrpcChannelTest, StreamIsPendingWhileOpenAndSampledAtItsFirstAnswer) {
   ASSERT_TRUE(stream->Finish().ok());
   EXPECT_TRUE(testing::WaitFor(
       [&] { return EndpointGauge("endpoint_pending", endpoint) == 0; }));
-  EXPECT_LT(EndpointGauge("endpoint_rtt_estimate_ms", endpoint), 300);
+  EXPECT_LT(EndpointGauge("endpoint_rtt_estimate_ms", endpoint), 1000);
 }
 
 TEST_F(GrpcChannelTest, TapSeesStreams) {
