@@ -46,7 +46,7 @@ printf '| call | in flight | instructions / call | vs direct | ctx switches / ca
 printf '|---|---|---|---|---|---|\n'
 for inflight in 1 8; do
   direct_ir=""
-  for variant in direct_stub direct_generic mesh_callraw mesh_call mesh_stub; do
+  for variant in direct_stub direct_stub_mixed direct_generic mesh_callraw mesh_call mesh_stub; do
     if [ "$inflight" = 8 ] && [ "$variant" != direct_stub ] &&
       [ "$variant" != mesh_stub ] && [ "$variant" != mesh_callraw ]; then
       continue

@@ -14,6 +14,9 @@
 //       measured call, from getrusage).
 // The variants (all the same 64-byte meshtest.TestEcho/Unary call):
 //   direct_stub     generated sync stub on a direct grpc::Channel
+//   direct_stub_mixed  the same, on a channel that has carried one
+//                   callback-API call first (gRPC 1.51 then runs the
+//                   channel's I/O on its own threads)
 //   direct_generic  grpc::GenericStub's callback UnaryCall on a direct
 //                   channel, the thread waiting for the callback
 //   mesh_callraw    mesh::Channel::CallRaw (StaticDiscovery, one endpoint)
@@ -154,7 +157,20 @@ int Main(int argc, char** argv) {
   };
 
   CallFn fn;
-  if (f.variant == "direct_stub" || f.variant == "mesh_stub") {
+  if (f.variant == "direct_stub_mixed") {
+    // One callback-API call first, on the same channel.
+    grpc::GenericStub g(direct);
+    grpc::ClientContext ctx;
+    grpc::ByteBuffer resp;
+    grpc::Slice slice(request_bytes);
+    grpc::ByteBuffer req(&slice, 1);
+    absl::Notification done;
+    g.UnaryCall(&ctx, kMethod, grpc::StubOptions(), &req, &resp,
+                [&](grpc::Status) { done.Notify(); });
+    done.WaitForNotification();
+  }
+  if (f.variant == "direct_stub" || f.variant == "direct_stub_mixed" ||
+      f.variant == "mesh_stub") {
     if (f.variant == "mesh_stub") {
       make_mesh();
       auto c = mesh->NewGrpcChannel(kTarget);

@@ -115,6 +115,14 @@ class Transport {
   virtual void Send(const Endpoint& endpoint, TransportRequest request,
                     Callback done) = 0;
 
+  // Sends `request` to `endpoint` and waits for the answer on the calling
+  // thread, which the transport may use to drive the request itself, as a
+  // synchronous gRPC call does (the gRPC transport does: no other thread
+  // wakes for it). The mesh's synchronous calls (Channel::CallRaw, Call)
+  // use it. Default: Send, then wait for `done`.
+  virtual TransportResponse SendAndWait(const Endpoint& endpoint,
+                                        TransportRequest request);
+
   // Opens a stream of `request.path` to `endpoint` (`request.body` unused).
   // `observer` must live until its OnClose has returned; the stream may be
   // destroyed at any time (destroying it before OnClose cancels it). The

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
@@ -33,7 +34,16 @@ struct ChannelCore::Call {
   FaultDraw fault;  // drawn when routed
   // For ring-hash backends: the route's hash of the call (none: random).
   std::optional<uint64_t> hash;
-  Destination::Routes routes;  // keeps `route` and `metrics` alive
+  // The routes the call was matched with: they keep `route` and `metrics`
+  // alive, and give the budget.
+  std::shared_ptr<const Destination::Routes> routes;
+  // The routes whose split and direct endpoint the next attempt picks
+  // under: the current ones when the call came back from waiting; null:
+  // `routes`.
+  std::shared_ptr<const Destination::Routes> pick_routes;
+  const Destination::Routes& PickRoutes() const {
+    return pick_routes != nullptr ? *pick_routes : *routes;
+  }
   const CompiledRoute* route = nullptr;
   RouteMetrics* metrics = nullptr;
   bool replayable = false;
@@ -48,6 +58,11 @@ struct ChannelCore::Call {
   bool wait_expired = false;
   // Picks retried at once because endpoints came while queuing (bounded).
   int quick_repicks = 0;
+  // A synchronous call's caller thread, which waits for the result: an
+  // attempt started on it is sent and awaited there (SendAndWait), as a
+  // synchronous gRPC call is. Default (no thread): every attempt is sent
+  // asynchronously.
+  std::thread::id blocking_thread;
   // The caller's cancellation (null: none).
   std::shared_ptr<Cancellation> cancel;
   // A stream's state; null for a unary call. Its attempts open streams,

@@ -9,6 +9,25 @@
 #include "src/channel/stream_call.h"
 
 namespace mesh {
+namespace {
+
+// A call's status, with its body parsed into `response` and its metadata
+// and endpoint into `info` (if not null).
+absl::Status TakeResult(CallResult r, google::protobuf::MessageLite* response,
+                        ResponseInfo* info) {
+  if (r.status.ok() && !response->ParseFromString(r.body)) {
+    r.status = absl::InternalError("response does not parse as " +
+                                   response->GetTypeName());
+  }
+  if (info != nullptr) {
+    info->headers = std::move(r.headers);
+    info->trailers = std::move(r.trailers);
+    info->endpoint = std::move(r.endpoint);
+  }
+  return std::move(r.status);
+}
+
+}  // namespace
 
 Channel::Channel(std::shared_ptr<internal::ChannelCore> core)
     : core_(std::move(core)) {}
@@ -25,14 +44,7 @@ void Channel::CallRawAsync(absl::string_view method, std::string request,
 
 CallResult Channel::CallRaw(absl::string_view method, std::string request,
                             const CallOptions& options) {
-  CallResult result;
-  internal::Notification finished;
-  core_->CallRawAsync(method, std::move(request), options, [&](CallResult r) {
-    result = std::move(r);
-    finished.Notify();
-  });
-  finished.WaitForNotification();
-  return result;
+  return core_->CallRaw(method, std::move(request), options);
 }
 
 void Channel::CallAsync(absl::string_view method,
@@ -57,16 +69,7 @@ void Channel::CallAsync(absl::string_view method,
   core_->CallRawAsync(
       method, std::move(bytes), options,
       [response, info, done = std::move(done)](CallResult r) mutable {
-        if (r.status.ok() && !response->ParseFromString(r.body)) {
-          r.status = absl::InternalError("response does not parse as " +
-                                         response->GetTypeName());
-        }
-        if (info != nullptr) {
-          info->headers = std::move(r.headers);
-          info->trailers = std::move(r.trailers);
-          info->endpoint = std::move(r.endpoint);
-        }
-        done(std::move(r.status));
+        done(TakeResult(std::move(r), response, info));
       });
 }
 
@@ -74,14 +77,13 @@ absl::Status Channel::Call(absl::string_view method,
                            const google::protobuf::MessageLite& request,
                            google::protobuf::MessageLite* response,
                            const CallOptions& options, ResponseInfo* info) {
-  absl::Status status;
-  internal::Notification finished;
-  CallAsync(method, request, response, options, info, [&](absl::Status s) {
-    status = std::move(s);
-    finished.Notify();
-  });
-  finished.WaitForNotification();
-  return status;
+  std::string bytes;
+  if (!request.SerializeToString(&bytes)) {
+    return absl::InvalidArgumentError("request " + request.GetTypeName() +
+                                      " does not serialize");
+  }
+  return TakeResult(core_->CallRaw(method, std::move(bytes), options), response,
+                    info);
 }
 
 std::unique_ptr<ClientStream> Channel::StartStream(absl::string_view method,

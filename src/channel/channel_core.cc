@@ -64,6 +64,21 @@ void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
   Start(method, std::move(request), options, std::move(done), nullptr);
 }
 
+CallResult ChannelCore::CallRaw(absl::string_view method, std::string request,
+                                const CallOptions& options) {
+  CallResult result;
+  Notification finished;
+  Start(
+      method, std::move(request), options,
+      [&](CallResult r) {
+        result = std::move(r);
+        finished.Notify();
+      },
+      nullptr, std::this_thread::get_id());
+  finished.WaitForNotification();
+  return result;
+}
+
 std::shared_ptr<StreamCall> ChannelCore::StartStream(absl::string_view method,
                                                      const CallOptions& options,
                                                      StreamObserver* observer) {
@@ -83,7 +98,8 @@ std::shared_ptr<StreamCall> ChannelCore::StartStream(absl::string_view method,
 void ChannelCore::Start(absl::string_view method, std::string request,
                         const CallOptions& options,
                         absl::AnyInvocable<void(CallResult)> done,
-                        std::shared_ptr<StreamCall> stream) {
+                        std::shared_ptr<StreamCall> stream,
+                        std::thread::id blocking) {
   if (absl::Status s = ValidateMethod(method); !s.ok()) {
     return Fail(done, std::move(s));
   }
@@ -108,6 +124,7 @@ void ChannelCore::Start(absl::string_view method, std::string request,
         std::max(options.deadline - call->start, absl::ZeroDuration()));
   }
   call->cancel = options.cancel;
+  call->blocking_thread = blocking;
   call->stream = std::move(stream);
   call->method = std::string(method);
   call->metadata = options.metadata;
@@ -122,8 +139,8 @@ void ChannelCore::Start(absl::string_view method, std::string request,
 void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
   call->routes = legs_.apex()->destination->routes();
   call->route =
-      &call->routes.table->Match({"POST", call->method, &call->metadata});
-  call->metrics = call->routes.route_metrics[call->route->index].get();
+      &call->routes->table->Match({"POST", call->method, &call->metadata});
+  call->metrics = call->routes->route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
   if (call->route->unmatched_fails) {
     // gRPC's words for it: nothing to wait for, nowhere to send it.
@@ -146,7 +163,7 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
       (call->route->is_retryable || options_.retry_connect_failures) &&
       call->route->retry_policy.max_attempts != 1 &&
       call->body.size() <= kMaxReplayBytes;
-  call->routes.budget->Deposit();
+  call->routes->budget->Deposit();
   if (!call->route->hash_policies.empty()) {
     call->hash = RequestHash(*call->route, &call->metadata, channel_id_);
   }
@@ -223,8 +240,8 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
         // No routes: the call fails like one that found no endpoints, with
         // the route metrics of the default route.
         call->routes = apex.routes();
-        call->route = &call->routes.table->At(call->routes.table->size());
-        call->metrics = call->routes.route_metrics[call->route->index].get();
+        call->route = &call->routes->table->At(call->routes->table->size());
+        call->metrics = call->routes->route_metrics[call->route->index].get();
         call->metrics->RecordRequest();
         absl::Status why_not = apex.NoRoutesStatus();
         CallResult result;
@@ -268,7 +285,8 @@ absl::Status ChannelCore::WaitForEndpoints(absl::Duration timeout) {
   if (apex.AwaitsRoutes() && !apex.WaitForRoutes(timeout)) {
     return apex.NoRoutesStatus();
   }
-  Destination::Routes routes = apex.routes();
+  std::shared_ptr<const Destination::Routes> current = apex.routes();
+  const Destination::Routes& routes = *current;
   // (backend, key) of every split.
   std::vector<std::pair<WeightedBackend, std::string>> backends;
   auto add = [&backends](const std::shared_ptr<const TrafficSplit>& split) {
@@ -319,15 +337,16 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     }
     return picked;
   };
-  if (call.routes.direct != nullptr) {
-    std::shared_ptr<Leg> leg = legs_.Direct(call.routes.direct);
+  const Destination::Routes& routes = call.PickRoutes();
+  if (routes.direct != nullptr) {
+    std::shared_ptr<Leg> leg = legs_.Direct(routes.direct);
     absl::StatusOr<CallHandle> picked =
         leg ? leg->balancer->Pick() : absl::UnavailableError("");
     if (!picked.ok()) return legs_.apex()->destination->NoEndpointsStatus();
     return Picked{std::move(leg), *std::move(picked)};
   }
   const std::shared_ptr<const TrafficSplit>& split =
-      call.route->split != nullptr ? call.route->split : call.routes.split;
+      call.route->split != nullptr ? call.route->split : routes.split;
   if (split == nullptr) {
     absl::StatusOr<CallHandle> picked = pick_in(legs_.apex());
     if (!picked.ok()) {
@@ -346,7 +365,7 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     excluded |= uint64_t{1} << i;
     bool kept = true;
     std::shared_ptr<Leg> leg =
-        legs_.For(split->backends()[i], split->key(i), call.routes, &kept);
+        legs_.For(split->backends()[i], split->key(i), routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
@@ -384,11 +403,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     // wait ran into its deadline picks once more, for the reason it found
     // no endpoint.)
     if (call->waited) {
-      Destination::Routes now = legs_.apex()->destination->routes();
-      call->routes.split = std::move(now.split);
-      call->routes.direct = std::move(now.direct);
-      call->routes.generation = now.generation;
-      call->routes.backend_keys = std::move(now.backend_keys);
+      call->pick_routes = legs_.apex()->destination->routes();
     }
     std::vector<std::shared_ptr<Destination>> wait_on;
     picked = Pick(*call, &wait_on);
@@ -475,6 +490,13 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     std::shared_ptr<StreamCall> stream = call->stream;
     stream->Open(shared_from_this(), std::move(call), std::move(attempt),
                  transport, endpoint, std::move(req));
+    return;
+  }
+  if (call->blocking_thread == std::this_thread::get_id()) {
+    // A synchronous call on its caller's thread: sent and awaited here.
+    TransportResponse response =
+        transport.SendAndWait(endpoint, std::move(req));
+    OnAttemptDone(call, attempt, std::move(response));
     return;
   }
   transport.Send(endpoint, std::move(req),
@@ -583,7 +605,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         RetryBackoff(policy, static_cast<int>(call->attempts), gen);
     RetryVerdict verdict = DecideRetry(
         call->attempts, policy.max_attempts, absl::Now() + wait, call->deadline,
-        [&call] { return call->routes.budget->TryWithdraw(); });
+        [&call] { return call->routes->budget->TryWithdraw(); });
     if (verdict == RetryVerdict::kMaxAttempts) {
       call->metrics->RecordRetrySkipped(RetrySkipReason::kMaxAttempts);
     } else if (verdict == RetryVerdict::kBudget) {

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mesh/channel.h"
@@ -37,6 +38,12 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void CallRawAsync(absl::string_view method, std::string request,
                     const CallOptions& options,
                     absl::AnyInvocable<void(CallResult)> done);
+  // The same, waiting on the caller's thread, which sends and awaits the
+  // attempts itself unless the call has to wait for endpoints, routes, a
+  // fault's delay or a retry's backoff (then another thread carries it on,
+  // as CallRawAsync does).
+  CallResult CallRaw(absl::string_view method, std::string request,
+                     const CallOptions& options);
   // Opens a stream (Channel::StartStream): routed, picked, waited for and
   // retried as a call, its attempts opening transport streams.
   std::shared_ptr<StreamCall> StartStream(absl::string_view method,
@@ -67,10 +74,11 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   struct Attempt;
 
   // Validates a call or stream (`stream` not null) and starts routing it.
+  // `blocking`: the caller's thread, for a synchronous call.
   void Start(absl::string_view method, std::string request,
              const CallOptions& options,
              absl::AnyInvocable<void(CallResult)> done,
-             std::shared_ptr<StreamCall> stream);
+             std::shared_ptr<StreamCall> stream, std::thread::id blocking = {});
   // Matches the call's route and applies it (deadline, metrics, budget,
   // fault), then starts the first attempt.
   void RouteCall(std::unique_ptr<Call> call);

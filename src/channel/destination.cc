@@ -206,9 +206,13 @@ Destination::Destination(std::string target, std::string authority,
       metrics_(std::move(metrics)),
       endpoint_index_(
           std::make_unique<EndpointIndex>(std::make_shared<const List>())),
-      routes_(std::make_unique<Routes>(RoutesFor(ServiceConfig{}, nullptr))) {}
+      routes_(std::make_unique<std::shared_ptr<const Routes>>(
+          std::make_shared<const Routes>(
+              RoutesFor(ServiceConfig{}, nullptr)))) {}
 
-Destination::Routes Destination::routes() const { return *routes_.Read(); }
+std::shared_ptr<const Destination::Routes> Destination::routes() const {
+  return *routes_.Read();
+}
 
 Destination::~Destination() { Shutdown(); }
 
@@ -669,7 +673,8 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
     gpr_log(GPR_ERROR, "mesh: routes for '%s': %s", target_.c_str(),
             line.c_str());
   }
-  routes_.Publish(std::make_unique<Routes>(std::move(next)));
+  routes_.Publish(std::make_unique<std::shared_ptr<const Routes>>(
+      std::make_shared<const Routes>(std::move(next))));
   std::vector<std::shared_ptr<PickWaiter>> waiters;
   {
     MutexLock lock(&mu_);

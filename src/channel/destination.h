@@ -166,8 +166,8 @@ class Destination final : public EndpointObserver,
 
   // The route table compiled from the last service config (a table with only
   // the default route before one arrives), the retry budget and the traffic
-  // split that go with it. Lock-free: one snapshot read and shared_ptr
-  // copies.
+  // split that go with it. Immutable once published; lock-free: one
+  // snapshot read and one shared_ptr copy, whatever the number of routes.
   struct Routes {
     std::shared_ptr<const RouteTable> table;
     std::shared_ptr<RetryBudgetLedger> budget;
@@ -182,7 +182,7 @@ class Destination final : public EndpointObserver,
     // TrafficSplit::KeyOf.
     std::shared_ptr<const absl::flat_hash_set<std::string>> backend_keys;
   };
-  Routes routes() const;
+  std::shared_ptr<const Routes> routes() const;
 
   // The metrics of one of this destination's current endpoints, made on the
   // endpoint's first call; null for an address not in the set. Lock-free
@@ -291,7 +291,7 @@ class Destination final : public EndpointObserver,
   // counts a generation while routes_ is initialised.
   std::atomic<uint64_t> config_generation_{0};
   SnapshotCell<EndpointIndex> endpoint_index_;  // published under metrics_mu_
-  SnapshotCell<Routes> routes_;                 // published under mu_
+  SnapshotCell<std::shared_ptr<const Routes>> routes_;  // under mu_
 
   // Guards the endpoint set, the balancers fed from it, the service config
   // and the calls waiting for endpoints.

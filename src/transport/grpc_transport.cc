@@ -148,7 +148,6 @@ GrpcTransport::GrpcTransport(const GrpcTransportOptions& options,
       endpoint_stores_(endpoint_stores != nullptr
                            ? std::move(endpoint_stores)
                            : std::make_shared<EndpointStores>()) {
-  PinGrpcCallbackQueue();
   // Each endpoint gets its own connection, closed with its channel, rather
   // than one shared through gRPC's global subchannel pool.
   args_.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -253,47 +252,110 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> GrpcTransport::ChannelFor(
   return connection.channel;
 }
 
-void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
-                         Callback done) {
-  auto call = std::make_shared<Call>();
-  absl::Status error;
-  {
-    MutexLock lock(&mu_);
-    if (shutdown_) {
-      error = absl::UnavailableError("transport is shut down");
-    } else {
-      bool tls = false;
-      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-          ChannelFor(endpoint, &tls);
-      if (channel.ok()) {
-        call->channel = *std::move(channel);
-        if (tls) call->tls_address = endpoint.address;
-        in_flight_.emplace(call.get(), call);
-      } else {
-        error = channel.status();
-      }
-    }
-  }
-  if (!error.ok()) return done(NotSent(std::move(error)));
-  call->done = std::move(done);
+absl::Status GrpcTransport::Admit(const Endpoint& endpoint,
+                                  const std::shared_ptr<Call>& call) {
+  MutexLock lock(&mu_);
+  if (shutdown_) return absl::UnavailableError("transport is shut down");
+  bool tls = false;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      ChannelFor(endpoint, &tls);
+  if (!channel.ok()) return channel.status();
+  call->channel = *std::move(channel);
+  if (tls) call->tls_address = endpoint.address;
+  in_flight_.emplace(call.get(), call);
+  return absl::OkStatus();
+}
+
+void GrpcTransport::Begin(Call* call, const Endpoint& endpoint,
+                          TransportRequest& request) {
   Prepare(call->context, endpoint, request);
-  grpc::Slice slice(request.body);
+  grpc::Slice slice(std::move(request.body));
   call->request = grpc::ByteBuffer(&slice, 1);
-  grpc::GenericStub stub(call->channel);
-  // in_flight_ owns the call; the completion refers to it by pointer.
-  Call* raw = call.get();
   if (request.cancel != nullptr) {
     // Before the call starts: a cancel now makes gRPC fail it at its start.
     call->cancel = std::move(request.cancel);
-    call->cancel_watch = call->cancel->Watch([raw] {
-      cancelling_call = raw;
-      raw->context.TryCancel();
+    call->cancel_watch = call->cancel->Watch([call] {
+      cancelling_call = call;
+      call->context.TryCancel();
       cancelling_call = nullptr;
     });
   }
+}
+
+void GrpcTransport::Send(const Endpoint& endpoint, TransportRequest request,
+                         Callback done) {
+  // The callback API's first use in this process keeps its queue alive.
+  PinGrpcCallbackQueue();
+  auto call = std::make_shared<Call>();
+  if (absl::Status error = Admit(endpoint, call); !error.ok()) {
+    return done(NotSent(std::move(error)));
+  }
+  call->done = std::move(done);
+  // in_flight_ owns the call; the completion refers to it by pointer.
+  Call* raw = call.get();
+  Begin(raw, endpoint, request);
+  grpc::GenericStub stub(raw->channel);
   stub.UnaryCall(&raw->context, request.path, grpc::StubOptions(),
                  &raw->request, &raw->response,
                  [this, raw](grpc::Status status) { Finish(raw, status); });
+}
+
+namespace {
+
+// The calling thread's completion queue for SendAndWait: one call at a time,
+// polled by the thread while it waits; shut down and drained when the
+// thread ends.
+class ThreadQueue {
+ public:
+  ~ThreadQueue() {
+    queue_.Shutdown();
+    void* tag;
+    bool ok;
+    while (queue_.Next(&tag, &ok)) {
+    }
+  }
+  grpc::CompletionQueue& queue() { return queue_; }
+
+ private:
+  grpc::CompletionQueue queue_;
+};
+
+}  // namespace
+
+TransportResponse GrpcTransport::SendAndWait(const Endpoint& endpoint,
+                                             TransportRequest request) {
+  auto call = std::make_shared<Call>();
+  if (absl::Status error = Admit(endpoint, call); !error.ok()) {
+    return NotSent(std::move(error));
+  }
+  Begin(call.get(), endpoint, request);
+  thread_local ThreadQueue thread_queue;
+  grpc::CompletionQueue& queue = thread_queue.queue();
+  grpc::GenericStub stub(call->channel);
+  std::unique_ptr<grpc::GenericClientAsyncResponseReader> reader =
+      stub.PrepareUnaryCall(&call->context, request.path, call->request,
+                            &queue);
+  reader->StartCall();
+  grpc::Status status;
+  reader->Finish(&call->response, &status, call.get());
+  void* tag = nullptr;
+  bool ok = false;
+  // The queue holds this call's completion only, and it comes whatever the
+  // call's fate (an answer, the deadline, a cancel, Shutdown's cancel).
+  if (!queue.Next(&tag, &ok) || tag != call.get()) {
+    status = grpc::Status(grpc::StatusCode::INTERNAL,
+                          "mesh: the thread's completion queue ended");
+  }
+  if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
+  TransportResponse response =
+      ResponseOf(call->context, status, call->tls_address);
+  if (status.ok()) response.body = Flatten(call->response);
+  reader.reset();
+  {
+    MutexLock lock(&mu_);
+    in_flight_.erase(call.get());
+  }
+  return response;
 }
 
 void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
@@ -507,6 +569,7 @@ class GrpcTransport::StreamHandle final : public TransportStream {
 std::unique_ptr<TransportStream> GrpcTransport::StartStream(
     const Endpoint& endpoint, TransportRequest request,
     TransportStreamObserver* observer) {
+  PinGrpcCallbackQueue();
   std::shared_ptr<grpc::Channel> channel;
   bool tls = false;
   absl::Status error;

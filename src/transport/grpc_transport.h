@@ -46,6 +46,10 @@ class GrpcTransport final : public Transport {
 
   void Send(const Endpoint& endpoint, TransportRequest request,
             Callback done) override;
+  // On the caller's thread: a generic call on that thread's completion
+  // queue, which the thread itself polls while it waits.
+  TransportResponse SendAndWait(const Endpoint& endpoint,
+                                TransportRequest request) override;
   std::unique_ptr<TransportStream> StartStream(
       const Endpoint& endpoint, TransportRequest request,
       TransportStreamObserver* observer) override;
@@ -87,6 +91,15 @@ class GrpcTransport final : public Transport {
   // replaced since).
   bool Fits(Connection& c, const Endpoint& endpoint) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Registers a call to `endpoint` in in_flight_ with its channel; an error
+  // (shut down, a bad address, no identity where one is required) if it
+  // cannot be sent.
+  absl::Status Admit(const Endpoint& endpoint,
+                     const std::shared_ptr<Call>& call);
+  // Prepares the call's context and request from `request`, and follows
+  // its cancellation.
+  static void Begin(Call* call, const Endpoint& endpoint,
+                    TransportRequest& request);
   void Finish(Call* call, const grpc::Status& status);
   // A stream's OnDone: forgets it (Shutdown waits for this).
   void StreamEnded(Stream* stream);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "src/base/mutex.h"
+
 namespace mesh {
 namespace {
 
@@ -14,6 +16,18 @@ class ClosedStream final : public TransportStream {
 };
 
 }  // namespace
+
+TransportResponse Transport::SendAndWait(const Endpoint& endpoint,
+                                         TransportRequest request) {
+  TransportResponse response;
+  internal::Notification done;
+  Send(endpoint, std::move(request), [&](TransportResponse r) {
+    response = std::move(r);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return response;
+}
 
 std::unique_ptr<TransportStream> Transport::StartStream(
     const Endpoint& endpoint, TransportRequest request,

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,11 @@ struct FakeWire {
   std::vector<std::string> retained;
   int retain_only_calls = 0;
   int shutdown_calls = 0;
+  // The threads that called SendAndWait, in order (a synchronous call's
+  // attempts on their caller's thread), and how many requests came through
+  // Send (asynchronous).
+  std::vector<std::thread::id> waiting_threads;
+  int async_sends = 0;
 
   // Answers every held call with `response` (on this thread); returns how
   // many.
@@ -116,6 +122,41 @@ class FakeTransport final : public Transport {
 
   void Send(const Endpoint& endpoint, TransportRequest request,
             Callback done) override {
+    {
+      std::lock_guard<std::mutex> lock(wire_->mu);
+      if (!in_send_and_wait) ++wire_->async_sends;
+    }
+    Record(endpoint, std::move(request), std::move(done));
+  }
+
+  // Recorded as a Send (in `waiting_threads` too); with `inner`, passed on
+  // to the inner transport's SendAndWait.
+  TransportResponse SendAndWait(const Endpoint& endpoint,
+                                TransportRequest request) override {
+    {
+      std::lock_guard<std::mutex> lock(wire_->mu);
+      wire_->waiting_threads.push_back(std::this_thread::get_id());
+      if (inner_ != nullptr) {
+        wire_->endpoints.push_back(&endpoint);
+        wire_->requests.push_back(request);
+      }
+    }
+    if (inner_ != nullptr) {
+      return inner_->SendAndWait(endpoint, std::move(request));
+    }
+    in_send_and_wait = true;
+    TransportResponse response =
+        Transport::SendAndWait(endpoint, std::move(request));
+    in_send_and_wait = false;
+    return response;
+  }
+
+ private:
+  // This thread is in SendAndWait (whose default calls Send).
+  static inline thread_local bool in_send_and_wait = false;
+
+  void Record(const Endpoint& endpoint, TransportRequest request,
+              Callback done) {
     TransportResponse answer;
     {
       std::lock_guard<std::mutex> lock(wire_->mu);
@@ -138,6 +179,7 @@ class FakeTransport final : public Transport {
     done(std::move(answer));
   }
 
+ public:
   void RetainOnly(const std::vector<std::string>& addresses) override {
     {
       std::lock_guard<std::mutex> lock(wire_->mu);

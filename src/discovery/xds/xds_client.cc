@@ -23,6 +23,7 @@
 #include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_dns_cluster.h"
 #include "src/discovery/xds/xds_service_config.h"
+#include "src/transport/grpc_callback_queue.h"
 
 namespace mesh::internal::xds {
 namespace {
@@ -48,6 +49,8 @@ int Index(ResourceType type) { return static_cast<int>(type); }
 std::shared_ptr<grpc::Channel> MakeChannel(
     const XdsBootstrap& bootstrap, const XdsOptions& options,
     std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  // The ADS stream is a callback-API call: its queue stays (see there).
+  PinGrpcCallbackQueue();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(std::max(1024, options.max_message_bytes));
   return grpc::CreateCustomChannel(bootstrap.servers[0].server_uri, credentials,
