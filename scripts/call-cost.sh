@@ -5,20 +5,32 @@
 # context switches and CPU time per call (getrusage, a native run). The
 # backend is mesh_call_cost_bench --serve, in another process.
 #
-#   scripts/call-cost.sh [BENCH_BIN_DIR]   default build/bench/bench
+#   scripts/call-cost.sh              installs valgrind, builds Release in
+#                                     build/bench, runs (about 2 minutes)
+#   scripts/call-cost.sh BENCH_DIR    runs BENCH_DIR/mesh_call_cost_bench
 #
 # For each variant and in-flight count: callgrind runs the client with
-# --calls 0 and --calls $CALLS (default 300); (Ir(N) - Ir(0)) / N is one
+# --calls 0 and --calls $CALLS (default 1000); (Ir(N) - Ir(0)) / N is one
 # call's instructions, set-up and warm-up cancelled. Prints a Markdown
 # table with each variant's ratio to the same calls on a direct channel
-# (direct_stub). Needs valgrind (scripts/install-deps.sh installs it).
-# Not part of the test command: its figures go into docs/benchmarks.md.
+# (direct_stub). docs/benchmarks.md section 10 explains the figures. Not
+# part of the test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${1:-build/bench/bench}/mesh_call_cost_bench"
-calls="${CALLS:-300}"
+calls="${CALLS:-1000}"
 native_calls="${NATIVE_CALLS:-3000}"
-[ -x "$bin" ] || { echo "$0: no $bin (build the bench targets)" >&2; exit 1; }
+if [ $# -eq 0 ]; then
+  scripts/install-deps.sh valgrind
+  cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
+    -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
+    -DMESH_BUILD_BENCHMARKS=ON >/dev/null
+  timeout 900 cmake --build build/bench -j"$(nproc)" \
+    --target mesh_call_cost_bench >/dev/null
+  bin=build/bench/bench/mesh_call_cost_bench
+else
+  bin="$1/mesh_call_cost_bench"
+fi
+[ -x "$bin" ] || { echo "$0: no $bin" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "$0: valgrind is missing" >&2; exit 1; }
 
 work=$(mktemp -d)

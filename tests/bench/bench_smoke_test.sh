@@ -59,6 +59,23 @@ timeout 60 "$bin/mesh_big_config_bench" --vhosts 3 --routes 2 --endpoints 10 \
 expect() { # file, fixed string
   grep -qF -- "$2" "$out/$1" || fail "$1 has no '$2'"
 }
+# mesh_call_cost_bench (scripts/call-cost.sh's program, run there under
+# callgrind): its backend in another process, each variant a few calls.
+"$bin/mesh_call_cost_bench" --serve "$tmp/cost.addr" &
+cost_server=$!
+for _ in $(seq 100); do [[ -s "$tmp/cost.addr" ]] && break; sleep 0.1; done
+[[ -s "$tmp/cost.addr" ]] || fail "mesh_call_cost_bench --serve wrote no address"
+for variant in direct_stub direct_stub_mixed direct_generic mesh_callraw \
+  mesh_call mesh_stub; do
+  line=$(timeout 60 "$bin/mesh_call_cost_bench" --backend "$(cat "$tmp/cost.addr")" \
+    --variant "$variant" --calls 20 --warmup 5 --concurrency 2) ||
+    { kill "$cost_server"; fail "mesh_call_cost_bench --variant $variant failed"; }
+  grep -q "^variant=$variant calls=20 in_flight=2 nvcsw_per_call=" <<<"$line" ||
+    { kill "$cost_server"; fail "mesh_call_cost_bench printed: $line"; }
+done
+kill "$cost_server"
+wait "$cost_server" 2>/dev/null || true
+
 expect big_config.md "| RDS 3 x 2 routes ("
 expect big_config.md "| bootstrap nesting 40 '[' (refused) |"
 for balancer in "mesh P2C Peak-EWMA" 'gRPC `round_robin`' 'gRPC `pick_first`' \
