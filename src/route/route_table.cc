@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include <optional>
+
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
@@ -36,6 +38,37 @@ namespace {
 
 // Hash policies kept per route (xDS sends one or two).
 constexpr size_t kMaxHashPolicies = 16;
+
+// The text a path regex matches when it matches exactly one string: a
+// pattern of plain characters and escaped punctuation ("/books\\.Library/Get",
+// what RouteBuilder::GrpcMethod and Linkerd's generated profiles write),
+// with at most a leading '^' and a trailing '$' (no-ops for a full match).
+// nullopt for anything else (a class, a repetition, an alternation, an
+// escape such as \\d or \\x41). Such a route is matched by comparing the
+// path, not by running RE2: the same answer, at a string comparison's cost.
+std::optional<std::string> RegexLiteral(absl::string_view pattern) {
+  std::string out;
+  out.reserve(pattern.size());
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      if (i + 1 == pattern.size()) return std::nullopt;
+      const unsigned char next = static_cast<unsigned char>(pattern[++i]);
+      // Escaped punctuation is itself; a letter or digit is a class, an
+      // assertion or a code; other bytes are left to RE2.
+      if (!absl::ascii_ispunct(next)) return std::nullopt;
+      out += static_cast<char>(next);
+      continue;
+    }
+    if (c == '^' && i == 0) continue;
+    if (c == '$' && i + 1 == pattern.size()) continue;
+    if (absl::string_view(".+*?()|[]{}^$").find(c) != absl::string_view::npos) {
+      return std::nullopt;
+    }
+    out += c;
+  }
+  return out;
+}
 
 // RE2 programs are bounded so that a hostile pattern costs at most this much
 // memory; a pattern that needs more is rejected like a syntax error.
@@ -165,8 +198,18 @@ class ConditionCompiler {
         }
         return true;
       case RequestMatch::Kind::kPath:
+        // Compiled (and counted against the table's regex budget) even
+        // when it is a literal, so that what a table accepts and refuses
+        // does not depend on how it is matched.
         out->regex = Regex(m.path_regex, error);
-        return out->regex != nullptr;
+        if (out->regex == nullptr) return false;
+        if (std::optional<std::string> literal = RegexLiteral(m.path_regex)) {
+          out->kind = RequestMatch::Kind::kPathExact;
+          out->path = *std::move(literal);
+          out->case_sensitive = true;
+          out->regex.reset();
+        }
+        return true;
       case RequestMatch::Kind::kMethod:
         out->method = m.method;
         return true;

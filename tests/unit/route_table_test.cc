@@ -2,6 +2,8 @@
 // what is dropped.
 #include "src/route/route_table.h"
 
+#include <re2/re2.h>
+
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -461,6 +463,78 @@ TEST(RouteTableTest, FractionMatchesItsShareOfRequests) {
   int rest = 0;
   for (int i = 0; i < kRequests; ++i) rest += RouteFor(*t, "/p") == "Rest";
   EXPECT_NEAR(rest, 15000, 367);
+}
+
+// A path regex that is a literal is matched by comparing the path; RE2 is
+// the judge of what each pattern matches.
+TEST(RouteTableTest, LiteralPathRegexesMatchWhatRe2Matches) {
+  const std::vector<std::string> patterns = {
+      "/books\\.Library/GetBook",    // GrpcMethod's escaping
+      "^/books\\.Library/GetBook$",  // anchors are no-ops in a full match
+      "/books.Library/GetBook",      // '.' is any character
+      "/a\\$b",                      // an escaped '$' is itself
+      "/a$b",                        // '$' inside: no literal
+      "^^/a",                        // a second '^'
+      "/a\\\\b",                     // an escaped backslash
+      "/a\\d",                       // \d is a class
+      "/a\\Q.\\E",                   // \Q...\E quotes
+      "/x(y)?",
+      "/x|/y",
+      "/[ab]",
+      "/a{2}",
+      "/a+",
+      "/a*",
+      "(?i)/ab",
+      "/é\\.x",  // UTF-8 text
+      "",        // matches only the empty path
+  };
+  const std::vector<std::string> paths = {"/books.Library/GetBook",
+                                          "/booksXLibrary/GetBook",
+                                          "/books.Library/Get",
+                                          "/a$b",
+                                          "/ab",
+                                          "/a",
+                                          "/a\\b",
+                                          "/a1",
+                                          "/a.",
+                                          "/aQ.E",
+                                          "/xy",
+                                          "/x",
+                                          "/y",
+                                          "/a",
+                                          "/b",
+                                          "/aa",
+                                          "/AB",
+                                          "/é.x",
+                                          "/éXx",
+                                          "",
+                                          "/"};
+  for (const std::string& pattern : patterns) {
+    re2::RE2 oracle(pattern);
+    ASSERT_TRUE(oracle.ok()) << pattern;
+    ServiceConfig c;
+    c.routes = {Named("R", RequestMatch::Path(pattern))};
+    auto t = RouteTable::Build(c, nullptr);
+    for (const std::string& path : paths) {
+      EXPECT_EQ(RouteFor(*t, path) == "R", re2::RE2::FullMatch(path, oracle))
+          << "pattern '" << pattern << "', path '" << path << "'";
+    }
+  }
+}
+
+// A literal pattern still counts against the table's regex budget, and an
+// invalid one is still refused: what a table accepts does not depend on how
+// its routes are matched.
+TEST(RouteTableTest, LiteralPathRegexesAreCheckedAsRegexes) {
+  ServiceConfig c;
+  c.routes = {Named("Bad", RequestMatch::Path("/a\\")),  // a trailing escape
+              Named("Good", RequestMatch::Path("/b\\.c"))};
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], HasSubstr("Bad"));
+  EXPECT_EQ(RouteFor(*t, "/b.c"), "Good");
+  EXPECT_EQ(RouteFor(*t, "/bxc"), "(default)");
 }
 
 }  // namespace
