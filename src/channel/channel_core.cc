@@ -178,7 +178,8 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
 void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
   Destination& apex = *legs_.apex()->destination;
   const uint32_t limit = call->route->fault.max_active_faults;
-  if (!apex.TryStartFault(limit)) return StartAttempt(std::move(call));
+  if (!apex.backend_policy().TryStartFault(limit))
+    return StartAttempt(std::move(call));
   if (call->fault.delay > absl::ZeroDuration()) {
     absl::Duration delay = call->fault.delay;
     call->fault.delay = absl::ZeroDuration();
@@ -189,7 +190,7 @@ void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
     absl::AnyInvocable<void()> resume = [self = shared_from_this(),
                                          call = std::move(call),
                                          past_deadline]() mutable {
-      self->legs_.apex()->destination->EndFault();
+      self->legs_.apex()->destination->backend_policy().EndFault();
       call->waited = true;  // off the caller's thread from here
       if (past_deadline) {
         CallResult result;
@@ -214,7 +215,7 @@ void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
     }
     return;
   }
-  apex.EndFault();
+  apex.backend_policy().EndFault();
   CallResult result;
   result.status = call->fault.abort;
   Finish(*call, std::move(result));
@@ -445,14 +446,15 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   // The backend's policy: drops, then its circuit breaker. Such a call
   // never reaches an endpoint, so it is not retried.
   Destination& backend = *picked->leg->destination;
+  BackendPolicyState& policy = backend.backend_policy();
   absl::Status refused;
   bool counted = false;
-  if (std::optional<std::string> category = backend.DrawDrop()) {
+  if (std::optional<std::string> category = policy.DrawDrop()) {
     refused = absl::UnavailableError(
         absl::StrCat("dropped by '", backend.target(),
                      "' (drop_overloads category '", *category, "')"));
-  } else if (!backend.TryStartRequest(&counted)) {
-    refused = backend.CircuitBreakerStatus();
+  } else if (!policy.TryStartRequest(&counted)) {
+    refused = policy.CircuitBreakerStatus();
   }
   if (!refused.ok()) {
     picked->handle.Complete(CallOutcome::kCancelled);
@@ -573,7 +575,9 @@ bool ChannelCore::Wait(
 
 void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                                 TransportResponse response) {
-  if (attempt.counted) attempt.leg->destination->EndRequest();
+  if (attempt.counted) {
+    attempt.leg->destination->backend_policy().EndRequest();
+  }
   // A record may have moved (DNS): the source may look again early.
   if (response.never_sent) attempt.leg->destination->OnConnectFailure();
   const CompiledRoute& route = *call->route;

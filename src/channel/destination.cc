@@ -65,121 +65,8 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
   return routes;
 }
 
-namespace {
-
-bool SameEjection(const std::optional<BackendPolicy::Ejection>& a,
-                  const std::optional<BackendPolicy::Ejection>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  if (!a) return true;
-  return a->consecutive_failures == b->consecutive_failures &&
-         a->base == b->base && a->max == b->max &&
-         a->max_share == b->max_share &&
-         SameIntervalEjection(a->interval, b->interval);
-}
-
-}  // namespace
-
-bool Destination::SamePolicy(const BackendPolicy& a, const BackendPolicy& b) {
-  if (a.balancing != b.balancing || a.ring_min_size != b.ring_min_size ||
-      a.ring_max_size != b.ring_max_size || a.max_requests != b.max_requests ||
-      a.drops.size() != b.drops.size() ||
-      !SameEjection(a.ejection, b.ejection)) {
-    return false;
-  }
-  for (size_t i = 0; i < a.drops.size(); ++i) {
-    if (a.drops[i].category != b.drops[i].category ||
-        a.drops[i].per_million != b.drops[i].per_million) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool Destination::TryStartRequest(bool* counted) {
-  *counted = false;
-  const uint32_t limit = max_requests_.load(std::memory_order_relaxed);
-  if (limit == 0) return true;
-  int64_t n = in_flight_.fetch_add(1, std::memory_order_relaxed);
-  if (limit != 0 && n >= limit) {
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
-    return false;
-  }
-  *counted = true;
-  return true;
-}
-
-absl::Status Destination::CircuitBreakerStatus() {
-  circuit_breaker_refusals_.fetch_add(1, std::memory_order_relaxed);
-  return absl::UnavailableError(absl::StrCat(
-      "'", target_, "' has ", max_requests_.load(std::memory_order_relaxed),
-      " requests in flight, its limit (circuit breaker max_requests)"));
-}
-
-std::optional<std::string> Destination::DrawDrop() {
-  if (!has_drops_.load(std::memory_order_acquire)) return std::nullopt;
-  thread_local absl::InsecureBitGen gen;
-  auto drops = drops_.Read();
-  for (const BackendPolicy::Drop& d : *drops) {
-    if (d.per_million >= 1'000'000 ||
-        absl::Uniform<uint32_t>(gen, 0, 1'000'000) < d.per_million) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return d.category;
-    }
-  }
-  return std::nullopt;
-}
-
 void Destination::OnBackendPolicy(const BackendPolicy& policy) {
-  {
-    MutexLock lock(&mu_);
-    if (policy_ && SamePolicy(*policy_, policy)) return;  // nothing new
-  }
-  max_requests_.store(policy.max_requests, std::memory_order_relaxed);
-  drops_.Publish(
-      std::make_unique<std::vector<BackendPolicy::Drop>>(policy.drops));
-  has_drops_.store(!policy.drops.empty(), std::memory_order_release);
-  {
-    MutexLock lock(&mu_);
-    policy_ = policy;
-  }
-  policy_generation_.fetch_add(1, std::memory_order_acq_rel);
-}
-
-BalancerOptions Destination::BalancerOptionsFor(
-    const BalancerOptions& channel) const {
-  BalancerOptions options = channel;
-  MutexLock lock(&mu_);
-  if (!policy_) return options;
-  switch (policy_->balancing) {
-    case BackendPolicy::Balancing::kChannelDefault:
-      break;
-    case BackendPolicy::Balancing::kRoundRobin:
-      options.kind = BalancerKind::kRoundRobin;
-      break;
-    case BackendPolicy::Balancing::kRingHash:
-      options.kind = BalancerKind::kRingHash;
-      options.ring_min_size = policy_->ring_min_size;
-      options.ring_max_size = policy_->ring_max_size;
-      break;
-  }
-  if (policy_->ejection) {
-    const BackendPolicy::Ejection& e = *policy_->ejection;
-    options.ejection_consecutive_failures = e.consecutive_failures;
-    options.ejection_base = e.base;
-    options.ejection_max = std::max(e.base, e.max);
-    options.ejection_max_share = e.max_share;
-    options.interval_ejection = e.interval;
-  }
-  return options;
-}
-
-bool Destination::TryStartFault(uint32_t limit) {
-  uint32_t n = active_faults_.fetch_add(1, std::memory_order_relaxed);
-  if (limit != 0 && n >= limit) {
-    active_faults_.fetch_sub(1, std::memory_order_relaxed);
-    return false;
-  }
-  return true;
+  backend_policy_.Apply(policy);
 }
 
 Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
@@ -199,6 +86,7 @@ Destination::Destination(std::string target, std::string authority,
                          const DestinationTls& tls)
     : target_(std::move(target)),
       authority_(std::move(authority)),
+      backend_policy_(target_),
       timers_(std::move(timers)),
       route_limits_(route_limits),
       tls_(tls),
@@ -588,14 +476,13 @@ DestinationView Destination::View() const {
     v.endpoints = set_.Endpoints();
     for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
     v.config = config_;
-    v.policy = policy_;
-    v.in_flight = in_flight_.load(std::memory_order_relaxed);
-    v.dropped = dropped_.load(std::memory_order_relaxed);
-    v.circuit_breaker_refusals =
-        circuit_breaker_refusals_.load(std::memory_order_relaxed);
     v.last_error = last_error_;
     v.last_config_error = last_config_error_;
   }
+  v.policy = backend_policy_.policy();
+  v.in_flight = backend_policy_.in_flight();
+  v.dropped = backend_policy_.dropped();
+  v.circuit_breaker_refusals = backend_policy_.refusals();
   // Out of mu_: the transport takes its own lock.
   for (const Endpoint& e : v.endpoints) {
     v.connections.push_back(transports_.All().DescribeConnection(e.address));

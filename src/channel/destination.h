@@ -30,6 +30,7 @@
 #include "src/base/mutex.h"
 #include "src/base/snapshot_cell.h"
 #include "src/base/timer_thread.h"
+#include "src/channel/backend_policy_state.h"
 #include "src/channel/describe.h"
 #include "src/channel/pick_waiter.h"
 #include "src/metrics/metrics_registry.h"
@@ -128,34 +129,13 @@ class Destination final : public EndpointObserver,
   // Waits up to `timeout` for the first config (or a config error, or
   // shutdown): true if one has come.
   bool WaitForRoutes(absl::Duration timeout) const;
-  // The backend policy's circuit breaker: false when max_requests are in
-  // flight. Otherwise true, and `*counted` says whether the request was
-  // counted (only with a limit): then EndRequest when it ends, whatever the
-  // outcome. Lock-free; without a limit, one relaxed load.
-  bool TryStartRequest(bool* counted);
-  void EndRequest() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
   // A call could not connect to one of the endpoints: the source may look
   // again early (DiscoverySubscription::RefreshSoon), passed on at most
   // every 100 ms. Any thread; does not block on the network.
   void OnConnectFailure();
-  // UNAVAILABLE naming the circuit breaker's limit, counting the refusal.
-  absl::Status CircuitBreakerStatus();
-  // The balancer options for this destination's endpoints, from a
-  // channel's: its BackendPolicy's balancing applied. And the count of
-  // backend policies received, so a leg sees when to ask again. Lock-free
-  // (the generation).
-  BalancerOptions BalancerOptionsFor(const BalancerOptions& channel) const;
-  uint64_t policy_generation() const {
-    return policy_generation_.load(std::memory_order_acquire);
-  }
-  // The category of drop_overloads that drops this call, if one does; the
-  // drop is counted. Lock-free when the policy has no drops.
-  std::optional<std::string> DrawDrop();
-
-  // Counts a fault starting (FaultInjection::max_active_faults; 0: no
-  // limit): false, counting nothing, when `limit` faults are active.
-  bool TryStartFault(uint32_t limit);
-  void EndFault() { active_faults_.fetch_sub(1, std::memory_order_relaxed); }
+  // The backend policy's state: drops, the circuit breaker, active faults,
+  // the balancer options for its legs.
+  BackendPolicyState& backend_policy() { return backend_policy_; }
 
   // UNAVAILABLE saying why there are no routes yet (the last config error,
   // or none yet), naming the target.
@@ -208,7 +188,6 @@ class Destination final : public EndpointObserver,
   void OnEndpointUpdate(const EndpointUpdate& update) override;
   void OnDiscoveryError(const absl::Status& status) override;
   void OnBackendPolicy(const BackendPolicy& policy) override;
-  static bool SamePolicy(const BackendPolicy& a, const BackendPolicy& b);
   void OnServiceConfig(const ServiceConfig& config) override;
   void OnServiceConfigError(const absl::Status& status) override;
 
@@ -270,16 +249,7 @@ class Destination final : public EndpointObserver,
   const std::string authority_;
   bool routes_required_ = false;
   std::atomic<bool> has_config_{false};
-  std::atomic<uint32_t> active_faults_{0};
-  // The backend policy (OnBackendPolicy): read on every attempt.
-  std::atomic<uint32_t> max_requests_{0};
-  std::atomic<int64_t> in_flight_{0};
-  std::atomic<bool> has_drops_{false};
-  SnapshotCell<std::vector<BackendPolicy::Drop>> drops_{
-      std::make_unique<std::vector<BackendPolicy::Drop>>()};
-  std::atomic<int64_t> dropped_{0};
-  std::atomic<int64_t> circuit_breaker_refusals_{0};
-  std::atomic<uint64_t> policy_generation_{0};
+  BackendPolicyState backend_policy_;
   const std::shared_ptr<TimerThread> timers_;
   const RouteLimits route_limits_;
   const DestinationTls tls_;
@@ -308,7 +278,6 @@ class Destination final : public EndpointObserver,
   std::string identity_left_out_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
-  std::optional<BackendPolicy> policy_ ABSL_GUARDED_BY(mu_);
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for endpoints, in arrival order (some may have fired
   // already, by timeout or through another destination).

@@ -50,17 +50,19 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
     auto found = legs_.find(key);
     if (found != legs_.end() &&
         found->second->policy_generation !=
-            found->second->destination->policy_generation()) {
+            found->second->destination->backend_policy().generation()) {
       // The backend's policy changed: a leg whose balancer it no longer
       // fits is made anew (in-flight attempts keep the old one alive).
       const Leg& old = *found->second;
-      BalancerOptions wanted = old.destination->BalancerOptionsFor(options_);
+      BalancerOptions wanted =
+          old.destination->backend_policy().BalancerOptionsFor(options_);
       if (!SameBalancerOptions(wanted, old.options)) {
         dropped.push_back(std::move(found->second));
         legs_.erase(found);
         found = legs_.end();
       } else {
-        found->second->policy_generation = old.destination->policy_generation();
+        found->second->policy_generation =
+            old.destination->backend_policy().generation();
       }
     }
     if (found != legs_.end()) {
@@ -72,9 +74,11 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
               : mesh_->GetClusterDestination(target_, backend.cluster);
       // The channel's options were validated when it was made; a backend
       // policy's ring sizes are the source's to validate.
-      uint64_t generation = dest.ok() ? (*dest)->policy_generation() : 0;
+      uint64_t generation =
+          dest.ok() ? (*dest)->backend_policy().generation() : 0;
       BalancerOptions options =
-          dest.ok() ? (*dest)->BalancerOptionsFor(options_) : options_;
+          dest.ok() ? (*dest)->backend_policy().BalancerOptionsFor(options_)
+                    : options_;
       absl::StatusOr<std::unique_ptr<Balancer>> balancer =
           Balancer::Create(options);
       if (!balancer.ok()) {
