@@ -69,14 +69,6 @@ void Destination::OnBackendPolicy(const BackendPolicy& policy) {
   backend_policy_.Apply(policy);
 }
 
-Destination::EndpointIndex::EndpointIndex(std::shared_ptr<const List> l)
-    : entries(std::move(l)),
-      by_address(entries->size(), Hash{entries.get()}, Eq{entries.get()}) {
-  for (size_t i = 0; i < entries->size(); ++i) {
-    by_address.insert(static_cast<uint32_t>(i));
-  }
-}
-
 Destination::Destination(std::string target, std::string authority,
                          std::unique_ptr<Transport> transport,
                          std::shared_ptr<TapHub> tap_hub,
@@ -92,8 +84,8 @@ Destination::Destination(std::string target, std::string authority,
       tls_(tls),
       transports_(std::move(transport), std::move(tap_hub)),
       metrics_(std::move(metrics)),
-      endpoint_index_(
-          std::make_unique<EndpointIndex>(std::make_shared<const List>())),
+      metrics_index_(target_, metrics_, tls.identity_in_use,
+                     tls.default_transport),
       routes_(std::make_unique<std::shared_ptr<const Routes>>(
           std::make_shared<const Routes>(
               RoutesFor(ServiceConfig{}, nullptr)))) {}
@@ -326,50 +318,7 @@ void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
                                : std::string();
     const std::shared_ptr<const List>& current = set_.entries();
     if (current != previous) {
-      // Endpoint metrics follow the set: an endpoint the update left as it
-      // was keeps its entry, and with it its metrics; one whose attributes
-      // changed (a new entry for the same address) takes its predecessor's.
-      // The O(n) work — finding those pairs in the two lists (both sorted
-      // by address) and indexing the new list — is done before taking
-      // metrics_mu_, which an endpoint's first call waits for.
-      std::vector<std::pair<const DestinationEndpoint*,
-                            const DestinationEndpoint*>>
-          changed;  // {predecessor, successor}
-      auto old = previous->begin();
-      for (const auto& entry : *current) {
-        while (old != previous->end() &&
-               (*old)->endpoint.address < entry->endpoint.address) {
-          ++old;
-        }
-        if (old == previous->end()) break;
-        if (*old != entry &&
-            (*old)->endpoint.address == entry->endpoint.address) {
-          changed.emplace_back(old->get(), entry.get());
-        }
-      }
-      auto index = std::make_unique<EndpointIndex>(current);
-      {
-        // Carry-over and Publish together: a first call (which looks the
-        // address up again under this lock) either makes its metrics on
-        // the predecessor before this, and they are carried over, or finds
-        // the successor after it.
-        MutexLock metrics_lock(&metrics_mu_);
-        for (const auto& [predecessor, successor] : changed) {
-          EndpointMetrics* m =
-              predecessor->metrics.load(std::memory_order_acquire);
-          // A changed identity starts a new series: the old one's tls
-          // labels no longer say how the endpoint is reached.
-          if (m != nullptr && successor->metrics_owner == nullptr &&
-              predecessor->endpoint.tls_identity ==
-                  successor->endpoint.tls_identity &&
-              (predecessor->endpoint.tls == nullptr) ==
-                  (successor->endpoint.tls == nullptr)) {
-            successor->metrics_owner = predecessor->metrics_owner;
-            successor->metrics.store(m, std::memory_order_release);
-          }
-        }
-        endpoint_index_.Publish(std::move(index));
-      }
+      metrics_index_.Update(*previous, current);
       for (Balancer* b : balancers_) Feed(b);
     }
     addresses.reserve(current->size());
@@ -488,48 +437,6 @@ DestinationView Destination::View() const {
     v.connections.push_back(transports_.All().DescribeConnection(e.address));
   }
   return v;
-}
-
-std::shared_ptr<EndpointMetrics> Destination::EndpointMetricsFor(
-    const std::string& address) const {
-  std::shared_ptr<const DestinationEndpoint> entry;
-  {
-    auto index = endpoint_index_.Read();
-    auto found = index->by_address.find(absl::string_view(address));
-    if (found == index->by_address.end()) return nullptr;
-    const std::shared_ptr<const DestinationEndpoint>& e =
-        (*index->entries)[*found];
-    EndpointMetrics* m = e->metrics.load(std::memory_order_acquire);
-    // Aliasing: the entry owns the metrics while it lives.
-    if (m != nullptr) return std::shared_ptr<EndpointMetrics>(e, m);
-    entry = e;
-  }
-  // The endpoint's first call. (Out of the read section first: it would
-  // hold up an update's Publish while we wait for the locks.) The registry
-  // hands every caller for this address the same object while one lives.
-  std::shared_ptr<EndpointMetrics> made = metrics_->Endpoint(
-      target_, address,
-      TlsLabels(entry->endpoint, tls_.identity_in_use, tls_.default_transport));
-  MutexLock lock(&metrics_mu_);
-  // Looked up again: an update may have replaced the entry meanwhile (and
-  // carried over nothing, as it had no metrics then).
-  {
-    auto index = endpoint_index_.Read();
-    auto found = index->by_address.find(absl::string_view(address));
-    if (found == index->by_address.end()) return nullptr;  // removed since
-    entry = (*index->entries)[*found];
-  }
-  EndpointMetrics* m = entry->metrics.load(std::memory_order_acquire);
-  if (m == nullptr) {
-    // An update may also have changed the endpoint's identity meanwhile.
-    LabelPairs tls = TlsLabels(entry->endpoint, tls_.identity_in_use,
-                               tls_.default_transport);
-    if (made->tls != tls) made = metrics_->Endpoint(target_, address, tls);
-    entry->metrics_owner = std::move(made);
-    m = entry->metrics_owner.get();
-    entry->metrics.store(m, std::memory_order_release);
-  }
-  return std::shared_ptr<EndpointMetrics>(entry, m);
 }
 
 void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {

@@ -7,7 +7,8 @@
 // Memory per endpoint: the set keeps one shared copy of each endpoint (a
 // DestinationEndpoint); the channels' balancers hold that copy rather than
 // their own, the lookup index for EndpointMetricsFor is 4-byte positions into
-// the set's list, and an endpoint's metrics are made on its first call.
+// the set's list, and an endpoint's metrics are made on its first call
+// (endpoint_metrics_index.h).
 //
 // Thread-safe.
 #ifndef MESH_SRC_CHANNEL_DESTINATION_H_
@@ -32,6 +33,7 @@
 #include "src/base/timer_thread.h"
 #include "src/channel/backend_policy_state.h"
 #include "src/channel/describe.h"
+#include "src/channel/endpoint_metrics_index.h"
 #include "src/channel/pick_waiter.h"
 #include "src/metrics/metrics_registry.h"
 #include "src/model/endpoint_set.h"
@@ -41,19 +43,6 @@
 #include "src/tap/tap_transport.h"
 
 namespace mesh::internal {
-
-// One endpoint of a destination, shared by the endpoint set, the lookup index
-// and (through aliasing shared_ptrs to `endpoint`) the balancers' records.
-struct DestinationEndpoint {
-  explicit DestinationEndpoint(const Endpoint& e) : endpoint(e) {}
-  const Endpoint endpoint;
-  // Made on the endpoint's first call (Destination::EndpointMetricsFor), or
-  // carried over from the entry this one replaced. `metrics_owner` is set
-  // under Destination::metrics_mu_ before `metrics` publishes it (release);
-  // readers load `metrics` (acquire) and never touch `metrics_owner`.
-  mutable std::atomic<EndpointMetrics*> metrics{nullptr};
-  mutable std::shared_ptr<EndpointMetrics> metrics_owner;
-};
 
 // What the Mesh's identity means for a destination's endpoints.
 struct DestinationTls {
@@ -169,7 +158,9 @@ class Destination final : public EndpointObserver,
   // once made: one snapshot read and a hash lookup (the first call of an
   // endpoint takes the registry's lock, then metrics_mu_).
   std::shared_ptr<EndpointMetrics> EndpointMetricsFor(
-      const std::string& address) const;
+      const std::string& address) const {
+    return metrics_index_.For(address);
+  }
 
   // Each channel's balancer state of each endpoint, for the metrics.
   void CollectGauges(std::vector<EndpointGauges>* out) const;
@@ -197,39 +188,6 @@ class Destination final : public EndpointObserver,
 
   using Set = BasicEndpointSet<DestinationEndpoint>;
   using List = Set::List;
-  // An immutable lookup by address into one list of the set: positions into
-  // `entries`, hashed and compared by the address they point at (4 bytes a
-  // slot, no copy of the address).
-  struct EndpointIndex {
-    struct Hash {
-      using is_transparent = void;
-      size_t operator()(uint32_t i) const {
-        return (*this)((*list)[i]->endpoint.address);
-      }
-      size_t operator()(absl::string_view address) const {
-        return absl::Hash<absl::string_view>()(address);
-      }
-      const List* list = nullptr;
-    };
-    struct Eq {
-      using is_transparent = void;
-      bool operator()(uint32_t a, uint32_t b) const { return a == b; }
-      bool operator()(uint32_t a, absl::string_view b) const {
-        return (*list)[a]->endpoint.address == b;
-      }
-      bool operator()(absl::string_view a, uint32_t b) const {
-        return (*this)(b, a);
-      }
-      const List* list = nullptr;
-    };
-    explicit EndpointIndex(std::shared_ptr<const List> l);
-    EndpointIndex(const EndpointIndex&) = delete;
-    EndpointIndex& operator=(const EndpointIndex&) = delete;
-
-    const std::shared_ptr<const List> entries;  // never null
-    absl::flat_hash_set<uint32_t, Hash, Eq> by_address;
-  };
-
   // Takes the queued waiters if the destination has endpoints or a final
   // answer now.
   std::vector<std::shared_ptr<PickWaiter>> TakeSettledWaiters()
@@ -255,17 +213,17 @@ class Destination final : public EndpointObserver,
   const DestinationTls tls_;
   const TapSwitch transports_;
   const std::shared_ptr<MetricsRegistry> metrics_;
+  EndpointMetricsIndex metrics_index_;
 
   // Read by every call without a lock (immutable snapshots, an atomic).
   // config_generation_ before routes_: the constructor's first RoutesFor
   // counts a generation while routes_ is initialised.
   std::atomic<uint64_t> config_generation_{0};
-  SnapshotCell<EndpointIndex> endpoint_index_;  // published under metrics_mu_
   SnapshotCell<std::shared_ptr<const Routes>> routes_;  // under mu_
 
   // Guards the endpoint set, the balancers fed from it, the service config
   // and the calls waiting for endpoints.
-  mutable Mutex mu_ ABSL_ACQUIRED_BEFORE(metrics_mu_);
+  mutable Mutex mu_;
   Set set_ ABSL_GUARDED_BY(mu_);
   std::vector<Balancer*> balancers_ ABSL_GUARDED_BY(mu_);
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
@@ -284,11 +242,6 @@ class Destination final : public EndpointObserver,
   std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for the first config (routes_required_).
   std::vector<std::shared_ptr<PickWaiter>> routes_waiters_ ABSL_GUARDED_BY(mu_);
-
-  // Serializes making endpoint metrics (an endpoint's first call) with
-  // carrying them over and publishing endpoint_index_ (updates). Held only
-  // for O(changed endpoints) work; takes no other lock.
-  mutable Mutex metrics_mu_;
 
   // When OnConnectFailure last passed one on (Clock::Real() nanoseconds).
   std::atomic<int64_t> last_refresh_ns_{0};
