@@ -87,7 +87,9 @@ class Channel {
   const std::string& target() const;
 
   // Blocking raw call of `method` ("/pkg.Service/Method") with the serialized
-  // request. INVALID_ARGUMENT for a malformed method or metadata.
+  // request. INVALID_ARGUMENT for a malformed method or metadata. Runs on
+  // the calling thread, which sends and waits for each attempt itself; not
+  // from inside an asynchronous call's `done` (which must not block).
   CallResult CallRaw(absl::string_view method, std::string request,
                      const CallOptions& options = {});
   // Asynchronous raw call: `done` runs exactly once, on a mesh or gRPC

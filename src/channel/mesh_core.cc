@@ -10,6 +10,7 @@
 #include "src/base/mutex.h"
 #include "src/model/address.h"
 #include "src/tap/tap_transport.h"
+#include "src/transport/grpc_callback_queue.h"
 #include "src/transport/grpc_transport.h"
 
 namespace mesh::internal {
@@ -167,6 +168,10 @@ absl::Status MeshCore::StartTapServer() {
   };
   add(options_.discovery);
   for (const auto& entry : options_.discovery_by_scheme) add(entry.second);
+  // The Observe server is a callback-API server: gRPC's callback queue
+  // must stay for it (a process that makes and drops meshes would tear the
+  // queue down with each server otherwise).
+  PinGrpcCallbackQueue();
   absl::StatusOr<std::unique_ptr<ObserveServer>> server = ObserveServer::Start(
       options_.tap_address, tap_hub_, options_.tap_tls, std::move(services));
   if (!server.ok()) {

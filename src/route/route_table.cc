@@ -39,14 +39,9 @@ namespace {
 // Hash policies kept per route (xDS sends one or two).
 constexpr size_t kMaxHashPolicies = 16;
 
-// The text a path regex matches when it matches exactly one string: a
-// pattern of plain characters and escaped punctuation ("/books\\.Library/Get",
-// what RouteBuilder::GrpcMethod and Linkerd's generated profiles write),
-// with at most a leading '^' and a trailing '$' (no-ops for a full match).
-// nullopt for anything else (a class, a repetition, an alternation, an
-// escape such as \\d or \\x41). Such a route is matched by comparing the
-// path, not by running RE2: the same answer, at a string comparison's cost.
-std::optional<std::string> RegexLiteral(absl::string_view pattern) {
+}  // namespace
+
+std::optional<std::string> PathRegexLiteral(absl::string_view pattern) {
   std::string out;
   out.reserve(pattern.size());
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -69,6 +64,8 @@ std::optional<std::string> RegexLiteral(absl::string_view pattern) {
   }
   return out;
 }
+
+namespace {
 
 // RE2 programs are bounded so that a hostile pattern costs at most this much
 // memory; a pattern that needs more is rejected like a syntax error.
@@ -203,7 +200,8 @@ class ConditionCompiler {
         // does not depend on how it is matched.
         out->regex = Regex(m.path_regex, error);
         if (out->regex == nullptr) return false;
-        if (std::optional<std::string> literal = RegexLiteral(m.path_regex)) {
+        if (std::optional<std::string> literal =
+                PathRegexLiteral(m.path_regex)) {
           out->kind = RequestMatch::Kind::kPathExact;
           out->path = *std::move(literal);
           out->case_sensitive = true;

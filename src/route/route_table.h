@@ -17,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,14 @@ class RouteTable {
   std::vector<Entry> routes_;
   CompiledRoute default_route_;
 };
+
+// The one string a path regex matches under RE2's FullMatch when it is a
+// literal: plain characters and escaped punctuation ("/books\\.Library/Get",
+// as RouteBuilder::GrpcMethod and Linkerd's generated profiles write it),
+// with at most a leading '^' and a trailing '$'. nullopt for anything else
+// (a class, a repetition, an alternation, an escape such as \\d). The route
+// table matches such a route by comparing the path, not by running RE2.
+std::optional<std::string> PathRegexLiteral(absl::string_view pattern);
 
 }  // namespace mesh::internal
 

@@ -11,7 +11,8 @@
 // byte.
 //
 // Called before mesh first uses the callback API (a unary call through
-// Transport::Send, a stream, a discovery stream), not before: while that
+// Transport::Send, a stream, a discovery stream, the Observe server), not
+// before: while that
 // queue lives, its threads poll every connection of the process (gRPC
 // 1.51's epoll1 poller), so even a synchronous call's answer is read on one
 // of them and handed to the caller (about 3 context switches a call instead

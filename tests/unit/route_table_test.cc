@@ -522,6 +522,19 @@ TEST(RouteTableTest, LiteralPathRegexesMatchWhatRe2Matches) {
   }
 }
 
+TEST(RouteTableTest, PathRegexLiteralTellsWhichPatternsAreOneString) {
+  EXPECT_EQ(PathRegexLiteral("/books\\.Library/GetBook"),
+            "/books.Library/GetBook");
+  EXPECT_EQ(PathRegexLiteral("^/a\\$b$"), "/a$b");
+  EXPECT_EQ(PathRegexLiteral("/a\\\\b"), "/a\\b");
+  EXPECT_EQ(PathRegexLiteral(""), "");
+  for (const char* pattern :
+       {"/books.Library/Get", "/a\\d", "/a\\", "/x(y)?", "/x|/y", "/[ab]",
+        "/a{2}", "/a+", "/a*", "^^/a", "/a$b", "(?i)/ab", "/a\\Q.\\E"}) {
+    EXPECT_FALSE(PathRegexLiteral(pattern).has_value()) << pattern;
+  }
+}
+
 // A literal pattern still counts against the table's regex budget, and an
 // invalid one is still refused: what a table accepts does not depend on how
 // its routes are matched.
