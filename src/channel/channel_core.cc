@@ -369,6 +369,16 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
         legs_.For(split->backends()[i], split->key(i), routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
+    if (picked.ok() && leg->Stale()) {
+      // The backend's policy came between For and the pick (a new
+      // backend's discovery answers on its own thread, the policy before
+      // the endpoints): a balancer made before it must not pick. For makes
+      // the leg anew; a policy coming after this pick is a later event.
+      picked->Complete(CallOutcome::kCancelled);
+      leg = legs_.For(split->backends()[i], split->key(i), routes, &kept);
+      if (leg == nullptr) continue;
+      picked = pick_in(leg);
+    }
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
     // Not on a one-off leg's destination: nothing else keeps it, so its
     // discovery would start over each time the call came back to it.

@@ -48,9 +48,7 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
       generation_ = routes.generation;
     }
     auto found = legs_.find(key);
-    if (found != legs_.end() &&
-        found->second->policy_generation !=
-            found->second->destination->backend_policy().generation()) {
+    if (found != legs_.end() && found->second->Stale()) {
       // The backend's policy changed: a leg whose balancer it no longer
       // fits is made anew (in-flight attempts keep the old one alive).
       const Leg& old = *found->second;
@@ -61,8 +59,9 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
         legs_.erase(found);
         found = legs_.end();
       } else {
-        found->second->policy_generation =
-            old.destination->backend_policy().generation();
+        found->second->policy_generation.store(
+            old.destination->backend_policy().generation(),
+            std::memory_order_release);
       }
     }
     if (found != legs_.end()) {
@@ -87,7 +86,7 @@ std::shared_ptr<Leg> SplitLegs::For(const WeightedBackend& backend,
       }
       if (dest.ok() && balancer.ok()) {
         leg = std::make_shared<Leg>(*std::move(dest), *std::move(balancer));
-        leg->policy_generation = generation;
+        leg->policy_generation.store(generation, std::memory_order_release);
         leg->options = options;
         // A backend of an older split (a retry's) is used once, not kept.
         if (routes.generation == generation_ &&

@@ -11,6 +11,7 @@
 #ifndef MESH_SRC_CHANNEL_SPLIT_LEGS_H_
 #define MESH_SRC_CHANNEL_SPLIT_LEGS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,9 +35,15 @@ struct Leg {
   const std::shared_ptr<Destination> destination;
   const std::unique_ptr<Balancer> balancer;
   const bool attached;
+  // True when the destination has taken a backend policy since the
+  // balancer was made (or last found to fit): SplitLegs::For then checks it.
+  bool Stale() const {
+    return policy_generation.load(std::memory_order_acquire) !=
+           destination->backend_policy().generation();
+  }
   // The destination's backend policy the balancer was made for (its
   // policy_generation) and the options it made it with.
-  uint64_t policy_generation = 0;
+  std::atomic<uint64_t> policy_generation{0};
   BalancerOptions options;
 };
 
