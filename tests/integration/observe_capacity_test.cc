@@ -96,16 +96,45 @@ struct Fixture : testing::TapMesh {
   std::unique_ptr<tap::Tap::Stub> stub;
 };
 
+// Opens `n` observers of `request` and waits (bounded) until the hub is at
+// its cap. AtCap's probe holds a slot for a moment: a stream that arrives
+// then is refused RESOURCE_EXHAUSTED, as it should be, and is opened anew
+// (at most `n` times); any other end fails the wait at once.
+::testing::AssertionResult FillUp(
+    Fixture& f, const tap::ObserveRequest& request, int n,
+    std::vector<std::unique_ptr<IdleObserver>>* idle) {
+  for (int i = 0; i < n; ++i) {
+    idle->push_back(std::make_unique<IdleObserver>(f.stub.get(), request));
+  }
+  int reopened = 0;
+  bool other_end = false;
+  bool full = testing::WaitFor(
+      [&] {
+        if (f.AtCap()) return true;
+        for (auto& o : *idle) {
+          if (!o->Ended(absl::ZeroDuration())) continue;
+          if (o->status().error_code() !=
+                  grpc::StatusCode::RESOURCE_EXHAUSTED ||
+              reopened >= n) {
+            other_end = true;
+            return true;
+          }
+          ++reopened;
+          o = std::make_unique<IdleObserver>(f.stub.get(), request);
+        }
+        return false;
+      },
+      Fixture::kOpenTimeout);
+  if (full && !other_end) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "the hub did not fill up; reopened " << reopened
+         << " refused by the probe; observers ended:" << EndedOnes(*idle);
+}
+
 TEST(ObserveCapacityTest, OneSubscriptionPastTheCapIsRefusedNamingIt) {
   Fixture f(/*cap=*/20);
   std::vector<std::unique_ptr<IdleObserver>> idle;
-  for (int i = 0; i < 20; ++i) {
-    idle.push_back(
-        std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
-  }
-  ASSERT_TRUE(
-      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout))
-      << "observers ended:" << EndedOnes(idle);
+  ASSERT_TRUE(FillUp(f, AllRequests(1000000), 20, &idle));
   TapOptions in_process;
   absl::Status refused = f.mesh->Tap(in_process).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
@@ -134,13 +163,9 @@ TEST(ObserveCapacityTest, MatchesPastTheTotalNodeBoundAreRefusedNamingIt) {
     any->add_matches()->mutable_http()->mutable_path()->set_prefix("/");
   }
   std::vector<std::unique_ptr<IdleObserver>> idle;
-  for (uint32_t i = 0; i < kTapMaxTotalMatchNodes / kTapMaxMatchNodes; ++i) {
-    idle.push_back(std::make_unique<IdleObserver>(f.stub.get(), widest));
-  }
   // Full once an in-process subscription of one node is refused.
   ASSERT_TRUE(
-      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout))
-      << "observers ended:" << EndedOnes(idle);
+      FillUp(f, widest, kTapMaxTotalMatchNodes / kTapMaxMatchNodes, &idle));
   IdleObserver one_more(f.stub.get(), AllRequests(1));
   ASSERT_TRUE(one_more.Ended(absl::Seconds(10)));
   EXPECT_EQ(one_more.status().error_code(),
@@ -156,13 +181,7 @@ TEST(ObserveCapacityTest, StreamsThatNeverReadHoldNoThreadAndCostNoCall) {
   Fixture f(/*cap=*/100);
   const int threads_before = testing::ThreadsOfThisProcess();
   std::vector<std::unique_ptr<IdleObserver>> idle;
-  for (int i = 0; i < 100; ++i) {
-    idle.push_back(
-        std::make_unique<IdleObserver>(f.stub.get(), AllRequests(1000000)));
-  }
-  ASSERT_TRUE(
-      testing::WaitFor([&] { return f.AtCap(); }, Fixture::kOpenTimeout))
-      << "observers ended:" << EndedOnes(idle);
+  ASSERT_TRUE(FillUp(f, AllRequests(1000000), 100, &idle));
   // Every call is tapped by all 100; their buffers fill and drop.
   const int kCalls = 300;
   for (int i = 0; i < kCalls; ++i) {
