@@ -5,64 +5,18 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/random/distributions.h"
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "src/balance/balancer.h"
 #include "src/base/clock.h"
 #include "src/base/mutex.h"
-#include "src/model/endpoint_tls.h"
-#include "src/tls/server_name_match.h"
 
 namespace mesh::internal {
 
-// A config's routes, retry budget, traffic split and direct endpoint. Without a
-// (valid) budget, Linkerd's default applies: 20% of requests, 10 retries/s,
-// over 10 s. The budget starts afresh with each new config.
 Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
                                            std::vector<std::string>* dropped) {
-  RetryBudget budget;
-  if (config.retry_budget) {
-    absl::Status valid = ValidateRetryBudget(*config.retry_budget);
-    if (valid.ok()) {
-      budget = *config.retry_budget;
-    } else if (dropped != nullptr) {
-      dropped->push_back(absl::StrCat(valid.message(), "; using the default"));
-    }
-  }
-  std::shared_ptr<const Endpoint> direct;
-  if (config.endpoint) {
-    absl::Status valid = ValidateEndpoint(*config.endpoint);
-    if (valid.ok()) {
-      direct = std::make_shared<const Endpoint>(*config.endpoint);
-    } else if (dropped != nullptr) {
-      dropped->push_back(
-          absl::StrCat("direct endpoint dropped: ", valid.message()));
-    }
-  }
-  Routes routes{RouteTable::Build(config, route_limits_, dropped),
-                std::make_shared<RetryBudgetLedger>(budget, Clock::Real()),
-                TrafficSplit::Build(config.backends, dropped),
-                std::move(direct),
-                {},
-                config_generation_.fetch_add(1) + 1,
-                nullptr};
-  auto keys = std::make_shared<absl::flat_hash_set<std::string>>();
-  auto add = [&keys](const std::shared_ptr<const TrafficSplit>& split) {
-    if (split == nullptr) return;
-    for (size_t i = 0; i < split->size(); ++i) keys->insert(split->key(i));
-  };
-  add(routes.split);
-  for (size_t i = 0; i < routes.table->size(); ++i) {
-    add(routes.table->At(i).split);
-  }
-  routes.backend_keys = std::move(keys);
-  // Metrics by route name, kept across configs.
-  for (size_t i = 0; i <= routes.table->size(); ++i) {
-    routes.route_metrics.push_back(
-        metrics_->Route(target_, routes.table->At(i).metrics_name));
-  }
-  return routes;
+  return CompileRoutes(config, route_limits_,
+                       config_generation_.fetch_add(1) + 1, *metrics_, target_,
+                       dropped);
 }
 
 void Destination::OnBackendPolicy(const BackendPolicy& policy) {
@@ -172,128 +126,35 @@ void Destination::Detach(Balancer* balancer) {
                    balancers_.end());
 }
 
-absl::Status Destination::NoEndpointsStatus() const {
-  MutexLock lock(&mu_);
-  if (shut_down_) {
-    return absl::UnavailableError(
-        absl::StrCat("mesh is shut down; call to '", target_, "'"));
-  }
-  if (!set_.has_update()) {
-    std::string why =
-        last_error_.ok()
-            ? std::string("discovery has not answered yet")
-            : absl::StrCat("discovery failed: ", last_error_.message());
-    return absl::UnavailableError(
-        absl::StrCat("no endpoints for target '", target_, "' (", why, ")"));
-  }
-  // Why there are none, if the source said (e.g. DNS: the name does not
-  // exist).
-  const std::string said = no_endpoints_reason_.empty()
-                               ? std::string()
-                               : absl::StrCat(" (", no_endpoints_reason_, ")");
-  if (!set_.exists()) {
-    return absl::UnavailableError(
-        absl::StrCat("target '", target_, "' does not exist", said));
-  }
-  return absl::UnavailableError(absl::StrCat(
-      "no endpoints for target '", target_, "'",
-      identity_left_out_.empty() ? ""
-                                 : absl::StrCat(" (", identity_left_out_, ")"),
-      said));
-}
-
-namespace {
-
-// OK, or the first EndpointTls of `endpoints` whose server-name matchers
-// cannot work (an empty value, a bad regex), named. Each context once.
-absl::Status ValidateEndpointTls(const std::vector<Endpoint>& endpoints) {
-  const EndpointTls* last = nullptr;
-  for (const Endpoint& e : endpoints) {
-    if (e.tls == nullptr || e.tls.get() == last) continue;
-    last = e.tls.get();
-    for (const ServerNameMatcher& m : e.tls->server_names) {
-      if (absl::Status s = ValidateServerNameMatcher(m); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "endpoint '", e.address, "': tls.server_names: ", s.message()));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
-  if (update.kind != EndpointUpdate::Kind::kReset &&
-      update.kind != EndpointUpdate::Kind::kAdd) {
-    return ApplyEndpointUpdate(update);
-  }
-  // Checked whole first, as the set would: an invalid endpoint rejects the
-  // update even if it is one of those left out.
-  if (absl::Status valid = ValidateEndpointList(update.endpoints);
-      !valid.ok()) {
-    return ApplyEndpointUpdate(update);  // rejected there, and logged
-  }
-  if (absl::Status valid = ValidateEndpointTls(update.endpoints); !valid.ok()) {
+  AdmittedUpdate admitted = AdmitEndpoints(update, tls_);
+  if (!admitted.rejected.ok()) {
     MutexLock lock(&mu_);
-    last_error_ = valid;
+    last_error_ = admitted.rejected;
     gpr_log(GPR_ERROR,
             "mesh: rejected update for '%s', keeping %zu endpoints: %s",
-            target_.c_str(), set_.size(), std::string(valid.message()).c_str());
+            target_.c_str(), set_.size(),
+            std::string(admitted.rejected.message()).c_str());
     return;
   }
-  // Left out: without an identity when one is required; with the control
-  // plane's TLS (EndpointTls) when an application's transport, which does
-  // not honour it, would call them in plaintext.
-  auto left_out_because = [this](const Endpoint& e) -> const char* {
-    if (tls_.require_identity && e.tls_identity.empty() && e.tls == nullptr) {
-      return "without a TLS identity left out "
-             "(MeshOptions.identity.require_identity)";
-    }
-    if (!tls_.default_transport && e.tls != nullptr) {
-      return "with the control plane's TLS (EndpointTls) left out: "
-             "MeshOptions.transport_factory's transport does not carry it "
-             "out, and would call them in plaintext";
-    }
-    return nullptr;
-  };
-  if (!tls_.require_identity && tls_.default_transport) {
-    return ApplyEndpointUpdate(update);
-  }
-  EndpointUpdate kept = update;
-  std::vector<std::string> left_out;
-  const char* reason = nullptr;
-  for (const Endpoint& e : update.endpoints) {
-    if (const char* r = left_out_because(e); r != nullptr) {
-      left_out.push_back(e.address);
-      if (reason == nullptr) reason = r;
-    }
-  }
-  kept.endpoints.erase(
-      std::remove_if(
-          kept.endpoints.begin(), kept.endpoints.end(),
-          [&](const Endpoint& e) { return left_out_because(e) != nullptr; }),
-      kept.endpoints.end());
-  std::string why;
-  if (!left_out.empty()) {
-    why = absl::StrCat(left_out.size(), " endpoint(s) ", reason, ", e.g. ",
-                       left_out.front());
-  }
+  if (!admitted.filtered) return ApplyEndpointUpdate(update);
   bool log;
   {
     MutexLock lock(&mu_);
     // Once per distinct reason, not at every update.
-    log = !why.empty() && why != identity_left_out_;
-    if (update.kind == EndpointUpdate::Kind::kReset || !why.empty()) {
-      identity_left_out_ = why;
+    log = !admitted.why.empty() && admitted.why != identity_left_out_;
+    if (update.kind == EndpointUpdate::Kind::kReset || !admitted.why.empty()) {
+      identity_left_out_ = admitted.why;
     }
   }
-  if (log) gpr_log(GPR_ERROR, "mesh: '%s': %s", target_.c_str(), why.c_str());
-  ApplyEndpointUpdate(kept);
+  if (log) {
+    gpr_log(GPR_ERROR, "mesh: '%s': %s", target_.c_str(), admitted.why.c_str());
+  }
+  ApplyEndpointUpdate(admitted.kept);
   // An Add re-sending an address without its identity must not leave the
   // entry that had one.
-  if (update.kind == EndpointUpdate::Kind::kAdd && !left_out.empty()) {
-    ApplyEndpointUpdate(EndpointUpdate::Remove(std::move(left_out)));
+  if (update.kind == EndpointUpdate::Kind::kAdd && !admitted.left_out.empty()) {
+    ApplyEndpointUpdate(EndpointUpdate::Remove(std::move(admitted.left_out)));
   }
 }
 
@@ -409,52 +270,6 @@ absl::Status Destination::WaitForEndpoints(absl::Duration timeout) const {
   return NoEndpointsStatus();
 }
 
-DestinationView Destination::View() const {
-  DestinationView v;
-  v.target = target_;
-  {
-    MutexLock lock(&subscription_mu_);
-    if (subscription_) v.endpoint_stream = subscription_->GetState();
-    if (config_subscription_)
-      v.config_stream = config_subscription_->GetState();
-  }
-  {
-    MutexLock lock(&mu_);
-    v.has_update = set_.has_update();
-    v.exists = set_.exists();
-    v.endpoints = set_.Endpoints();
-    for (const Balancer* b : balancers_) v.channel_stats.push_back(b->Stats());
-    v.config = config_;
-    v.last_error = last_error_;
-    v.last_config_error = last_config_error_;
-  }
-  v.policy = backend_policy_.policy();
-  v.in_flight = backend_policy_.in_flight();
-  v.dropped = backend_policy_.dropped();
-  v.circuit_breaker_refusals = backend_policy_.refusals();
-  // Out of mu_: the transport takes its own lock.
-  for (const Endpoint& e : v.endpoints) {
-    v.connections.push_back(transports_.All().DescribeConnection(e.address));
-  }
-  return v;
-}
-
-void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {
-  MutexLock lock(&mu_);
-  for (const Balancer* b : balancers_) {
-    for (const EndpointStats& s : b->Stats()) {
-      EndpointGauges g;
-      g.authority = target_;
-      g.address = s.address;
-      g.ejections = s.ejections;
-      g.ejected = s.ejected;
-      g.pending = s.pending;
-      g.rtt_estimate_ms = s.rtt_estimate_ms;
-      out->push_back(std::move(g));
-    }
-  }
-}
-
 std::optional<ServiceConfig> Destination::service_config() const {
   MutexLock lock(&mu_);
   return config_;
@@ -512,24 +327,6 @@ bool Destination::WaitForRoutes(absl::Duration timeout) const {
   };
   mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
   return has_config_.load(std::memory_order_relaxed);
-}
-
-absl::Status Destination::NoRoutesStatus() const {
-  MutexLock lock(&mu_);
-  if (shut_down_) {
-    return absl::UnavailableError(
-        absl::StrCat("mesh is shut down; call to '", target_, "'"));
-  }
-  if (!last_config_error_.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("no routes for target '", target_,
-                     "': ", last_config_error_.message()));
-  }
-  // What the source said meanwhile (its stream's last error, the resource
-  // it still waits for), so that the caller learns more than "nothing yet".
-  return absl::UnavailableError(absl::StrCat(
-      "no routes for target '", target_, "' (discovery has not answered yet",
-      last_error_.ok() ? "" : absl::StrCat(": ", last_error_.message()), ")"));
 }
 
 }  // namespace mesh::internal

@@ -32,7 +32,9 @@
 #include "src/base/snapshot_cell.h"
 #include "src/base/timer_thread.h"
 #include "src/channel/backend_policy_state.h"
+#include "src/channel/compiled_routes.h"
 #include "src/channel/describe.h"
+#include "src/channel/endpoint_admission.h"
 #include "src/channel/endpoint_metrics_index.h"
 #include "src/channel/pick_waiter.h"
 #include "src/metrics/metrics_registry.h"
@@ -43,19 +45,6 @@
 #include "src/tap/tap_transport.h"
 
 namespace mesh::internal {
-
-// What the Mesh's identity means for a destination's endpoints.
-struct DestinationTls {
-  // The default transport with MeshOptions::identity: endpoints with an
-  // identity are reached over mutual TLS (metrics and tap say so).
-  bool identity_in_use = false;
-  // MeshOptions::identity.require_identity: endpoints without an identity
-  // are left out of the set (logged).
-  bool require_identity = false;
-  // Mesh's own transport (not MeshOptions::transport_factory's), which
-  // honours Endpoint::tls.
-  bool default_transport = true;
-};
 
 class Destination final : public EndpointObserver,
                           public ServiceConfigObserver {
@@ -137,20 +126,7 @@ class Destination final : public EndpointObserver,
   // the default route before one arrives), the retry budget and the traffic
   // split that go with it. Immutable once published; lock-free: one
   // snapshot read and one shared_ptr copy, whatever the number of routes.
-  struct Routes {
-    std::shared_ptr<const RouteTable> table;
-    std::shared_ptr<RetryBudgetLedger> budget;
-    std::shared_ptr<const TrafficSplit> split;  // null: no split
-    // ServiceConfig::endpoint: calls go straight to it, without balancing.
-    std::shared_ptr<const Endpoint> direct;
-    // Per route, by CompiledRoute::index (the default route last).
-    std::vector<std::shared_ptr<RouteMetrics>> route_metrics;
-    // Counts the configs this destination has had (0: none yet).
-    uint64_t generation = 0;
-    // Every backend of the split and of the routes' splits, by
-    // TrafficSplit::KeyOf.
-    std::shared_ptr<const absl::flat_hash_set<std::string>> backend_keys;
-  };
+  using Routes = CompiledRoutes;
   std::shared_ptr<const Routes> routes() const;
 
   // The metrics of one of this destination's current endpoints, made on the
