@@ -127,10 +127,21 @@ std::vector<EndpointStats> BalancerBase::Stats() const {
   return out;
 }
 
-absl::BitGenRef BalancerBase::Gen() const {
-  if (rng_ != nullptr) return *rng_;
+namespace {
+absl::InsecureBitGen& ThreadGen() {
   thread_local absl::InsecureBitGen gen;
   return gen;
+}
+}  // namespace
+
+absl::BitGenRef BalancerBase::Gen() const {
+  if (rng_ != nullptr) return *rng_;
+  return ThreadGen();
+}
+
+uint64_t BalancerBase::RandomBits() const {
+  if (rng_ != nullptr) return absl::Uniform<uint64_t>(*rng_);
+  return ThreadGen()();
 }
 
 CallHandle BalancerBase::Take(const std::shared_ptr<EndpointLoad>& load,

@@ -72,6 +72,9 @@ class BalancerBase : public Balancer {
 
   // The caller's random source: the injected one, or a per-thread generator.
   absl::BitGenRef Gen() const;
+  // 64 random bits from the same source; without an injected one, a direct
+  // call of the per-thread generator (no type-erased call per draw).
+  uint64_t RandomBits() const;
   // A handle on `load`, the call starting at `now_ns` (the pick's own clock
   // reading: one read per pick, not two).
   CallHandle Take(const std::shared_ptr<EndpointLoad>& load,

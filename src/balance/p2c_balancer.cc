@@ -17,7 +17,7 @@ bool P2cBalancer::Cheaper(const EndpointLoad& b, const EndpointLoad& a) {
   // Clamped so that stamps hours apart give a huge factor, not inf or NaN.
   double x = std::clamp(static_cast<double>(t_b - t_a) / a.ewma.decay_ns(),
                         -600.0, 600.0);
-  return cost_b * std::exp(x) < cost_a;
+  return cost_b * ExpNearZero(x) < cost_a;
 }
 
 absl::StatusOr<CallHandle> P2cBalancer::Pick() {
@@ -27,13 +27,16 @@ absl::StatusOr<CallHandle> P2cBalancer::Pick() {
   int64_t now = clock_->NowNanos();
   if (loads.size() == 1) return Take(loads[0], now);
 
-  absl::BitGenRef gen = Gen();
-  auto [a, b] = snap->sampler.SampleDistinctPair(gen);
+  auto [a, b] = snap->sampler.uniform()
+                    ? DistinctPairFromBits(loads.size(), RandomBits())
+                    : snap->sampler.SampleDistinctPair(Gen());
   bool a_out = loads[a]->Ejected(now);
   bool b_out = loads[b]->Ejected(now);
   if (a_out && b_out) {
     // Both ejected: one more draw before settling for the cheaper of them.
-    auto [c, d] = snap->sampler.SampleDistinctPair(gen);
+    auto [c, d] = snap->sampler.uniform()
+                      ? DistinctPairFromBits(loads.size(), RandomBits())
+                      : snap->sampler.SampleDistinctPair(Gen());
     a = c;
     b = d;
     a_out = loads[a]->Ejected(now);

@@ -5,9 +5,11 @@
 
 namespace mesh::internal {
 
+double ExpSlow(double x) { return std::exp(x); }
+
 double DecayWeight(int64_t elapsed_ns, double decay_ns) {
   if (elapsed_ns <= 0) return 1.0;
-  return std::exp(-static_cast<double>(elapsed_ns) / decay_ns);
+  return ExpNearZero(-static_cast<double>(elapsed_ns) / decay_ns);
 }
 
 PeakEwma::PeakEwma(int64_t default_rtt_ns, int64_t decay_ns, int64_t now_ns)

@@ -21,6 +21,9 @@
 
 namespace mesh::internal {
 
+// std::exp, out of line.
+double ExpSlow(double x);
+
 class PeakEwma {
  public:
   PeakEwma(int64_t default_rtt_ns, int64_t decay_ns, int64_t now_ns);
@@ -60,6 +63,17 @@ class PeakEwma {
 
 // exp(-elapsed/decay) for elapsed >= 0; 1 for elapsed <= 0.
 double DecayWeight(int64_t elapsed_ns, double decay_ns);
+
+// exp(x), cheaply for the small |x| of the hot path (the time between two
+// calls over a decay of seconds): within |x| <= 1/32 a degree-5 Taylor
+// polynomial, whose relative error is below |x|^6/720 < 1.5e-12 (a
+// comparison it decides differently from std::exp is a tie to 12 digits);
+// std::exp elsewhere. Inline: the call and libm's exp were ~11% of a pick.
+inline double ExpNearZero(double x) {
+  if (x > 1.0 / 32 || x < -1.0 / 32) return ExpSlow(x);
+  return 1.0 +
+         x * (1.0 + x * (1.0 / 2 + x * (1.0 / 6 + x * (1.0 / 24 + x / 120))));
+}
 
 }  // namespace mesh::internal
 

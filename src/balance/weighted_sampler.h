@@ -20,6 +20,15 @@ namespace mesh::internal {
 
 // Two distinct indices in [0, n), uniformly. REQUIRES: n >= 2.
 std::pair<size_t, size_t> DrawDistinctPair(size_t n, absl::BitGenRef gen);
+// The same from 64 random bits, without a generator call per index: each
+// index from 32 of the bits by multiply-shift, whose bias is below
+// n / 2^32 (2.3e-7 at 1,000 endpoints). REQUIRES: 2 <= n < 2^32.
+inline std::pair<size_t, size_t> DistinctPairFromBits(size_t n, uint64_t bits) {
+  const uint64_t a = ((bits & 0xffffffffu) * n) >> 32;
+  uint64_t b = ((bits >> 32) * (n - 1)) >> 32;
+  if (b >= a) ++b;  // skips a: b is uniform over the other n-1
+  return {static_cast<size_t>(a), static_cast<size_t>(b)};
+}
 
 class WeightedSampler {
  public:

@@ -73,5 +73,21 @@ TEST(PeakEwmaTest, CopyFromCarriesHistory) {
   EXPECT_DOUBLE_EQ(b.Estimate(kT0), 90.0 * kMs);
 }
 
+TEST(PeakEwmaTest, ExpNearZeroAgreesWithStdExpTo12Digits) {
+  // Across the polynomial's range, its edges and past them (std::exp).
+  for (int i = -4096; i <= 4096; ++i) {
+    const double x = i / (4096.0 * 16);  // [-1/16, 1/16]
+    const double want = std::exp(x);
+    EXPECT_LE(std::abs(ExpNearZero(x) - want) / want, 1.5e-12) << x;
+  }
+  for (double x : {-600.0, -3.0, -1.0 / 32, 1.0 / 32, 0.5, 3.0, 600.0}) {
+    const double want = std::exp(x);
+    EXPECT_LE(std::abs(ExpNearZero(x) - want) / want, 1.5e-12) << x;
+  }
+  // What the balancer compares: the decay weight of the time between calls.
+  EXPECT_DOUBLE_EQ(DecayWeight(1'000'000, 10e9), std::exp(-1e-4));
+  EXPECT_DOUBLE_EQ(DecayWeight(5'000'000'000, 10e9), std::exp(-0.5));
+}
+
 }  // namespace
 }  // namespace mesh::internal

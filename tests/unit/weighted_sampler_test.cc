@@ -32,6 +32,41 @@ TEST(DrawDistinctPairTest, AlwaysDistinctAndUniformOverOrderedPairs) {
   }
 }
 
+TEST(DistinctPairFromBitsTest, AlwaysDistinctAndUniformOverOrderedPairs) {
+  std::mt19937_64 gen(7);
+  for (size_t n : {2u, 3u, 7u}) {
+    std::vector<int> counts(n * n, 0);
+    const int kDraws = 20000;
+    for (int i = 0; i < kDraws; ++i) {
+      auto [a, b] = DistinctPairFromBits(n, gen());
+      ASSERT_LT(a, n);
+      ASSERT_LT(b, n);
+      ASSERT_NE(a, b);
+      ++counts[a * n + b];
+    }
+    double expected = static_cast<double>(kDraws) / (n * (n - 1));
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = 0; b < n; ++b) {
+        if (a == b) continue;
+        double sd = std::sqrt(expected * (1 - 1.0 / (n * (n - 1))));
+        EXPECT_NEAR(counts[a * n + b], expected, 6 * sd) << n << " " << a << b;
+      }
+    }
+  }
+}
+
+TEST(DistinctPairFromBitsTest, TheExtremeBitsStayInRange) {
+  for (size_t n : {2u, 1000u, 100000u}) {
+    for (uint64_t bits : {uint64_t{0}, ~uint64_t{0}, uint64_t{0xffffffff},
+                          uint64_t{0xffffffff} << 32}) {
+      auto [a, b] = DistinctPairFromBits(n, bits);
+      EXPECT_LT(a, n);
+      EXPECT_LT(b, n);
+      EXPECT_NE(a, b);
+    }
+  }
+}
+
 TEST(WeightedSamplerTest, EqualWeightsAreUniform) {
   WeightedSampler s({3, 3, 3});
   EXPECT_TRUE(s.uniform());
