@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "src/base/mutex.h"
 #include "src/channel/stream_call.h"
+#include "src/transport/byte_buffer_bytes.h"
 
 namespace mesh::internal {
 namespace {
@@ -26,17 +27,6 @@ using grpc::experimental::InterceptorBatchMethods;
 
 bool Has(InterceptorBatchMethods* methods, InterceptionHookPoints point) {
   return methods->QueryInterceptionHookPoint(point);
-}
-
-std::string Flatten(grpc::ByteBuffer* buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string out;
-  if (buffer == nullptr || !buffer->Dump(&slices).ok()) return out;
-  out.reserve(buffer->Length());
-  for (const grpc::Slice& s : slices) {
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return out;
 }
 
 absl::Time DeadlineOf(const grpc::ClientContext* context) {
@@ -124,7 +114,8 @@ class MeshCallInterceptor final : public grpc::experimental::Interceptor {
       }
     }
     if (Has(methods, InterceptionHookPoints::PRE_SEND_MESSAGE)) {
-      request_ = Flatten(methods->GetSerializedSendMessage());
+      grpc::ByteBuffer* sent = methods->GetSerializedSendMessage();
+      if (sent != nullptr) request_ = BytesOf(*sent);
     }
     if (Has(methods, InterceptionHookPoints::PRE_SEND_CLOSE)) {
       half_closed_ = true;
@@ -378,7 +369,9 @@ class MeshStreamInterceptor final : public grpc::experimental::Interceptor,
     const bool write = Has(methods, InterceptionHookPoints::PRE_SEND_MESSAGE);
     const bool close = Has(methods, InterceptionHookPoints::PRE_SEND_CLOSE);
     std::string message;
-    if (write) message = Flatten(methods->GetSerializedSendMessage());
+    if (write && methods->GetSerializedSendMessage() != nullptr) {
+      message = BytesOf(*methods->GetSerializedSendMessage());
+    }
     std::shared_ptr<StreamCall> stream;
     if (Has(methods, InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
       CallOptions options;

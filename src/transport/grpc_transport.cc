@@ -12,6 +12,7 @@
 #include "src/model/address.h"
 #include "src/tls/chain_verify.h"
 #include "src/tls/server_name_match.h"
+#include "src/transport/byte_buffer_bytes.h"
 #include "src/transport/grpc_callback_queue.h"
 
 namespace mesh::internal {
@@ -26,17 +27,6 @@ Metadata ToMetadata(
   Metadata out;
   out.reserve(m.size());
   for (const auto& [k, v] : m) out.emplace_back(ToString(k), ToString(v));
-  return out;
-}
-
-std::string Flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string out;
-  if (!buffer.Dump(&slices).ok()) return out;
-  out.reserve(buffer.Length());
-  for (const grpc::Slice& s : slices) {
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
   return out;
 }
 
@@ -349,7 +339,7 @@ TransportResponse GrpcTransport::SendAndWait(const Endpoint& endpoint,
   if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
   TransportResponse response =
       ResponseOf(call->context, status, call->tls_address);
-  if (status.ok()) response.body = Flatten(call->response);
+  if (status.ok()) response.body = BytesOf(call->response);
   reader.reset();
   {
     MutexLock lock(&mu_);
@@ -363,7 +353,7 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   if (call->cancel != nullptr) call->cancel->Unwatch(call->cancel_watch);
   TransportResponse response =
       ResponseOf(call->context, status, call->tls_address);
-  if (status.ok()) response.body = Flatten(call->response);
+  if (status.ok()) response.body = BytesOf(call->response);
   Callback done = std::move(call->done);
   finishing_call = call;
   done(std::move(response));
@@ -488,7 +478,7 @@ class GrpcTransport::Stream final
   }
   void OnReadDone(bool ok) override {
     std::string message;
-    if (ok) message = Flatten(read_buffer_);
+    if (ok) message = BytesOf(read_buffer_);
     read_buffer_.Clear();
     // The end: no more operations, so gRPC may finish the call.
     if (!ok) Release();
