@@ -394,7 +394,37 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
   }
   table->default_route_.index = table->routes_.size();
   table->default_route_.unmatched_fails = config.require_route_match;
+  table->BuildExactIndex();
   return table;
+}
+
+const std::string* RouteTable::ExactPathOf(const Node& node) {
+  const Node* n = &node;
+  if (n->kind == RequestMatch::Kind::kAll && n->children.size() == 1) {
+    n = &n->children[0];
+  }
+  if (n->kind == RequestMatch::Kind::kPathExact && n->case_sensitive) {
+    return &n->path;
+  }
+  return nullptr;
+}
+
+void RouteTable::BuildExactIndex() {
+  // Below this many exact routes, comparing each in turn is as cheap as
+  // hashing the path.
+  constexpr size_t kMinIndexed = 8;
+  size_t exact = 0;
+  for (const Entry& e : routes_) exact += ExactPathOf(e.condition) != nullptr;
+  if (exact < kMinIndexed) return;
+  indexed_ = true;
+  exact_index_.reserve(exact);
+  for (uint32_t i = 0; i < routes_.size(); ++i) {
+    if (const std::string* path = ExactPathOf(routes_[i].condition)) {
+      exact_index_.emplace(*path, i);  // the first of a path stays
+    } else {
+      scan_.push_back(i);
+    }
+  }
 }
 
 bool RouteTable::Matches(const Node& node, const RequestHead& head,
@@ -490,10 +520,23 @@ const CompiledRoute& RouteTable::Match(const RequestHead& head) const {
   absl::string_view path = head.path;
   size_t query = path.find('?');
   if (query != absl::string_view::npos) path = path.substr(0, query);
-  for (const Entry& e : routes_) {
-    if (Matches(e.condition, head, path)) return e.route;
+  if (!indexed_) {
+    for (const Entry& e : routes_) {
+      if (Matches(e.condition, head, path)) return e.route;
+    }
+    return default_route_;
   }
-  return default_route_;
+  // The first exact route of this path, unless a route of another kind
+  // before it matches: first match wins, as without the index.
+  auto found = exact_index_.find(path);
+  const uint32_t exact = found != exact_index_.end()
+                             ? found->second
+                             : static_cast<uint32_t>(routes_.size());
+  for (uint32_t i : scan_) {
+    if (i > exact) break;
+    if (Matches(routes_[i].condition, head, path)) return routes_[i].route;
+  }
+  return exact < routes_.size() ? routes_[exact].route : default_route_;
 }
 
 }  // namespace mesh::internal

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mesh/service_config.h"
@@ -115,8 +116,19 @@ class RouteTable {
                       absl::string_view path_without_query);
   static bool HeaderValueMatches(const Node& node, absl::string_view value);
 
+  // Fills exact_index_ and scan_ once the routes are in, when enough of
+  // them are an exact, case-sensitive path alone (a gRPC method's route).
+  void BuildExactIndex();
+  // The exact path a route's condition is, alone, or null.
+  static const std::string* ExactPathOf(const Node& node);
+
   std::vector<Entry> routes_;
   CompiledRoute default_route_;
+  // Match's shortcut: the first route of each exact path, and the routes in
+  // order that are not such (all of them, and no index, with few).
+  absl::flat_hash_map<std::string, uint32_t> exact_index_;
+  std::vector<uint32_t> scan_;
+  bool indexed_ = false;
 };
 
 // The one string a path regex matches under RE2's FullMatch when it is a

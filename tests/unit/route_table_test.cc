@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include <cstdint>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -548,6 +549,96 @@ TEST(RouteTableTest, LiteralPathRegexesAreCheckedAsRegexes) {
   EXPECT_THAT(dropped[0], HasSubstr("Bad"));
   EXPECT_EQ(RouteFor(*t, "/b.c"), "Good");
   EXPECT_EQ(RouteFor(*t, "/bxc"), "(default)");
+}
+
+// A gRPC method's route in a profile: its path as an escaped literal.
+RequestMatch MethodPath(int m) {
+  return RequestMatch::Path(absl::StrCat("/svc\\.S/M", m));
+}
+
+RequestMatch PathAndHeader(int m, const std::string& header) {
+  HeaderMatch h;
+  h.name = header;
+  h.kind = HeaderMatch::Kind::kPresent;
+  return RequestMatch::All({MethodPath(m), RequestMatch::Header(h)});
+}
+
+// Many exact-path routes are looked up, not compared in turn; routes of
+// other kinds still match in their place in the order.
+TEST(RouteTableTest, ExactPathRoutesKeepFirstMatchOrder) {
+  ServiceConfig c;
+  for (int m = 0; m < 10; ++m) {
+    if (m == 2) c.routes.push_back(Named("Hdr", PathAndHeader(2, "x-a")));
+    c.routes.push_back(Named(absl::StrCat("L", m), MethodPath(m)));
+  }
+  c.routes.push_back(
+      Named("Wild", RequestMatch::Path("/svc\\.S/M1[0-9]")));  // M10..M19
+  for (int m = 10; m < 20; ++m) {
+    c.routes.push_back(Named(absl::StrCat("L", m), MethodPath(m)));
+  }
+  c.routes.push_back(Named("Dup", MethodPath(3)));  // never: L3 is first
+  auto t = RouteTable::Build(c, nullptr);
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M0"), "L0");
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M1"), "L1");
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M15"), "Wild");  // before L15
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M3"), "L3");
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M9?x=1"), "L9");  // the query is no part
+  const Headers with_a = {{"x-a", "1"}};
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M2", "POST", &with_a), "Hdr");
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M2"), "L2");
+  EXPECT_EQ(RouteFor(*t, "/svc.S/M20"), "(default)");
+  EXPECT_EQ(RouteFor(*t, "/svc.S/m0"), "(default)");  // case-sensitive
+}
+
+// Against the same tables with each literal written so that it is no
+// literal ("(?:...)": the same language, matched by RE2 in turn), over
+// random mixes of exact, prefix, regex and header-guarded routes.
+TEST(RouteTableTest, ExactPathIndexAnswersAsMatchingInTurnDoes) {
+  std::mt19937 gen(2026);
+  auto draw = [&gen](int n) {
+    return std::uniform_int_distribution<int>(0, n - 1)(gen);
+  };
+  for (int table = 0; table < 60; ++table) {
+    ServiceConfig indexed, in_turn;
+    const int routes = 1 + draw(60);
+    for (int r = 0; r < routes; ++r) {
+      const std::string name = absl::StrCat("R", r);
+      const int m = draw(30);
+      switch (draw(6)) {
+        case 0:
+          indexed.routes.push_back(Named(
+              name,
+              RequestMatch::PathPrefix(absl::StrCat("/svc.S/M", m % 10))));
+          break;
+        case 1:
+          indexed.routes.push_back(Named(
+              name,
+              RequestMatch::Path(absl::StrCat("/svc\\.S/M", m % 3, "[0-9]*"))));
+          break;
+        case 2:
+          indexed.routes.push_back(Named(name, PathAndHeader(m, "x-a")));
+          break;
+        default:
+          indexed.routes.push_back(Named(name, MethodPath(m)));
+          in_turn.routes.push_back(Named(
+              name, RequestMatch::Path(absl::StrCat("(?:/svc\\.S/M", m, ")"))));
+          continue;
+      }
+      in_turn.routes.push_back(indexed.routes.back());
+    }
+    auto a = RouteTable::Build(indexed, nullptr);
+    auto b = RouteTable::Build(in_turn, nullptr);
+    ASSERT_EQ(a->size(), b->size());
+    const Headers with_a = {{"x-a", "1"}};
+    for (int m = 0; m < 35; ++m) {
+      const std::string path = absl::StrCat("/svc.S/M", m);
+      for (const Headers* h : {static_cast<const Headers*>(nullptr), &with_a}) {
+        EXPECT_EQ(a->Match({"POST", path, h}).index,
+                  b->Match({"POST", path, h}).index)
+            << "table " << table << ", " << path << (h ? " with x-a" : "");
+      }
+    }
+  }
 }
 
 }  // namespace
