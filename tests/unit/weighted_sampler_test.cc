@@ -1,6 +1,9 @@
 #include "src/balance/weighted_sampler.h"
 
+#include <cmath>
+#include <functional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -8,13 +11,15 @@
 namespace mesh::internal {
 namespace {
 
-TEST(DrawDistinctPairTest, AlwaysDistinctAndUniformOverOrderedPairs) {
-  std::mt19937_64 gen(42);
+// `draw(n)` gives distinct pairs below n, each ordered pair equally often
+// (within 6 standard deviations of a binomial count), for n = 2, 3, 7.
+void ExpectDistinctUniformPairs(
+    const std::function<std::pair<size_t, size_t>(size_t)>& draw) {
   for (size_t n : {2u, 3u, 7u}) {
     std::vector<int> counts(n * n, 0);
     const int kDraws = 20000;
     for (int i = 0; i < kDraws; ++i) {
-      auto [a, b] = DrawDistinctPair(n, gen);
+      auto [a, b] = draw(n);
       ASSERT_LT(a, n);
       ASSERT_LT(b, n);
       ASSERT_NE(a, b);
@@ -24,7 +29,6 @@ TEST(DrawDistinctPairTest, AlwaysDistinctAndUniformOverOrderedPairs) {
     for (size_t a = 0; a < n; ++a) {
       for (size_t b = 0; b < n; ++b) {
         if (a == b) continue;
-        // 6 standard deviations of a binomial count.
         double sd = std::sqrt(expected * (1 - 1.0 / (n * (n - 1))));
         EXPECT_NEAR(counts[a * n + b], expected, 6 * sd) << n << " " << a << b;
       }
@@ -32,27 +36,16 @@ TEST(DrawDistinctPairTest, AlwaysDistinctAndUniformOverOrderedPairs) {
   }
 }
 
+TEST(DrawDistinctPairTest, AlwaysDistinctAndUniformOverOrderedPairs) {
+  std::mt19937_64 gen(42);
+  ExpectDistinctUniformPairs(
+      [&](size_t n) { return DrawDistinctPair(n, gen); });
+}
+
 TEST(DistinctPairFromBitsTest, AlwaysDistinctAndUniformOverOrderedPairs) {
   std::mt19937_64 gen(7);
-  for (size_t n : {2u, 3u, 7u}) {
-    std::vector<int> counts(n * n, 0);
-    const int kDraws = 20000;
-    for (int i = 0; i < kDraws; ++i) {
-      auto [a, b] = DistinctPairFromBits(n, gen());
-      ASSERT_LT(a, n);
-      ASSERT_LT(b, n);
-      ASSERT_NE(a, b);
-      ++counts[a * n + b];
-    }
-    double expected = static_cast<double>(kDraws) / (n * (n - 1));
-    for (size_t a = 0; a < n; ++a) {
-      for (size_t b = 0; b < n; ++b) {
-        if (a == b) continue;
-        double sd = std::sqrt(expected * (1 - 1.0 / (n * (n - 1))));
-        EXPECT_NEAR(counts[a * n + b], expected, 6 * sd) << n << " " << a << b;
-      }
-    }
-  }
+  ExpectDistinctUniformPairs(
+      [&](size_t n) { return DistinctPairFromBits(n, gen()); });
 }
 
 TEST(DistinctPairFromBitsTest, TheExtremeBitsStayInRange) {
