@@ -334,7 +334,11 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
                     picked->endpoint().address == call.last_endpoint;
          ++i) {
       absl::StatusOr<CallHandle> other = leg->balancer->Pick();
-      if (other.ok()) picked = std::move(other);
+      if (!other.ok()) continue;
+      // The pick given up was never sent: no verdict on its endpoint (a
+      // handle replaced by assignment would count as a success).
+      picked->Complete(CallOutcome::kCancelled);
+      picked = std::move(other);
     }
     return picked;
   };
@@ -369,11 +373,12 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
         legs_.For(split->backends()[i], split->key(i), routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
-    if (picked.ok() && leg->Stale()) {
+    if (picked.ok() && leg != legs_.apex() && leg->Stale()) {
       // The backend's policy came between For and the pick (a new
       // backend's discovery answers on its own thread, the policy before
       // the endpoints): a balancer made before it must not pick. For makes
       // the leg anew; a policy coming after this pick is a later event.
+      // (The apex's leg is never remade: For returns it as it is.)
       picked->Complete(CallOutcome::kCancelled);
       leg = legs_.For(split->backends()[i], split->key(i), routes, &kept);
       if (leg == nullptr) continue;
