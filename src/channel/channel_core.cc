@@ -373,12 +373,11 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
         legs_.For(split->backends()[i], split->key(i), routes, &kept);
     if (leg == nullptr) continue;
     absl::StatusOr<CallHandle> picked = pick_in(leg);
-    if (picked.ok() && leg != legs_.apex() && leg->Stale()) {
+    if (picked.ok() && legs_.Outdated(*leg)) {
       // The backend's policy came between For and the pick (a new
       // backend's discovery answers on its own thread, the policy before
       // the endpoints): a balancer made before it must not pick. For makes
       // the leg anew; a policy coming after this pick is a later event.
-      // (The apex's leg is never remade: For returns it as it is.)
       picked->Complete(CallOutcome::kCancelled);
       leg = legs_.For(split->backends()[i], split->key(i), routes, &kept);
       if (leg == nullptr) continue;

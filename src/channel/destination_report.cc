@@ -8,13 +8,18 @@
 #include "src/channel/destination.h"  // the class whose methods these are
 
 namespace mesh::internal {
+namespace {
+
+absl::Status ShutDownStatus(const std::string& target) {
+  return absl::UnavailableError(
+      absl::StrCat("mesh is shut down; call to '", target, "'"));
+}
+
+}  // namespace
 
 absl::Status Destination::NoEndpointsStatus() const {
   MutexLock lock(&mu_);
-  if (shut_down_) {
-    return absl::UnavailableError(
-        absl::StrCat("mesh is shut down; call to '", target_, "'"));
-  }
+  if (shut_down_) return ShutDownStatus(target_);
   if (!set_.has_update()) {
     std::string why =
         last_error_.ok()
@@ -87,10 +92,7 @@ void Destination::CollectGauges(std::vector<EndpointGauges>* out) const {
 
 absl::Status Destination::NoRoutesStatus() const {
   MutexLock lock(&mu_);
-  if (shut_down_) {
-    return absl::UnavailableError(
-        absl::StrCat("mesh is shut down; call to '", target_, "'"));
-  }
+  if (shut_down_) return ShutDownStatus(target_);
   if (!last_config_error_.ok()) {
     return absl::UnavailableError(
         absl::StrCat("no routes for target '", target_,

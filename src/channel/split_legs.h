@@ -65,6 +65,12 @@ class SplitLegs {
                            const Destination::Routes& routes, bool* kept);
   // The balancer statistics of the apex and of every backend's leg.
   std::vector<EndpointStats> Stats();
+  // True when `leg` is a split backend's leg made before its backend's
+  // latest policy, which For would make anew. The apex's leg never is:
+  // For returns it as it is.
+  bool Outdated(const Leg& leg) const {
+    return &leg != apex_.get() && leg.Stale();
+  }
   // The leg for the config's direct endpoint, made when it changes.
   std::shared_ptr<Leg> Direct(const std::shared_ptr<const Endpoint>& to);
 
