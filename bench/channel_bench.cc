@@ -29,15 +29,24 @@ struct Fixture {
 // A Mesh over StaticDiscovery with `endpoints` endpoints for "svc:80" and,
 // with `routes`, a route table like a service profile's: `routes` gRPC
 // method routes, the call matching the last one.
-Fixture MakeFixture(int endpoints, int routes) {
+// With `split` > 0, the target's config splits traffic evenly among `split`
+// backends ("b0.svc:80", ...), each with `endpoints` endpoints.
+Fixture MakeFixture(int endpoints, int routes, int split = 0) {
   auto discovery = StaticDiscovery::Create();
   std::vector<Endpoint> list;
   for (int i = 0; i < endpoints; ++i) {
     list.emplace_back(absl::StrCat("10.0.", i / 250, ".", i % 250 + 1, ":80"));
   }
-  (void)discovery->SetEndpoints("svc:80", std::move(list));
+  (void)discovery->SetEndpoints("svc:80", list);
+  ServiceConfig split_config;
+  for (int i = 0; i < split; ++i) {
+    std::string backend = absl::StrCat("b", i, ".svc:80");
+    (void)discovery->SetEndpoints(backend, list);
+    split_config.backends.push_back({backend, 1});
+  }
+  if (split > 0) (void)discovery->SetServiceConfig("svc:80", split_config);
   if (routes > 0) {
-    ServiceConfig config;
+    ServiceConfig config = split_config;
     for (int i = 0; i < routes; ++i) {
       config.routes.push_back(RouteBuilder(absl::StrCat("M", i))
                                   .GrpcMethod("bench.Svc", absl::StrCat("M", i))
@@ -99,6 +108,24 @@ void BM_ChannelCallRawSync(benchmark::State& state) {
   if (failed > 0) state.SkipWithError("calls failed");
 }
 BENCHMARK(BM_ChannelCallRawSync)->ArgNames({"routes"})->Arg(0)->Arg(1000);
+
+// A call whose target splits traffic among backends: the weighted draw and
+// the backend's leg, looked up in the channel's picker.
+void BM_ChannelCallSplit(benchmark::State& state) {
+  const int backends = static_cast<int>(state.range(0));
+  Fixture f = MakeFixture(100, 0, backends);
+  const std::string body(64, 'x');
+  CallOptions options;
+  int64_t failed = 0;
+  for (auto _ : state) {
+    f.channel->CallRawAsync("/bench.Svc/M", body, options, [&](CallResult r) {
+      if (!r.status.ok()) ++failed;
+      benchmark::DoNotOptimize(r);
+    });
+  }
+  if (failed > 0) state.SkipWithError("calls failed");
+}
+BENCHMARK(BM_ChannelCallSplit)->ArgNames({"backends"})->Arg(2)->Arg(8);
 
 }  // namespace
 }  // namespace mesh

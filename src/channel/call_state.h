@@ -16,6 +16,7 @@
 #include "mesh/channel.h"
 #include "src/balance/call_handle.h"
 #include "src/channel/channel_core.h"
+#include "src/channel/channel_picker.h"
 #include "src/channel/destination.h"
 #include "src/route/fault.h"
 
@@ -37,13 +38,11 @@ struct ChannelCore::Call {
   // The routes the call was matched with: they keep `route` and `metrics`
   // alive, and give the budget.
   std::shared_ptr<const Destination::Routes> routes;
-  // The routes whose split and direct endpoint the next attempt picks
-  // under: the current ones when the call came back from waiting; null:
-  // `routes`.
-  std::shared_ptr<const Destination::Routes> pick_routes;
-  const Destination::Routes& PickRoutes() const {
-    return pick_routes != nullptr ? *pick_routes : *routes;
-  }
+  // What the attempts pick from: the channel's picker when the call was
+  // routed, the current one after a wait. Null while the call waits for
+  // endpoints, so that a leg a newer picker drops can end (and release
+  // the calls waiting on its destination).
+  std::shared_ptr<const ChannelPicker> picker;
   const CompiledRoute* route = nullptr;
   RouteMetrics* metrics = nullptr;
   bool replayable = false;

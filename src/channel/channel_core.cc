@@ -54,9 +54,24 @@ ChannelCore::ChannelCore(std::string target, std::string authority,
       channel_id_(absl::Uniform<uint64_t>(absl::BitGen())),
       options_(options),
       mesh_(std::move(mesh)),
-      legs_(
+      pickers_(std::make_shared<PickerPublisher>(
           target_, options.balancer, mesh_,
-          std::make_shared<Leg>(std::move(destination), std::move(balancer))) {}
+          std::make_shared<Leg>(std::move(destination), std::move(balancer)))),
+      apex_(*pickers_->apex()->destination) {
+  pickers_->Listen(pickers_);
+}
+
+ChannelCore::~ChannelCore() { pickers_->Close(); }
+
+std::shared_ptr<const ChannelPicker> ChannelCore::PickerForCall() {
+  std::shared_ptr<const ChannelPicker> picker = pickers_->Current();
+  // The first config came after this picker was built and before the
+  // apex counted the change: build now, so the call sees its routes.
+  if (picker->awaits_routes && !apex_.AwaitsRoutes()) {
+    picker = pickers_->Rebuild();
+  }
+  return picker;
+}
 
 void ChannelCore::CallRawAsync(absl::string_view method, std::string request,
                                const CallOptions& options,
@@ -130,17 +145,16 @@ void ChannelCore::Start(absl::string_view method, std::string request,
   call->metadata = options.metadata;
   call->body = std::move(request);
   call->done = std::move(done);
-  if (legs_.apex()->destination->AwaitsRoutes()) {
-    return WaitForRoutes(std::move(call));
-  }
+  call->picker = PickerForCall();
+  if (call->picker->awaits_routes) return WaitForRoutes(std::move(call));
   RouteCall(std::move(call));
 }
 
 void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
-  call->routes = legs_.apex()->destination->routes();
-  call->route =
-      &call->routes->table->Match({"POST", call->method, &call->metadata});
-  call->metrics = call->routes->route_metrics[call->route->index].get();
+  call->routes = call->picker->routes;
+  const Destination::Routes& routes = *call->routes;
+  call->route = &routes.table->Match({"POST", call->method, &call->metadata});
+  call->metrics = routes.route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
   if (call->route->unmatched_fails) {
     // gRPC's words for it: nothing to wait for, nowhere to send it.
@@ -163,7 +177,7 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
       (call->route->is_retryable || options_.retry_connect_failures) &&
       call->route->retry_policy.max_attempts != 1 &&
       call->body.size() <= kMaxReplayBytes;
-  call->routes->budget->Deposit();
+  routes.budget->Deposit();
   if (!call->route->hash_policies.empty()) {
     call->hash = RequestHash(*call->route, &call->metadata, channel_id_);
   }
@@ -176,7 +190,7 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
 }
 
 void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
-  Destination& apex = *legs_.apex()->destination;
+  Destination& apex = apex_;
   const uint32_t limit = call->route->fault.max_active_faults;
   if (!apex.backend_policy().TryStartFault(limit))
     return StartAttempt(std::move(call));
@@ -190,7 +204,7 @@ void ChannelCore::ApplyFault(std::unique_ptr<Call> call) {
     absl::AnyInvocable<void()> resume = [self = shared_from_this(),
                                          call = std::move(call),
                                          past_deadline]() mutable {
-      self->legs_.apex()->destination->backend_policy().EndFault();
+      self->apex_.backend_policy().EndFault();
       call->waited = true;  // off the caller's thread from here
       if (past_deadline) {
         CallResult result;
@@ -230,19 +244,21 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
       mesh_->timers(),
       [self = shared_from_this(),
        call = std::move(call)](PickWaiter::Why why) mutable {
-        Destination& apex = *self->legs_.apex()->destination;
+        Destination& apex = self->apex_;
         bool inline_fire =
             why == PickWaiter::Why::kReady || why == PickWaiter::Why::kNever;
         if (!inline_fire) call->waited = true;
-        if (!apex.AwaitsRoutes() && !self->mesh_->shut_down() &&
+        call->picker = self->PickerForCall();
+        if (!call->picker->awaits_routes && !self->mesh_->shut_down() &&
             !call->cancelled()) {
           return self->RouteCall(std::move(call));
         }
         // No routes: the call fails like one that found no endpoints, with
         // the route metrics of the default route.
-        call->routes = apex.routes();
-        call->route = &call->routes->table->At(call->routes->table->size());
-        call->metrics = call->routes->route_metrics[call->route->index].get();
+        call->routes = call->picker->routes;
+        const Destination::Routes& routes = *call->routes;
+        call->route = &routes.table->At(routes.table->size());
+        call->metrics = routes.route_metrics[call->route->index].get();
         call->metrics->RecordRequest();
         absl::Status why_not = apex.NoRoutesStatus();
         CallResult result;
@@ -266,7 +282,7 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
         if (call->waited) DestroyLater([c = std::move(call)] {});
       },
       cancel);
-  switch (legs_.apex()->destination->AddRoutesWaiter(waiter)) {
+  switch (apex_.AddRoutesWaiter(waiter)) {
     case Destination::WaitResult::kReady:
       waiter->Fire(PickWaiter::Why::kReady);
       return;
@@ -282,41 +298,27 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
 
 absl::Status ChannelCore::WaitForEndpoints(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  Destination& apex = *legs_.apex()->destination;
-  if (apex.AwaitsRoutes() && !apex.WaitForRoutes(timeout)) {
-    return apex.NoRoutesStatus();
+  if (apex_.AwaitsRoutes() && !apex_.WaitForRoutes(timeout)) {
+    return apex_.NoRoutesStatus();
   }
-  std::shared_ptr<const Destination::Routes> current = apex.routes();
-  const Destination::Routes& routes = *current;
-  // (backend, key) of every split.
-  std::vector<std::pair<WeightedBackend, std::string>> backends;
-  auto add = [&backends](const std::shared_ptr<const TrafficSplit>& split) {
-    if (split == nullptr) return;
-    for (size_t i = 0; i < split->size(); ++i) {
-      backends.emplace_back(split->backends()[i], split->key(i));
-    }
-  };
-  add(routes.split);
-  for (size_t i = 0; i < routes.table->size(); ++i) {
-    add(routes.table->At(i).split);
-  }
+  std::shared_ptr<const ChannelPicker> picker = PickerForCall();
+  const auto backends = SplitBackendsOf(*picker->routes);
   if (backends.empty()) {
-    return apex.WaitForEndpoints(
+    return apex_.WaitForEndpoints(
         std::max(deadline - absl::Now(), absl::ZeroDuration()));
   }
   // Each backend in turn, until one has endpoints (each returns early once
   // discovery has answered).
   absl::Status first;
-  for (const auto& [b, key] : backends) {
-    bool kept = true;
-    std::shared_ptr<Leg> leg = legs_.For(b, key, routes, &kept);
+  for (const auto& [backend, key] : backends) {
+    const std::shared_ptr<Leg>* leg = picker->LegFor(*key);
     if (leg == nullptr) continue;
-    absl::Status s = leg->destination->WaitForEndpoints(
+    absl::Status s = (*leg)->destination->WaitForEndpoints(
         std::max(deadline - absl::Now(), absl::ZeroDuration()));
     if (s.ok()) return s;
     if (first.ok()) first = std::move(s);
   }
-  return first.ok() ? apex.NoEndpointsStatus() : first;
+  return first.ok() ? apex_.NoEndpointsStatus() : first;
 }
 
 absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
@@ -342,24 +344,33 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     }
     return picked;
   };
-  const Destination::Routes& routes = call.PickRoutes();
+  const ChannelPicker& picker = *call.picker;
+  const Destination::Routes& routes = *picker.routes;
   if (routes.direct != nullptr) {
-    std::shared_ptr<Leg> leg = legs_.Direct(routes.direct);
-    absl::StatusOr<CallHandle> picked =
-        leg ? leg->balancer->Pick() : absl::UnavailableError("");
-    if (!picked.ok()) return legs_.apex()->destination->NoEndpointsStatus();
-    return Picked{std::move(leg), *std::move(picked)};
+    absl::StatusOr<CallHandle> picked = picker.direct
+                                            ? picker.direct->balancer->Pick()
+                                            : absl::UnavailableError("");
+    if (!picked.ok()) return apex_.NoEndpointsStatus();
+    return Picked{picker.direct, *std::move(picked)};
   }
   const std::shared_ptr<const TrafficSplit>& split =
       call.route->split != nullptr ? call.route->split : routes.split;
   if (split == nullptr) {
-    absl::StatusOr<CallHandle> picked = pick_in(legs_.apex());
+    absl::StatusOr<CallHandle> picked = pick_in(picker.apex);
     if (!picked.ok()) {
-      wait_on->push_back(legs_.apex()->destination);
-      return legs_.apex()->destination->NoEndpointsStatus();
+      wait_on->push_back(picker.apex->destination);
+      return apex_.NoEndpointsStatus();
     }
-    return Picked{legs_.apex(), *std::move(picked)};
+    return Picked{picker.apex, *std::move(picked)};
   }
+  // The leg of a backend: the picker's; for a route matched under older
+  // routes than the picker's (a call back from waiting), a backend the
+  // picker no longer has gets a one-off leg.
+  auto leg_for = [this, &picker](const WeightedBackend& backend,
+                                 const std::string& key) {
+    const std::shared_ptr<Leg>* leg = picker.LegFor(key);
+    return leg != nullptr ? *leg : pickers_->OneOffLeg(backend);
+  };
   // A weighted draw among the backends; one with no endpoints is skipped
   // for this attempt while another has some.
   thread_local absl::InsecureBitGen gen;
@@ -368,25 +379,24 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
   for (size_t i = split->Draw(gen, excluded); i < split->size();
        i = split->Draw(gen, excluded)) {
     excluded |= uint64_t{1} << i;
-    bool kept = true;
-    std::shared_ptr<Leg> leg =
-        legs_.For(split->backends()[i], split->key(i), routes, &kept);
-    if (leg == nullptr) continue;
+    std::shared_ptr<Leg> leg = leg_for(split->backends()[i], split->key(i));
+    if (leg == nullptr) continue;  // the Mesh is shut down
     absl::StatusOr<CallHandle> picked = pick_in(leg);
-    if (picked.ok() && legs_.Outdated(*leg)) {
-      // The backend's policy came between For and the pick (a new
-      // backend's discovery answers on its own thread, the policy before
-      // the endpoints): a balancer made before it must not pick. For makes
-      // the leg anew; a policy coming after this pick is a later event.
+    if (picked.ok() && picker.Outdated(*leg)) {
+      // The backend's policy came after the picker was built and before
+      // its listener rebuilt it (a new backend's discovery answers on its
+      // own thread, the policy before the endpoints): a balancer made
+      // before it must not pick. A picker built now refits or remakes the
+      // leg; a policy coming after this pick is a later event.
       picked->Complete(CallOutcome::kCancelled);
-      leg = legs_.For(split->backends()[i], split->key(i), routes, &kept);
-      if (leg == nullptr) continue;
+      std::shared_ptr<const ChannelPicker> fresh = pickers_->Rebuild();
+      if (const std::shared_ptr<Leg>* again = fresh->LegFor(split->key(i))) {
+        leg = *again;
+      }
       picked = pick_in(leg);
     }
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
-    // Not on a one-off leg's destination: nothing else keeps it, so its
-    // discovery would start over each time the call came back to it.
-    if (kept) wait_on->push_back(leg->destination);
+    wait_on->push_back(leg->destination);
     absl::StrAppend(&why, why.empty() ? "" : "; ",
                     leg->destination->NoEndpointsStatus().message());
   }
@@ -417,8 +427,8 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     // endpoint: the config may have changed while it waited. (One whose
     // wait ran into its deadline picks once more, for the reason it found
     // no endpoint.)
-    if (call->waited) {
-      call->pick_routes = legs_.apex()->destination->routes();
+    if (call->waited || call->picker == nullptr) {
+      call->picker = PickerForCall();
     }
     std::vector<std::shared_ptr<Destination>> wait_on;
     picked = Pick(*call, &wait_on);
@@ -534,6 +544,7 @@ bool ChannelCore::Wait(
   }
   const absl::Duration wait = call->wait_until - now;
   std::shared_ptr<Cancellation> cancel = call->cancel;
+  call->picker.reset();  // see Call::picker
   // The waiter takes the call; until it fires nothing else touches it.
   auto waiter = std::make_shared<PickWaiter>(
       mesh_->timers(),

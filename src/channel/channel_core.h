@@ -18,9 +18,9 @@
 #include "mesh/mesh.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
+#include "src/channel/channel_picker.h"
 #include "src/channel/destination.h"
 #include "src/channel/mesh_core.h"
-#include "src/channel/split_legs.h"
 
 namespace mesh::internal {
 
@@ -33,6 +33,7 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
               const ChannelOptions& options, std::shared_ptr<MeshCore> mesh,
               std::shared_ptr<Destination> destination,
               std::unique_ptr<Balancer> balancer);
+  ~ChannelCore();
 
   const std::string& target() const { return target_; }
   void CallRawAsync(absl::string_view method, std::string request,
@@ -50,7 +51,7 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
                                           const CallOptions& options,
                                           StreamObserver* observer);
   // The target's balancer statistics, and those of its backends' legs.
-  std::vector<EndpointStats> Stats() { return legs_.Stats(); }
+  std::vector<EndpointStats> Stats() { return pickers_->Stats(); }
   // Channel::WaitForEndpoints: the routes first when the source requires
   // them, then the backends they send to (or the target itself).
   absl::Status WaitForEndpoints(absl::Duration timeout);
@@ -65,7 +66,7 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
 
   // Requests larger than this are not kept for replay, so never retried.
   static constexpr size_t kMaxReplayBytes = 64 * 1024;
-  Destination& destination() const { return *legs_.apex()->destination; }
+  Destination& destination() const { return apex_; }
 
  private:
   friend class StreamCall;
@@ -110,6 +111,9 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // get endpoints (not answered yet, or existing with none).
   absl::StatusOr<Picked> Pick(
       const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on);
+  // The current picker; one built before the first config is built anew
+  // once the config has come.
+  std::shared_ptr<const ChannelPicker> PickerForCall();
   // The status of a call its caller cancelled.
   absl::Status CancelledStatus() const;
   // Completes the call: route metrics, then the caller's callback. Without
@@ -123,7 +127,9 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   const uint64_t channel_id_;
   const ChannelOptions options_;
   const std::shared_ptr<MeshCore> mesh_;
-  SplitLegs legs_;
+  // Builds the pickers calls read; shared with its change listeners.
+  const std::shared_ptr<PickerPublisher> pickers_;
+  Destination& apex_;  // the target's destination (pickers_ keeps it)
 };
 
 // How an attempt counts for the endpoint's statistics, given whether its

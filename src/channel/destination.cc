@@ -21,6 +21,40 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
 
 void Destination::OnBackendPolicy(const BackendPolicy& policy) {
   backend_policy_.Apply(policy);
+  Changed();
+}
+
+uint64_t Destination::AddChangeListener(absl::AnyInvocable<void()> on_change) {
+  MutexLock lock(&listeners_mu_);
+  uint64_t id = next_listener_++;
+  listeners_.emplace_back(
+      id, std::make_shared<absl::AnyInvocable<void()>>(std::move(on_change)));
+  return id;
+}
+
+void Destination::RemoveChangeListener(uint64_t id) {
+  MutexLock lock(&listeners_mu_);
+  listeners_.erase(
+      std::remove_if(listeners_.begin(), listeners_.end(),
+                     [id](const auto& entry) { return entry.first == id; }),
+      listeners_.end());
+}
+
+void Destination::Changed() {
+  change_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  std::vector<Listener> listeners;
+  {
+    MutexLock lock(&listeners_mu_);
+    listeners.reserve(listeners_.size());
+    for (const auto& [id, listener] : listeners_) listeners.push_back(listener);
+  }
+  if (listeners.empty()) return;
+  // Not on the source's thread, which may hold the source's locks: a
+  // listener may subscribe to other destinations of the same source.
+  absl::AnyInvocable<void()> tell = [listeners = std::move(listeners)] {
+    for (const Listener& l : listeners) (*l)();
+  };
+  timers_->TryRunAfter(absl::ZeroDuration(), tell);
 }
 
 Destination::Destination(std::string target, std::string authority,
@@ -293,6 +327,9 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
     has_config_.store(true, std::memory_order_release);
     waiters = std::exchange(routes_waiters_, {});
   }
+  // After the routes and has_config_: a picker built at this epoch sees
+  // both.
+  Changed();
   Release(std::move(waiters));
 }
 

@@ -141,6 +141,19 @@ class Destination final : public EndpointObserver,
   // Each channel's balancer state of each endpoint, for the metrics.
   void CollectGauges(std::vector<EndpointGauges>* out) const;
 
+  // Counts the changes a channel's picker is built from: service configs
+  // and backend policies applied. Read before the state a picker is built
+  // from, so a picker that recorded it is current while it is unchanged.
+  // Lock-free.
+  uint64_t change_epoch() const {
+    return change_epoch_.load(std::memory_order_acquire);
+  }
+  // Runs `on_change` on the timer thread after each such change, until
+  // RemoveChangeListener(id). It must not block; it may outlive nothing it
+  // does not own (hold weak references).
+  uint64_t AddChangeListener(absl::AnyInvocable<void()> on_change);
+  void RemoveChangeListener(uint64_t id);
+
   // The last service config from discovery; nullopt until one arrives.
   std::optional<ServiceConfig> service_config() const;
 
@@ -174,6 +187,8 @@ class Destination final : public EndpointObserver,
   void Release(std::vector<std::shared_ptr<PickWaiter>> waiters);
   // Hands the set's current endpoints to `balancer`, shared (no copy).
   void Feed(Balancer* balancer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a change and tells the listeners, on the timer thread.
+  void Changed();
   // Compiles `config` into the next generation of routes.
   Routes RoutesFor(const ServiceConfig& config,
                    std::vector<std::string>* dropped);
@@ -218,6 +233,14 @@ class Destination final : public EndpointObserver,
   std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for the first config (routes_required_).
   std::vector<std::shared_ptr<PickWaiter>> routes_waiters_ ABSL_GUARDED_BY(mu_);
+
+  std::atomic<uint64_t> change_epoch_{0};
+  // The change listeners, shared with the tasks that run them.
+  using Listener = std::shared_ptr<absl::AnyInvocable<void()>>;
+  Mutex listeners_mu_;
+  uint64_t next_listener_ ABSL_GUARDED_BY(listeners_mu_) = 1;
+  std::vector<std::pair<uint64_t, Listener>> listeners_
+      ABSL_GUARDED_BY(listeners_mu_);
 
   // When OnConnectFailure last passed one on (Clock::Real() nanoseconds).
   std::atomic<int64_t> last_refresh_ns_{0};
