@@ -261,6 +261,33 @@ TEST(MeshTest, ChannelsForOneTargetShareDiscovery) {
   EXPECT_EQ(counting->subscribes(), 3);
 }
 
+// A channel's picker is built by the control path: the backends a config
+// splits to are subscribed when the config names them, before any call, and
+// a backend a newer config drops is let go of without a call either.
+TEST(MeshTest, SplitBackendsAreSubscribedWhenTheConfigNamesThem) {
+  auto statics = StaticDiscovery::Create();
+  auto counting = std::make_shared<testing::CountingDiscovery>(statics);
+  MeshOptions options;
+  options.discovery = counting;
+  auto mesh = *Mesh::Create(options);
+  auto channel = *mesh->NewChannel(kTarget);
+  EXPECT_EQ(counting->subscribes(), 1);  // the target itself
+  ServiceConfig split;
+  split.backends = {{"v1.books.test:7000", 1}, {"v2.books.test:7000", 1}};
+  ASSERT_TRUE(statics->SetServiceConfig(kTarget, split).ok());
+  EXPECT_TRUE(testing::WaitFor([&] { return counting->live() == 3; }))
+      << counting->live() << " subscriptions live";
+  EXPECT_EQ(counting->subscribes(), 3);
+  split.backends = {{"v1.books.test:7000", 1}};
+  ASSERT_TRUE(statics->SetServiceConfig(kTarget, split).ok());
+  EXPECT_TRUE(testing::WaitFor([&] { return counting->live() == 2; }))
+      << counting->live() << " subscriptions live";
+  EXPECT_EQ(counting->subscribes(), 3);  // v1 kept, not made again
+  channel.reset();
+  EXPECT_TRUE(testing::WaitFor([&] { return counting->live() == 0; }))
+      << counting->live() << " subscriptions live";
+}
+
 // Strings given in code reach Describe() as they are: invalid UTF-8 and
 // control characters in labels, identities and route names must still make
 // one valid JSON document (read back by protobuf's parser, which insists on
