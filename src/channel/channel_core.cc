@@ -151,8 +151,7 @@ void ChannelCore::Start(absl::string_view method, std::string request,
 }
 
 void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
-  call->routes = call->picker->routes;
-  const Destination::Routes& routes = *call->routes;
+  const Destination::Routes& routes = call->routes();
   call->route = &routes.table->Match({"POST", call->method, &call->metadata});
   call->metrics = routes.route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
@@ -248,15 +247,14 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
         bool inline_fire =
             why == PickWaiter::Why::kReady || why == PickWaiter::Why::kNever;
         if (!inline_fire) call->waited = true;
-        call->picker = self->PickerForCall();
+        call->SetPicker(self->PickerForCall());
         if (!call->picker->awaits_routes && !self->mesh_->shut_down() &&
             !call->cancelled()) {
           return self->RouteCall(std::move(call));
         }
         // No routes: the call fails like one that found no endpoints, with
         // the route metrics of the default route.
-        call->routes = call->picker->routes;
-        const Destination::Routes& routes = *call->routes;
+        const Destination::Routes& routes = call->routes();
         call->route = &routes.table->At(routes.table->size());
         call->metrics = routes.route_metrics[call->route->index].get();
         call->metrics->RecordRequest();
@@ -428,7 +426,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     // wait ran into its deadline picks once more, for the reason it found
     // no endpoint.)
     if (call->waited || call->picker == nullptr) {
-      call->picker = PickerForCall();
+      call->SetPicker(PickerForCall());
     }
     std::vector<std::shared_ptr<Destination>> wait_on;
     picked = Pick(*call, &wait_on);
@@ -544,7 +542,7 @@ bool ChannelCore::Wait(
   }
   const absl::Duration wait = call->wait_until - now;
   std::shared_ptr<Cancellation> cancel = call->cancel;
-  call->picker.reset();  // see Call::picker
+  call->SetPicker(nullptr);  // see Call::picker
   // The waiter takes the call; until it fires nothing else touches it.
   auto waiter = std::make_shared<PickWaiter>(
       mesh_->timers(),
@@ -634,7 +632,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         RetryBackoff(policy, static_cast<int>(call->attempts), gen);
     RetryVerdict verdict = DecideRetry(
         call->attempts, policy.max_attempts, absl::Now() + wait, call->deadline,
-        [&call] { return call->routes->budget->TryWithdraw(); });
+        [&call] { return call->routes().budget->TryWithdraw(); });
     if (verdict == RetryVerdict::kMaxAttempts) {
       call->metrics->RecordRetrySkipped(RetrySkipReason::kMaxAttempts);
     } else if (verdict == RetryVerdict::kBudget) {
