@@ -122,13 +122,12 @@ void Destination::Shutdown() {
     sub = std::move(subscription_);
     config_sub = std::move(config_subscription_);
   }
-  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  WaiterQueue::List waiters;
   {
     MutexLock lock(&mu_);
     shut_down_ = true;
     waiters = TakeSettledWaiters();
-    for (auto& w : routes_waiters_) waiters.push_back(std::move(w));
-    routes_waiters_.clear();
+    for (auto& w : routes_waiters_.TakeAll()) waiters.push_back(std::move(w));
   }
   Release(std::move(waiters));
   // Outside our locks: the source may be mid-delivery.
@@ -194,7 +193,7 @@ void Destination::OnEndpointUpdate(const EndpointUpdate& update) {
 
 void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
   std::vector<std::string> addresses;
-  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  WaiterQueue::List waiters;
   {
     MutexLock lock(&mu_);
     std::shared_ptr<const List> previous = set_.entries();
@@ -228,7 +227,7 @@ void Destination::ApplyEndpointUpdate(const EndpointUpdate& update) {
 }
 
 void Destination::OnDiscoveryError(const absl::Status& status) {
-  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  WaiterQueue::List waiters;
   {
     MutexLock lock(&mu_);
     last_error_ = status;
@@ -244,34 +243,24 @@ bool Destination::SettledLocked() const {
          absl::IsFailedPrecondition(last_error_) || shut_down_;
 }
 
-std::vector<std::shared_ptr<PickWaiter>> Destination::TakeSettledWaiters() {
+WaiterQueue::List Destination::TakeSettledWaiters() {
   if (waiters_.empty() || !SettledLocked()) return {};
-  return std::exchange(waiters_, {});
+  return waiters_.TakeAll();
 }
 
-void Destination::Release(std::vector<std::shared_ptr<PickWaiter>> waiters) {
-  if (waiters.empty()) return;
-  auto list = std::make_shared<std::vector<std::shared_ptr<PickWaiter>>>(
-      std::move(waiters));
-  absl::AnyInvocable<void()> fire = [list] {
-    for (const std::shared_ptr<PickWaiter>& w : *list) {
-      w->Fire(PickWaiter::Why::kReleased);
-    }
-  };
-  // Not on the source's thread: a released call may complete, and its
-  // callback must not run under the source's locks.
-  if (timers_->TryRunAfter(absl::ZeroDuration(), fire) != 0) return;
+void Destination::Release(WaiterQueue::List waiters) {
+  if (waiters.empty() || ReleaseOnTimer(*timers_, waiters)) return;
   // The Mesh is shutting down: its Shutdown() fires what still waits, on
   // its own thread, through this destination's Shutdown(). Hand them back,
   // ahead of any newer ones, unless that has happened already.
   {
     MutexLock lock(&mu_);
     if (!shut_down_) {
-      waiters_.insert(waiters_.begin(), list->begin(), list->end());
+      waiters_.PutBack(waiters);
       return;
     }
   }
-  fire();  // from Shutdown() itself, or a last update racing it
+  FireReleased(waiters);  // from Shutdown() itself, or a last update racing it
 }
 
 Destination::WaitResult Destination::AddWaiter(
@@ -279,14 +268,7 @@ Destination::WaitResult Destination::AddWaiter(
   MutexLock lock(&mu_);
   if (set_.size() > 0 && !shut_down_) return WaitResult::kReady;
   if (SettledLocked()) return WaitResult::kNever;
-  // Waiters that fired elsewhere (timeout, another backend) are dropped
-  // now and then, so the queue holds about the calls really waiting.
-  if (waiters_.size() >= 64 && (waiters_.size() & (waiters_.size() - 1)) == 0) {
-    waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
-                                  [](const auto& w) { return w->fired(); }),
-                   waiters_.end());
-  }
-  waiters_.push_back(std::move(waiter));
+  waiters_.Add(std::move(waiter));
   return WaitResult::kQueued;
 }
 
@@ -318,14 +300,14 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
   }
   routes_.Publish(std::make_unique<std::shared_ptr<const Routes>>(
       std::make_shared<const Routes>(std::move(next))));
-  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  WaiterQueue::List waiters;
   {
     MutexLock lock(&mu_);
     config_ = config;
     last_config_error_ = absl::OkStatus();
     // After the routes are published: a call released here matches them.
     has_config_.store(true, std::memory_order_release);
-    waiters = std::exchange(routes_waiters_, {});
+    waiters = routes_waiters_.TakeAll();
   }
   // After the routes and has_config_: a picker built at this epoch sees
   // both.
@@ -334,12 +316,12 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
 }
 
 void Destination::OnServiceConfigError(const absl::Status& status) {
-  std::vector<std::shared_ptr<PickWaiter>> waiters;
+  WaiterQueue::List waiters;
   {
     MutexLock lock(&mu_);
     last_config_error_ = status;
     // Calls waiting for a first config fail with this error.
-    waiters = std::exchange(routes_waiters_, {});
+    waiters = routes_waiters_.TakeAll();
   }
   Release(std::move(waiters));
 }
@@ -352,7 +334,7 @@ Destination::WaitResult Destination::AddRoutesWaiter(
   // The source said it will not answer (e.g. the server does not serve the
   // API): the call fails at once, naming why.
   if (absl::IsFailedPrecondition(last_config_error_)) return WaitResult::kNever;
-  routes_waiters_.push_back(std::move(waiter));
+  routes_waiters_.Add(std::move(waiter));
   return WaitResult::kQueued;
 }
 

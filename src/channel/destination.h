@@ -37,6 +37,7 @@
 #include "src/channel/endpoint_admission.h"
 #include "src/channel/endpoint_metrics_index.h"
 #include "src/channel/pick_waiter.h"
+#include "src/channel/waiter_queue.h"
 #include "src/metrics/metrics_registry.h"
 #include "src/model/endpoint_set.h"
 #include "src/route/retry_budget.h"
@@ -179,12 +180,11 @@ class Destination final : public EndpointObserver,
   using List = Set::List;
   // Takes the queued waiters if the destination has endpoints or a final
   // answer now.
-  std::vector<std::shared_ptr<PickWaiter>> TakeSettledWaiters()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  WaiterQueue::List TakeSettledWaiters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool SettledLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Fires `waiters` in order, on the timer thread (inline once it is
   // closed). Takes no lock of ours.
-  void Release(std::vector<std::shared_ptr<PickWaiter>> waiters);
+  void Release(WaiterQueue::List waiters);
   // Hands the set's current endpoints to `balancer`, shared (no copy).
   void Feed(Balancer* balancer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts a change and tells the listeners, on the timer thread.
@@ -230,9 +230,9 @@ class Destination final : public EndpointObserver,
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for endpoints, in arrival order (some may have fired
   // already, by timeout or through another destination).
-  std::vector<std::shared_ptr<PickWaiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  WaiterQueue waiters_ ABSL_GUARDED_BY(mu_);
   // Calls waiting for the first config (routes_required_).
-  std::vector<std::shared_ptr<PickWaiter>> routes_waiters_ ABSL_GUARDED_BY(mu_);
+  WaiterQueue routes_waiters_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<uint64_t> change_epoch_{0};
   // The change listeners, shared with the tasks that run them.
