@@ -35,27 +35,14 @@ struct ChannelCore::Call {
   FaultDraw fault;  // drawn when routed
   // For ring-hash backends: the route's hash of the call (none: random).
   std::optional<uint64_t> hash;
-  // What the attempts pick from: the channel's picker when the call was
-  // routed, the current one after a wait. Null while the call waits for
-  // endpoints, so that a leg a newer picker drops can end (and release
-  // the calls waiting on its destination).
+  // The routes the call was matched with: they keep `route` and `metrics`
+  // alive, and give the budget.
+  std::shared_ptr<const Destination::Routes> routes;
+  // The channel's picker as the call's routing read it, for the first
+  // attempt; null once taken. Each later attempt reads the current one, so
+  // a call holds no picker (and no backend's leg) between attempts or while
+  // it waits, and a leg a newer picker dropped can end.
   std::shared_ptr<const ChannelPicker> picker;
-  // The routes the call was matched with, once `picker` is no longer the
-  // picker they came from (until then it keeps them): they keep `route`
-  // and `metrics` alive, and give the budget.
-  std::shared_ptr<const Destination::Routes> matched;
-  const Destination::Routes& routes() const {
-    return matched != nullptr ? *matched : *picker->routes;
-  }
-  // Replaces `picker` (with null to let go of it), keeping the matched
-  // routes.
-  void SetPicker(std::shared_ptr<const ChannelPicker> next) {
-    if (route != nullptr && matched == nullptr && picker != nullptr &&
-        (next == nullptr || next->routes != picker->routes)) {
-      matched = picker->routes;
-    }
-    picker = std::move(next);
-  }
   const CompiledRoute* route = nullptr;
   RouteMetrics* metrics = nullptr;
   bool replayable = false;

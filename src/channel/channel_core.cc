@@ -151,7 +151,8 @@ void ChannelCore::Start(absl::string_view method, std::string request,
 }
 
 void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
-  const Destination::Routes& routes = call->routes();
+  call->routes = call->picker->routes;
+  const Destination::Routes& routes = *call->routes;
   call->route = &routes.table->Match({"POST", call->method, &call->metadata});
   call->metrics = routes.route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
@@ -247,14 +248,15 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
         bool inline_fire =
             why == PickWaiter::Why::kReady || why == PickWaiter::Why::kNever;
         if (!inline_fire) call->waited = true;
-        call->SetPicker(self->PickerForCall());
+        call->picker = self->PickerForCall();
         if (!call->picker->awaits_routes && !self->mesh_->shut_down() &&
             !call->cancelled()) {
           return self->RouteCall(std::move(call));
         }
         // No routes: the call fails like one that found no endpoints, with
         // the route metrics of the default route.
-        const Destination::Routes& routes = call->routes();
+        call->routes = call->picker->routes;
+        const Destination::Routes& routes = *call->routes;
         call->route = &routes.table->At(routes.table->size());
         call->metrics = routes.route_metrics[call->route->index].get();
         call->metrics->RecordRequest();
@@ -320,7 +322,8 @@ absl::Status ChannelCore::WaitForEndpoints(absl::Duration timeout) {
 }
 
 absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
-    const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on) {
+    const Call& call, const ChannelPicker& picker,
+    std::vector<std::shared_ptr<Destination>>* wait_on) {
   auto pick_in =
       [&call](const std::shared_ptr<Leg>& leg) -> absl::StatusOr<CallHandle> {
     if (call.hash) {
@@ -342,14 +345,21 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     }
     return picked;
   };
-  const ChannelPicker& picker = *call.picker;
-  const Destination::Routes& routes = *picker.routes;
+  // The split and direct endpoint of the routes the call was matched with;
+  // a call back from waiting, the current ones.
+  const Destination::Routes& routes =
+      call.waited ? *picker.routes : *call.routes;
   if (routes.direct != nullptr) {
-    absl::StatusOr<CallHandle> picked = picker.direct
-                                            ? picker.direct->balancer->Pick()
-                                            : absl::UnavailableError("");
+    // A retry under older routes whose direct endpoint has changed since
+    // goes there once.
+    std::shared_ptr<Leg> leg =
+        picker.direct != nullptr && *picker.routes->direct == *routes.direct
+            ? picker.direct
+            : pickers_->DirectLeg(routes.direct);
+    absl::StatusOr<CallHandle> picked =
+        leg ? leg->balancer->Pick() : absl::UnavailableError("");
     if (!picked.ok()) return apex_.NoEndpointsStatus();
-    return Picked{picker.direct, *std::move(picked)};
+    return Picked{std::move(leg), *std::move(picked)};
   }
   const std::shared_ptr<const TrafficSplit>& split =
       call.route->split != nullptr ? call.route->split : routes.split;
@@ -361,12 +371,13 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     }
     return Picked{picker.apex, *std::move(picked)};
   }
-  // The leg of a backend: the picker's; for a route matched under older
-  // routes than the picker's (a call back from waiting), a backend the
-  // picker no longer has gets a one-off leg.
+  // The leg of a backend: the picker's; for a split of routes older than
+  // the picker's (a retry, or a route matched before a wait), a backend the
+  // picker no longer has gets a one-off leg (`*one_off`).
   auto leg_for = [this, &picker](const WeightedBackend& backend,
-                                 const std::string& key) {
+                                 const std::string& key, bool* one_off) {
     const std::shared_ptr<Leg>* leg = picker.LegFor(key);
+    *one_off = leg == nullptr;
     return leg != nullptr ? *leg : pickers_->OneOffLeg(backend);
   };
   // A weighted draw among the backends; one with no endpoints is skipped
@@ -377,7 +388,9 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
   for (size_t i = split->Draw(gen, excluded); i < split->size();
        i = split->Draw(gen, excluded)) {
     excluded |= uint64_t{1} << i;
-    std::shared_ptr<Leg> leg = leg_for(split->backends()[i], split->key(i));
+    bool one_off = false;
+    std::shared_ptr<Leg> leg =
+        leg_for(split->backends()[i], split->key(i), &one_off);
     if (leg == nullptr) continue;  // the Mesh is shut down
     absl::StatusOr<CallHandle> picked = pick_in(leg);
     if (picked.ok() && picker.Outdated(*leg)) {
@@ -394,9 +407,16 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
       picked = pick_in(leg);
     }
     if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
-    wait_on->push_back(leg->destination);
     absl::StrAppend(&why, why.empty() ? "" : "; ",
                     leg->destination->NoEndpointsStatus().message());
+    if (one_off) {
+      // Not waited on: nothing else keeps its destination, so its
+      // discovery would start over each time the call came back to it.
+      // It may be that destination's last owner: not on this thread.
+      DestroyLater([l = std::move(leg)] {});
+      continue;
+    }
+    wait_on->push_back(leg->destination);
   }
   if (mesh_->shut_down()) {
     return absl::UnavailableError(
@@ -425,11 +445,10 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     // endpoint: the config may have changed while it waited. (One whose
     // wait ran into its deadline picks once more, for the reason it found
     // no endpoint.)
-    if (call->waited || call->picker == nullptr) {
-      call->SetPicker(PickerForCall());
-    }
+    std::shared_ptr<const ChannelPicker> picker = std::move(call->picker);
+    if (picker == nullptr || call->waited) picker = PickerForCall();
     std::vector<std::shared_ptr<Destination>> wait_on;
-    picked = Pick(*call, &wait_on);
+    picked = Pick(*call, *picker, &wait_on);
     if (picked.ok() && absl::Now() >= call->deadline) {
       picked->handle.Complete(CallOutcome::kCancelled);
       early = absl::DeadlineExceededError(
@@ -542,7 +561,6 @@ bool ChannelCore::Wait(
   }
   const absl::Duration wait = call->wait_until - now;
   std::shared_ptr<Cancellation> cancel = call->cancel;
-  call->SetPicker(nullptr);  // see Call::picker
   // The waiter takes the call; until it fires nothing else touches it.
   auto waiter = std::make_shared<PickWaiter>(
       mesh_->timers(),
@@ -632,7 +650,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         RetryBackoff(policy, static_cast<int>(call->attempts), gen);
     RetryVerdict verdict = DecideRetry(
         call->attempts, policy.max_attempts, absl::Now() + wait, call->deadline,
-        [&call] { return call->routes().budget->TryWithdraw(); });
+        [&call] { return call->routes->budget->TryWithdraw(); });
     if (verdict == RetryVerdict::kMaxAttempts) {
       call->metrics->RecordRetrySkipped(RetrySkipReason::kMaxAttempts);
     } else if (verdict == RetryVerdict::kBudget) {

@@ -106,11 +106,13 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // off gRPC's threads); a retry moves `call` on.
   void OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
                      TransportResponse response);
-  // The backend and endpoint for the call's next attempt, or the status to
-  // fail it with; then `wait_on` lists the destinations tried that may still
-  // get endpoints (not answered yet, or existing with none).
+  // The backend and endpoint for the call's next attempt, from `picker`'s
+  // legs, or the status to fail it with; then `wait_on` lists the destinations
+  // tried that may still get endpoints (not answered yet, or existing with
+  // none).
   absl::StatusOr<Picked> Pick(
-      const Call& call, std::vector<std::shared_ptr<Destination>>* wait_on);
+      const Call& call, const ChannelPicker& picker,
+      std::vector<std::shared_ptr<Destination>>* wait_on);
   // The current picker; one built before the first config is built anew
   // once the config has come.
   std::shared_ptr<const ChannelPicker> PickerForCall();

@@ -37,6 +37,10 @@ SplitBackendsOf(const Destination::Routes& routes) {
   return out;
 }
 
+ChannelPicker::~ChannelPicker() {
+  if (!legs.empty()) DestroyLater([l = std::move(legs)] {});
+}
+
 PickerPublisher::PickerPublisher(std::string target,
                                  const BalancerOptions& options,
                                  std::shared_ptr<MeshCore> mesh,
@@ -154,30 +158,27 @@ std::shared_ptr<const ChannelPicker> PickerPublisher::Rebuild() {
       if (last.direct != nullptr && last.routes->direct != nullptr &&
           *last.routes->direct == *to) {
         picker->direct = last.direct;
-      } else if (absl::StatusOr<std::unique_ptr<Balancer>> balancer =
-                     Balancer::Create(options_);
-                 balancer.ok()) {
-        (*balancer)->SetEndpoints({*to});
-        picker->direct = std::make_shared<Leg>(
-            apex_->destination, *std::move(balancer), /*attach=*/false);
+      } else {
+        picker->direct = DirectLeg(to);
       }
     }
     next = std::move(picker);
     previous = std::exchange(current_, next);
     cell_.Publish(std::make_unique<std::shared_ptr<const ChannelPicker>>(next));
   }
-  // The last picker may be the last owner of legs the new one dropped, and
-  // of their destinations and transports: those end on DestroyLater's
-  // thread, not this one, which may be a gRPC callback thread.
-  bool drops = previous->direct != nullptr && previous->direct != next->direct;
-  for (const auto& [key, leg] : previous->legs) {
-    if (drops) break;
-    auto kept = next->legs.find(key);
-    drops = leg != nullptr && leg != apex_ &&
-            (kept == next->legs.end() || kept->second != leg);
-  }
-  if (drops) DestroyLater([p = std::move(previous)] {});
+  // `previous` may be the last owner of legs the new one dropped: its
+  // destructor hands them to DestroyLater.
   return next;
+}
+
+std::shared_ptr<Leg> PickerPublisher::DirectLeg(
+    const std::shared_ptr<const Endpoint>& to) {
+  absl::StatusOr<std::unique_ptr<Balancer>> balancer =
+      Balancer::Create(options_);
+  if (!balancer.ok()) return nullptr;
+  (*balancer)->SetEndpoints({*to});
+  return std::make_shared<Leg>(apex_->destination, *std::move(balancer),
+                               /*attach=*/false);
 }
 
 std::shared_ptr<Leg> PickerPublisher::OneOffLeg(

@@ -30,6 +30,15 @@
 namespace mesh::internal {
 
 struct ChannelPicker {
+  ChannelPicker() = default;
+  ChannelPicker(const ChannelPicker&) = delete;
+  ChannelPicker& operator=(const ChannelPicker&) = delete;
+  // Its legs may be the last owners of their destinations (a newer picker
+  // dropped them): they end on DestroyLater's thread, not on the thread
+  // that lets go of the picker, which may be a gRPC callback thread or the
+  // timer thread.
+  ~ChannelPicker();
+
   // The target's routes it was built from.
   std::shared_ptr<const Destination::Routes> routes;
   // The target's own leg (the same in every picker of a channel).
@@ -97,10 +106,13 @@ class PickerPublisher {
   // reusing the legs of the last one that still fit; returns it.
   std::shared_ptr<const ChannelPicker> Rebuild();
 
-  // A leg for a backend no current picker has (of a route matched under
-  // older routes), used for one attempt; null when its destination cannot
-  // be made.
+  // A leg for a backend no current picker has (of a split of older
+  // routes), used for one attempt; null when its destination cannot be
+  // made.
   std::shared_ptr<Leg> OneOffLeg(const WeightedBackend& backend);
+  // A leg over the direct endpoint `to` alone (not attached to the apex's
+  // set); null if no balancer can be made.
+  std::shared_ptr<Leg> DirectLeg(const std::shared_ptr<const Endpoint>& to);
 
   // The balancer statistics of the apex and of every backend's leg.
   std::vector<EndpointStats> Stats();

@@ -20,8 +20,8 @@ Destination::Routes Destination::RoutesFor(const ServiceConfig& config,
 }
 
 void Destination::OnBackendPolicy(const BackendPolicy& policy) {
-  backend_policy_.Apply(policy);
-  Changed();
+  // A policy sent again unchanged (xDS resends) builds no picker.
+  if (backend_policy_.Apply(policy)) Changed();
 }
 
 uint64_t Destination::AddChangeListener(absl::AnyInvocable<void()> on_change) {

@@ -265,12 +265,10 @@ TEST(MeshTest, ChannelsForOneTargetShareDiscovery) {
 // splits to are subscribed when the config names them, before any call, and
 // a backend a newer config drops is let go of without a call either.
 TEST(MeshTest, SplitBackendsAreSubscribedWhenTheConfigNamesThem) {
-  auto statics = StaticDiscovery::Create();
-  auto counting = std::make_shared<testing::CountingDiscovery>(statics);
-  MeshOptions options;
-  options.discovery = counting;
-  auto mesh = *Mesh::Create(options);
-  auto channel = *mesh->NewChannel(kTarget);
+  testing::CountedStaticMesh m;
+  auto& statics = m.statics;
+  auto& counting = m.counting;
+  auto channel = *m.mesh->NewChannel(kTarget);
   EXPECT_EQ(counting->subscribes(), 1);  // the target itself
   ServiceConfig split;
   split.backends = {{"v1.books.test:7000", 1}, {"v2.books.test:7000", 1}};

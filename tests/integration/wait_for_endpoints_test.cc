@@ -230,11 +230,10 @@ TEST_F(WaitForEndpointsTest, SplitBackendsAnsweringLateHoldTheFirstCalls) {
 TEST(WaitForEndpointsSplitTest,
      CallsWaitingOnARemovedBackendFollowTheNewSplit) {
   auto backends = testing::StartBackends(1);
-  auto statics = StaticDiscovery::Create();
-  auto counting = std::make_shared<testing::CountingDiscovery>(statics);
-  MeshOptions options;
-  options.discovery = counting;
-  auto mesh = *Mesh::Create(options);
+  testing::CountedStaticMesh m;
+  auto& statics = m.statics;
+  auto& counting = m.counting;
+  auto& mesh = m.mesh;
   ServiceConfig to_v3;
   to_v3.backends = {{"v3.books.test:7000", 1}};  // never answered
   ASSERT_TRUE(statics->SetServiceConfig(kTarget, to_v3).ok());
@@ -269,6 +268,44 @@ TEST(WaitForEndpointsSplitTest,
   EXPECT_EQ(backends[0]->calls_received(), 21);
   // v1 subscribed once; v3 not again.
   EXPECT_EQ(counting->subscribes(), subscribes_before + 1);
+}
+
+// A call matched to a route whose split names a backend that never
+// answers waits on that backend. A new config drops the route and the
+// backend: the backend's destination ends and releases the call, which
+// picks once more under the route it was matched with (the backend gets a
+// one-off leg, not waited on) and fails at once, naming it — rather than
+// waiting on a new destination for that backend, releasing it, and so on,
+// starting the backend's discovery over each time.
+TEST(WaitForEndpointsSplitTest, ACallWaitingOnARoutesBackendThatGoesEndsOnce) {
+  testing::CountedStaticMesh m;
+  auto& statics = m.statics;
+  auto& counting = m.counting;
+  ServiceConfig with_route;
+  Route route = RouteBuilder("say").GrpcMethod("test.Echo", "Say").Build();
+  route.backends = {{"v3.books.test:7000", 1}};  // never answered
+  with_route.routes.push_back(route);
+  ASSERT_TRUE(statics->SetServiceConfig(kTarget, with_route).ok());
+  ChannelOptions patient;
+  patient.fail_fast_timeout = absl::Seconds(60);
+  auto channel = *m.mesh->NewChannel(kTarget, patient);
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return channel->service_config().has_value(); }));
+  ASSERT_TRUE(testing::WaitFor([&] { return counting->subscribes() == 2; }))
+      << "the route's backend is subscribed with the config";
+  Results results(1);
+  channel->CallRawAsync(kMethod, "x", {}, results.For(0));
+  EXPECT_EQ(results.done(), 0);
+  const int subscribes_before = counting->subscribes();
+
+  ASSERT_TRUE(statics->SetServiceConfig(kTarget, ServiceConfig{}).ok());
+  ASSERT_TRUE(results.WaitAll(absl::Seconds(20)));
+  EXPECT_EQ(results.at(0).status.code(), absl::StatusCode::kUnavailable)
+      << results.at(0).status;
+  EXPECT_THAT(std::string(results.at(0).status.message()),
+              HasSubstr("v3.books.test:7000"));
+  // One one-off subscription at most for the last pick.
+  EXPECT_LE(counting->subscribes(), subscribes_before + 1);
 }
 
 TEST_F(WaitForEndpointsTest, DestroyingTheMeshEndsWaitingCalls) {

@@ -16,6 +16,14 @@ StaticMesh::StaticMesh() : discovery(StaticDiscovery::Create()) {
   mesh = *Mesh::Create(options);
 }
 
+CountedStaticMesh::CountedStaticMesh()
+    : statics(StaticDiscovery::Create()),
+      counting(std::make_shared<CountingDiscovery>(statics)) {
+  MeshOptions options;
+  options.discovery = counting;
+  mesh = *Mesh::Create(options);
+}
+
 void StaticMesh::Configure(Channel& channel, const std::string& target,
                            const ServiceConfig& config) {
   ASSERT_TRUE(discovery->SetServiceConfig(target, config).ok());

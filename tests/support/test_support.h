@@ -108,6 +108,15 @@ class CountingDiscovery final : public DiscoverySource {
       std::make_shared<std::atomic<int>>(0);
 };
 
+// A Mesh over a StaticDiscovery whose subscriptions are counted: `statics`
+// to set endpoints and configs, `counting` to see what the Mesh subscribes.
+struct CountedStaticMesh {
+  CountedStaticMesh();
+  std::shared_ptr<StaticDiscovery> statics;
+  std::shared_ptr<CountingDiscovery> counting;
+  std::unique_ptr<Mesh> mesh;
+};
+
 }  // namespace mesh::testing
 
 #endif  // MESH_TESTS_SUPPORT_TEST_SUPPORT_H_
