@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
 
@@ -45,7 +46,29 @@ struct Recorder {
   }
 };
 
-TEST(WaiterQueueTest, TakesInArrivalOrderAndPutsBackAhead) {
+// A fired waiter hands its callback to DestroyLater, whose thread starts on
+// first use. Each test waits until that thread has destroyed one more
+// holder: a thread still starting when the program exits is reported by
+// LeakSanitizer (its start-up allocations).
+class WaiterQueueTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    auto destroyed = std::make_shared<Notification>();
+    struct NotifyOnDestroy {
+      std::shared_ptr<Notification> n;
+      explicit NotifyOnDestroy(std::shared_ptr<Notification> to)
+          : n(std::move(to)) {}
+      NotifyOnDestroy(NotifyOnDestroy&&) = default;
+      ~NotifyOnDestroy() {
+        if (n != nullptr) n->Notify();
+      }
+    };
+    DestroyLater([holder = NotifyOnDestroy(destroyed)] {});
+    EXPECT_TRUE(destroyed->WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+};
+
+TEST_F(WaiterQueueTest, TakesInArrivalOrderAndPutsBackAhead) {
   auto timers = std::make_shared<TimerThread>();
   Recorder rec;
   WaiterQueue queue;
@@ -64,7 +87,7 @@ TEST(WaiterQueueTest, TakesInArrivalOrderAndPutsBackAhead) {
                                    PickWaiter::Why::kReleased));
 }
 
-TEST(WaiterQueueTest, WaitersThatFiredElsewhereAreDroppedAsItGrows) {
+TEST_F(WaiterQueueTest, WaitersThatFiredElsewhereAreDroppedAsItGrows) {
   auto timers = std::make_shared<TimerThread>();
   Recorder rec;
   WaiterQueue queue;
@@ -82,19 +105,22 @@ TEST(WaiterQueueTest, WaitersThatFiredElsewhereAreDroppedAsItGrows) {
   EXPECT_FALSE(left[1]->fired());
 }
 
-TEST(WaiterQueueTest, ReleaseFiresInOrderOnTheTimerThread) {
+TEST_F(WaiterQueueTest, ReleaseFiresInOrderOnTheTimerThread) {
   auto timers = std::make_shared<TimerThread>();
   Recorder rec;
   WaiterQueue::List list = {rec.Waiter(timers, 1), rec.Waiter(timers, 2)};
   ASSERT_TRUE(ReleaseOnTimer(*timers, list));
   ASSERT_TRUE(rec.AwaitFired(2));
+  // Until the release task has ended, the timer thread may still be
+  // unlocking rec.mu: Close waits for it, so `rec` outlives its last use.
+  timers->Close();
   MutexLock lock(&rec.mu);
   ASSERT_THAT(rec.order, ElementsAre(1, 2));
   EXPECT_NE(rec.threads[0], std::this_thread::get_id());
   EXPECT_EQ(rec.threads[0], rec.threads[1]);
 }
 
-TEST(WaiterQueueTest, AClosedTimerThreadLeavesTheWaitersWithTheCaller) {
+TEST_F(WaiterQueueTest, AClosedTimerThreadLeavesTheWaitersWithTheCaller) {
   auto timers = std::make_shared<TimerThread>();
   Recorder rec;
   WaiterQueue::List list = {rec.Waiter(timers, 1), rec.Waiter(timers, 2)};
