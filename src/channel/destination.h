@@ -150,8 +150,8 @@ class Destination final : public EndpointObserver,
     return change_epoch_.load(std::memory_order_acquire);
   }
   // Runs `on_change` on the timer thread after each such change, until
-  // RemoveChangeListener(id). It must not block; it may outlive nothing it
-  // does not own (hold weak references).
+  // RemoveChangeListener(id). It must not block, and should hold only weak
+  // references to what it rebuilds (a queued run may outlive its owner).
   uint64_t AddChangeListener(absl::AnyInvocable<void()> on_change);
   void RemoveChangeListener(uint64_t id);
 
