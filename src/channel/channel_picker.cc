@@ -10,13 +10,12 @@ namespace {
 
 // The placeholder a publisher starts and closes with: no legs, never
 // current.
-std::unique_ptr<std::shared_ptr<const ChannelPicker>> Placeholder(
+std::shared_ptr<const ChannelPicker> Placeholder(
     const std::shared_ptr<Leg>& apex) {
   auto picker = std::make_shared<ChannelPicker>();
   picker->routes = apex->destination->routes();
   picker->apex_epoch = std::numeric_limits<uint64_t>::max();
-  return std::make_unique<std::shared_ptr<const ChannelPicker>>(
-      std::move(picker));
+  return picker;
 }
 
 }  // namespace
@@ -49,8 +48,8 @@ PickerPublisher::PickerPublisher(std::string target,
       options_(options),
       mesh_(std::move(mesh)),
       apex_(std::move(apex)),
-      current_(*Placeholder(apex_)),
-      cell_(Placeholder(apex_)) {}
+      current_(Placeholder(apex_)),
+      cell_(std::make_unique<std::shared_ptr<const ChannelPicker>>(current_)) {}
 
 PickerPublisher::~PickerPublisher() = default;
 
@@ -193,8 +192,9 @@ void PickerPublisher::Close() {
   {
     MutexLock lock(&mu_);
     closed_ = true;
-    last = std::exchange(current_, *Placeholder(apex_));
-    cell_.Publish(Placeholder(apex_));
+    last = std::exchange(current_, Placeholder(apex_));
+    cell_.Publish(
+        std::make_unique<std::shared_ptr<const ChannelPicker>>(current_));
   }
   // `last` ends here unless calls still hold it.
 }

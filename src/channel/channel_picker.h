@@ -6,7 +6,7 @@
 //
 //   std::shared_ptr<const ChannelPicker> picker = publisher.Current();
 //   const CompiledRoute& route = picker->routes->table->Match(request);
-//   const Leg* leg = picker->LegFor(split->key(i));
+//   const std::shared_ptr<Leg>* leg = picker->LegFor(split->key(i));
 //
 // ChannelPicker: immutable once published, so thread-safe.
 // PickerPublisher: thread-safe.
@@ -41,7 +41,8 @@ struct ChannelPicker {
 
   // The target's routes it was built from.
   std::shared_ptr<const Destination::Routes> routes;
-  // The target's own leg (the same in every picker of a channel).
+  // The target's own leg (the same in every picker of a channel; null in
+  // the placeholder a publisher starts and closes with).
   std::shared_ptr<Leg> apex;
   // The leg of each backend of the routes' splits, by TrafficSplit::key (a
   // backend that names the target itself has the apex's). A backend whose
