@@ -91,13 +91,43 @@ TEST(NotificationTest, WaitersReturnOnceNotifiedAndMayDestroyIt) {
   EXPECT_FALSE(never.WaitForNotificationWithTimeout(absl::Milliseconds(5)));
 }
 
+// Ends a CondVar wait that the code under test fails to end: unless
+// Finished() comes within 10 s, sets *rescued under `mu` and signals `cv`,
+// so that the test fails on its assertion instead of hanging. Declare it
+// before the test takes `mu` (its destructor joins a thread that may lock
+// it).
+class Rescuer {
+ public:
+  Rescuer(Mutex* mu, CondVar* cv, bool* rescued)
+      : thread_([this, mu, cv, rescued] {
+          if (finished_.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+            return;
+          }
+          {
+            MutexLock lock(mu);
+            *rescued = true;
+          }
+          cv->SignalAll();
+        }) {}
+  ~Rescuer() {
+    if (!finished_.HasBeenNotified()) finished_.Notify();
+    thread_.join();
+  }
+
+ private:
+  Notification finished_;  // before thread_, which reads it
+  std::thread thread_;
+};
+
 // The signaller starts while this thread holds the lock, so it can set
-// `ready` only once Wait has released it; without its Signal this test
-// hangs (an Unlock alone does not wake a CondVar's waiter).
+// `ready` only once Wait has released it; without its Signal the wait
+// lasts until the rescue (an Unlock alone does not wake a CondVar's waiter).
 TEST(CondVarTest, WaitReturnsOnceSignalledAndHoldsTheLockAgain) {
   Mutex mu;
   CondVar cv;
   bool ready = false;
+  bool rescued = false;
+  Rescuer rescue(&mu, &cv, &rescued);
   std::thread signaller;
   {
     MutexLock lock(&mu);
@@ -111,6 +141,7 @@ TEST(CondVarTest, WaitReturnsOnceSignalledAndHoldsTheLockAgain) {
     while (!ready) cv.Wait(&mu);
     mu.AssertHeld();
     EXPECT_TRUE(ready);
+    EXPECT_FALSE(rescued) << "the Signal did not wake the wait";
   }
   signaller.join();
 }
@@ -128,11 +159,14 @@ TEST(CondVarTest, WaitUntilSaysItTimedOutAtTheDeadline) {
 
 // A CondVar wait releases the lock: a conditional waiter on the same Mutex
 // must see what this thread changed before it began to wait (without that
-// wake-up this test hangs: no Unlock comes between the change and the wait).
+// wake-up both wait until the rescue: no Unlock comes between the change
+// and the wait).
 TEST(CondVarTest, WaitingOnACondVarWakesTheMutexsConditionWaiters) {
   Mutex mu;
   CondVar cv;
   bool watching = false, changed = false, seen = false;
+  bool rescued = false;
+  Rescuer rescue(&mu, &cv, &rescued);
   std::thread watcher([&] {
     MutexLock lock(&mu);
     watching = true;
@@ -144,7 +178,8 @@ TEST(CondVarTest, WaitingOnACondVarWakesTheMutexsConditionWaiters) {
   // Once the lock is ours with `watching` set, the watcher is in Await.
   mu.Await(absl::Condition(&watching));
   changed = true;
-  while (!seen) cv.Wait(&mu);
+  while (!seen && !rescued) cv.Wait(&mu);
+  EXPECT_FALSE(rescued) << "the watcher did not see the change";
   mu.Unlock();
   watcher.join();
   mu.Lock();
