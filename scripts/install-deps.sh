@@ -10,6 +10,8 @@ packages=(
   libc-ares-dev libabsl-dev libre2-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
+  # lld links the test command's builds (scripts/test.sh).
+  lld
   openssl python3
   # The DNS discovery tests' DNS server.
   dnsmasq-base
