@@ -49,13 +49,13 @@ step_times() {
 }
 trap step_times EXIT
 
-# The trees link with lld: about 50 test programs and the tools in each,
-# each linked in a quarter to a half of the default linker's (ld.bfd) time.
+# The trees link with lld: about 50 test programs and the tools in each
+# (an ASan test program: 0.9 s against the default ld.bfd's 3.2 s).
 lld=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
   -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld)
 
-# -O1 -g1: optimized code under test, line tables in backtraces; about 40 %
-# less compile time than -O2 -g (the TSan tree below is optimized too).
+# -O1 -g1: optimized code under test, line tables in backtraces; a file
+# compiles in ~60 % of its time at -O2 -g (the TSan tree is optimized too).
 step "build (-O1 -g1, -Werror)"
 cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMESH_WERROR=ON \
@@ -118,8 +118,8 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   step "TSan build (concurrency and integration tests)"
   cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DMESH_WERROR=ON \
-    "${lld[@]}" -DMESH_SANITIZE=thread -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
-    -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
+    "${lld[@]}" -DMESH_SANITIZE=thread -DMESH_BUILD_EXAMPLES=OFF \
+    -DMESH_BUILD_TOOLS=OFF -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build/tsan -j"$jobs" --target mesh_threaded_tests
   step "tests under TSan"
   # tests/tsan.supp: reports inside Debian's uninstrumented gRPC and Abseil.

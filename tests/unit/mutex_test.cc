@@ -91,9 +91,9 @@ TEST(NotificationTest, WaitersReturnOnceNotifiedAndMayDestroyIt) {
   EXPECT_FALSE(never.WaitForNotificationWithTimeout(absl::Milliseconds(5)));
 }
 
-// Ends a CondVar wait that the code under test fails to end: unless
-// Finished() comes within 10 s, sets *rescued under `mu` and signals `cv`,
-// so that the test fails on its assertion instead of hanging. Declare it
+// Ends a CondVar wait that the code under test fails to end: unless it is
+// destroyed within 10 s, sets *rescued under `mu` and signals `cv`, so
+// that the test fails on its assertion instead of hanging. Declare it
 // before the test takes `mu` (its destructor joins a thread that may lock
 // it).
 class Rescuer {
