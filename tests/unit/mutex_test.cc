@@ -110,7 +110,7 @@ class Rescuer {
           cv->SignalAll();
         }) {}
   ~Rescuer() {
-    if (!finished_.HasBeenNotified()) finished_.Notify();
+    finished_.Notify();
     thread_.join();
   }
 
