@@ -121,12 +121,17 @@ thread_local const void* cancelling_call = nullptr;
 }  // namespace
 
 struct GrpcTransport::Call {
+  // Declared first, so destroyed last: the context holds the channel too,
+  // and its reference must not be the last. gRPC's library is not built
+  // for TSan, so a last release inside ~ClientContext frees the channel
+  // after an acquire TSan cannot see (a false race with RetainOnly's
+  // release on another thread, seen in CI).
+  std::shared_ptr<grpc::Channel> channel;
   grpc::ClientContext context;
   std::string tls_address;  // empty: plaintext
   grpc::ByteBuffer request;
   grpc::ByteBuffer response;
   Callback done;
-  std::shared_ptr<grpc::Channel> channel;
   std::shared_ptr<Cancellation> cancel;
   uint64_t cancel_watch = 0;
 };
@@ -515,6 +520,7 @@ class GrpcTransport::Stream final
   }
 
   GrpcTransport* const transport_;
+  // Before context_, which holds the channel too (see Call).
   const std::shared_ptr<grpc::Channel> channel_;
   const std::string tls_address_;
   TransportStreamObserver* const observer_;
