@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/log_capture.h"
@@ -18,10 +19,12 @@ namespace mesh {
 namespace {
 
 using testing::ClaOf;
+using testing::DiscoveryRequest;
 using ::testing::HasSubstr;
 using testing::kCla;
 using testing::kCluster;
 using testing::kEds;
+using testing::kLds;
 using testing::kRds;
 using testing::LogCapture;
 using testing::MakeRoutes;
@@ -90,6 +93,42 @@ TEST_F(XdsHostileTest, ResponsesOfATypeNeverAskedForAreLoggedOnceAPeriod) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_LT(lines[0].size(), 1024u);
   EXPECT_TRUE(Call().status.ok());
+}
+
+// A server whose every answer cannot be parsed (a version that is not
+// UTF-8). The client ends each stream naming the message, and waits longer
+// before each new one (the fixture's backoff: 50 ms doubling to 200 ms,
+// each wait drawn from the upper half). The waits once restarted from
+// 50 ms after every stream that had received anything, bad or not, and the
+// log said only CANCELLED.
+TEST_F(XdsHostileTest, UnparseableResponsesEndTheStreamAndTheBackoffGrows) {
+  ASSERT_NO_FATAL_FAILURE(MakeMesh());
+  LogCapture log;
+  testing::ScriptedAdsServer::DiscoveryResponse bad =
+      testing::MakeResponse(kLds, "\xff", {});
+  for (int stream = 1; stream <= 4; ++stream) {
+    ASSERT_TRUE(Await(
+        kLds, [](const DiscoveryRequest&) { return true; }, stream));
+    ASSERT_TRUE(server_->Send(bad));
+  }
+  ASSERT_TRUE(log.WaitForLine(
+      {"could not parse a", "DiscoveryResponse", "reconnecting in"}));
+  std::vector<std::string> lines;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    lines = LinesWith(log, "reconnecting in ");
+    return lines.size() >= 3;
+  }));
+  std::vector<absl::Duration> waits;
+  for (const std::string& line : lines) {
+    EXPECT_THAT(line, HasSubstr("could not parse a")) << line;
+    absl::Duration wait;
+    const size_t at = line.rfind("reconnecting in ") + 16;
+    ASSERT_TRUE(absl::ParseDuration(line.substr(at), &wait)) << line;
+    waits.push_back(wait);
+  }
+  // The third wait is drawn from [100 ms, 200 ms].
+  EXPECT_GE(waits[2], absl::Milliseconds(100)) << lines[2];
+  EXPECT_LE(waits[0], absl::Milliseconds(50)) << lines[0];
 }
 
 TEST_F(XdsHostileTest,

@@ -451,6 +451,9 @@ class XdsClient::Call final
   }
 
   grpc::ClientContext context;
+  // Under client_->mu_: why this client cancelled the stream (a message it
+  // could not parse); empty if it did not.
+  std::string rejection;
 
  private:
   // REQUIRES: client_->mu_ held.
@@ -729,7 +732,7 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
   if (absl::Status s = ParseReceived(bytes, &response); !s.ok()) {
     gpr_log(GPR_ERROR, "mesh: xds: %s; ending the stream",
             std::string(s.message()).c_str());
-    stream_state_.last_error = std::string(s.message());
+    call->rejection = std::string(s.message());
     call->context.TryCancel();
     return;
   }
@@ -896,7 +899,11 @@ void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
     }
   }
   if (shut_down_) return;
-  if (got_responses) backoff_.Reset();
+  // A stream that delivered was healthy, unless this client ended it for a
+  // message it could not parse: a server that sends one good message and
+  // then a bad one would otherwise be asked again every backoff_min.
+  const bool rejected = !call->rejection.empty();
+  if (got_responses && !rejected) backoff_.Reset();
   const bool wanted = !targets_.empty() || !clusters_.empty();
   if (std::exchange(ending_on_purpose_, false)) {
     // Ended because nothing was watched; a watch that came meanwhile gets a
@@ -906,12 +913,16 @@ void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
   }
   if (!wanted) return;
   absl::Duration wait = backoff_.Next(gen_);
-  stream_state_.last_error =
-      status.ok()
-          ? std::string("stream ended by the server")
-          : absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(
-                             status.error_code())),
-                         ": ", QuotedText(status.error_message()));
+  if (rejected) {
+    stream_state_.last_error = call->rejection;
+  } else if (status.ok()) {
+    stream_state_.last_error = "stream ended by the server";
+  } else {
+    stream_state_.last_error =
+        absl::StrCat(absl::StatusCodeToString(
+                         static_cast<absl::StatusCode>(status.error_code())),
+                     ": ", QuotedText(status.error_message()));
+  }
   gpr_log(
       GPR_ERROR, "mesh: xds: stream to %s ended (%s); reconnecting in %s",
       bootstrap_.servers[0].server_uri.c_str(),
