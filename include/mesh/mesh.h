@@ -43,23 +43,6 @@ class ChannelCore;
 class MeshCore;
 }  // namespace internal
 
-// TLS for the Observe server (MeshOptions::tap_tls). Empty cert_chain_pem:
-// plaintext, served to peers on this host only. Set: mutual TLS, served to
-// clients whose certificate names an allowed identity, wherever they are.
-struct TapTlsOptions {
-  // The server's certificate chain, PEM. Empty: no TLS.
-  std::string cert_chain_pem;
-  // The server's private key, PEM. Required with cert_chain_pem.
-  std::string private_key_pem;
-  // CA certificates, PEM, that client certificates must chain to. Required
-  // with TLS: every client must present a certificate it verifies.
-  std::string client_ca_pem;
-  // Client identities allowed to tap, compared exactly with the client
-  // certificate's SAN URIs and DNS names and its subject CN (e.g.
-  // "spiffe://cluster.local/ns/linkerd-viz/sa/tap"). Not empty with TLS.
-  std::vector<std::string> allowed_identities;
-};
-
 struct MeshOptions {
   // Where endpoints come from for targets written "name:port", and for
   // "scheme:///name:port" with its DiscoverySource::Scheme(). Required.

@@ -24,11 +24,9 @@
 #include "absl/time/time.h"
 #include "mesh/cancellation.h"
 #include "mesh/endpoint.h"
+#include "mesh/metadata.h"
 
 namespace mesh {
-
-// Header (metadata) name/value pairs, in order; names are lower case.
-using Metadata = std::vector<std::pair<std::string, std::string>>;
 
 // The payload under which a failed call's status keeps the server's error
 // details (absl::Status::GetPayload): the serialized google.rpc.Status that

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "mesh/channel.h"
+#include "mesh/metadata.h"
 
 namespace mesh::internal {
 

@@ -32,7 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "mesh/mesh.h"
+#include "mesh/tap.h"
 #include "src/tap/tap_hub.h"
 
 namespace grpc {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The dependency rule (scripts/check-deps.py): the tree keeps to it, and the
 # checker does catch a break — a model file that includes gRPC, a balancer
-# file that includes the channel, a public header that includes src/ — on
+# file that includes the channel, a public header that includes src/, a
+# model file that includes the channel's public header, a public header of
+# the model that includes the channel's, a public header no part owns — on
 # a copy of the tree, naming file, line and rule.
 #
 #   tests/rules/check_deps_test.sh SOURCE_DIR
@@ -21,6 +23,9 @@ cp -r "$src/src" "$src/include" "$tmp/"
 printf '#include <grpcpp/grpcpp.h>\n' >>"$tmp/src/model/endpoint.cc"
 printf '#include "src/channel/destination.h"\n' >>"$tmp/src/balance/peak_ewma.cc"
 printf '#include "src/model/endpoint_set.h"\n' >>"$tmp/include/mesh/endpoint.h"
+printf '#include "mesh/channel.h"\n' >>"$tmp/src/model/address.cc"
+printf '#include "mesh/mesh.h"\n' >>"$tmp/include/mesh/tls.h"
+printf '// nobody owns this\n' >"$tmp/include/mesh/orphan.h"
 got=0
 "$check" "$tmp" >"$tmp/out" || got=$?
 [[ "$got" -eq 1 ]] || fail "a broken tree passed (exit $got): $(cat "$tmp/out")"
@@ -28,7 +33,13 @@ grep -qE '^src/model/endpoint\.cc:[0-9]+: includes grpcpp/grpcpp\.h: src/model m
   fail "gRPC in the model not named: $(cat "$tmp/out")"
 grep -qE '^src/balance/peak_ewma\.cc:[0-9]+: includes src/channel/destination\.h: src/balance may not depend on src/channel' "$tmp/out" ||
   fail "an edge running up not named: $(cat "$tmp/out")"
-grep -qE '^include/mesh/endpoint\.h:[0-9]+: includes src/model/endpoint_set\.h: a public header' "$tmp/out" ||
+grep -qE '^include/mesh/endpoint\.h:[0-9]+: includes src/model/endpoint_set\.h: a public header of src/model may include only public headers' "$tmp/out" ||
   fail "a public header including src/ not named: $(cat "$tmp/out")"
-grep -q "3 include(s) break the rule" "$tmp/out" || fail "count: $(cat "$tmp/out")"
+grep -qE '^src/model/address\.cc:[0-9]+: includes mesh/channel\.h: src/model may not depend on src/channel' "$tmp/out" ||
+  fail "an edge running up through a public header not named: $(cat "$tmp/out")"
+grep -qE '^include/mesh/tls\.h:[0-9]+: includes mesh/mesh\.h: a public header of src/model may not depend on src/channel' "$tmp/out" ||
+  fail "a public header including a higher part's not named: $(cat "$tmp/out")"
+grep -qE '^include/mesh/orphan\.h: a public header with no owning part' "$tmp/out" ||
+  fail "an unowned public header not named: $(cat "$tmp/out")"
+grep -q "6 break(s) of the rule" "$tmp/out" || fail "count: $(cat "$tmp/out")"
 echo PASS

@@ -19,7 +19,7 @@
 #include "google/protobuf/arena.h"
 #include "src/base/destroy_later.h"
 #include "src/base/utf8.h"
-#include "src/discovery/stream_watch.h"
+#include "src/discovery/common/stream_watch.h"
 #include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_dns_cluster.h"
 #include "src/discovery/xds/xds_service_config.h"

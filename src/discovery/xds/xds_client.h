@@ -49,10 +49,10 @@
 #include "absl/time/time.h"
 #include "mesh/discovery.h"
 #include "mesh/xds.h"
+#include "src/base/backoff.h"
 #include "src/base/log_limiter.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
-#include "src/discovery/linkerd/backoff.h"
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/xds_resources.h"
 

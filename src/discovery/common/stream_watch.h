@@ -20,8 +20,8 @@
 //   watch.Stop();  // no hook runs after this returns
 //
 // Thread-safe. Hooks are called one at a time, never after Stop() returns.
-#ifndef MESH_SRC_DISCOVERY_STREAM_WATCH_H_
-#define MESH_SRC_DISCOVERY_STREAM_WATCH_H_
+#ifndef MESH_SRC_DISCOVERY_COMMON_STREAM_WATCH_H_
+#define MESH_SRC_DISCOVERY_COMMON_STREAM_WATCH_H_
 
 #include <google/protobuf/message.h>
 #include <grpcpp/generic/generic_stub.h>
@@ -36,9 +36,9 @@
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "mesh/discovery.h"
+#include "src/base/backoff.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
-#include "src/discovery/linkerd/backoff.h"
 
 namespace mesh::internal {
 
@@ -111,4 +111,4 @@ absl::Status ToAbslStatus(const grpc::Status& status);
 
 }  // namespace mesh::internal
 
-#endif  // MESH_SRC_DISCOVERY_STREAM_WATCH_H_
+#endif  // MESH_SRC_DISCOVERY_COMMON_STREAM_WATCH_H_

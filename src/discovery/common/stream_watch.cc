@@ -1,4 +1,4 @@
-#include "src/discovery/stream_watch.h"
+#include "src/discovery/common/stream_watch.h"
 
 #include <grpc/support/log.h>
 #include <grpcpp/support/proto_buffer_reader.h>

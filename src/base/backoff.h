@@ -8,8 +8,8 @@
 //   backoff.Reset();
 //
 // Thread-compatible.
-#ifndef MESH_SRC_DISCOVERY_LINKERD_BACKOFF_H_
-#define MESH_SRC_DISCOVERY_LINKERD_BACKOFF_H_
+#ifndef MESH_SRC_BASE_BACKOFF_H_
+#define MESH_SRC_BASE_BACKOFF_H_
 
 #include <algorithm>
 
@@ -42,4 +42,4 @@ class ExponentialBackoff {
 
 }  // namespace mesh::internal
 
-#endif  // MESH_SRC_DISCOVERY_LINKERD_BACKOFF_H_
+#endif  // MESH_SRC_BASE_BACKOFF_H_
