@@ -21,14 +21,19 @@
 #   FUZZ_SECONDS=600 scripts/fuzz.sh        # longer
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh      # a number of inputs each instead
 #   FUZZ_TARGETS=route_table_fuzz scripts/fuzz.sh
+#   FUZZ_BUILD_DIR=build/asan-clang scripts/fuzz.sh
+#                                           # in an existing clang tree (the
+#                                           # test command's ASan tree: no
+#                                           # second build of the protos)
 #
 # Inputs libFuzzer finds interesting accumulate in build/fuzz/corpus/TARGET
-# across runs; a crash is written to build/fuzz/artifacts/ and fails the
-# script. Reproduce one with: build/fuzz/tests/fuzz/TARGET FILE
+# (in FUZZ_BUILD_DIR if set) across runs; a crash is written to
+# build/fuzz/artifacts/ and fails the script. Reproduce one with:
+# build/fuzz/tests/fuzz/TARGET FILE
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${root}/build/fuzz"
+build="${FUZZ_BUILD_DIR:-${root}/build/fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
 runs="${FUZZ_RUNS:-}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
@@ -36,14 +41,19 @@ read -r -a targets <<<"${FUZZ_TARGETS:-linkerd_convert_fuzz control_plane_config
 
 "${root}/scripts/install-deps.sh"
 
-cmake -S "${root}" -B "${build}" \
-  -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DMESH_BUILD_FUZZERS=ON \
-  -DMESH_BUILD_TESTS=ON \
-  -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
-  -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
+if [[ -n "${FUZZ_BUILD_DIR:-}" ]]; then
+  # The tree keeps its own settings; the fuzzers are added to it.
+  cmake -S "${root}" -B "${build}" -DMESH_BUILD_FUZZERS=ON >/dev/null
+else
+  cmake -S "${root}" -B "${build}" \
+    -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DMESH_BUILD_FUZZERS=ON \
+    -DMESH_BUILD_TESTS=ON \
+    -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
+    -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
+fi
 cmake --build "${build}" -j"${jobs}" --target "${targets[@]}" \
   linkerd_convert_seeds xds_convert_seeds
 

@@ -13,10 +13,11 @@
 #      the suite builds the library once for both);
 #   3. an ASan+UBSan build (clang) running the unit, integration and CLI
 #      tests (the tools built with the sanitizers too);
-#   4. the libFuzzer targets (Linkerd conversion, the control plane's
-#      config reader, the route table, xDS conversion, the xDS bootstrap
-#      reader, DNS answers, the tap match reader), each for a bounded time
-#      (MESH_FUZZ_SECONDS each, default 10; scripts/fuzz.sh runs them longer);
+#   4. the libFuzzer targets, built in the ASan tree (Linkerd conversion,
+#      the control plane's config reader, the route table, xDS conversion,
+#      the xDS bootstrap reader, DNS answers, the tap match reader), each
+#      for a bounded time (MESH_FUZZ_SECONDS each, default 10;
+#      scripts/fuzz.sh runs them longer);
 #   5. a TSan build running the concurrency and integration tests;
 #   and, after step 2, the Bazel build (library, tools, tests) and its unit
 #   tests, offline against the same system libraries (scripts/bazel.sh).
@@ -69,8 +70,11 @@ step "rules: the part graph (scripts/check-deps.py)"
 scripts/check-deps.py
 
 step "rules: clang's thread-safety analysis of the library (-Wthread-safety -Werror)"
+# -g0: the analysis is at compile time, and the install checks need no
+# debug information.
 CXX=clang++ cmake -S . -B build/thread-safety -DCMAKE_BUILD_TYPE=Debug \
-  -DMESH_WERROR=ON -DMESH_THREAD_SAFETY=ON -DBUILD_SHARED_LIBS=ON \
+  -DCMAKE_CXX_FLAGS_DEBUG=-g0 "${lld[@]}" -DMESH_WERROR=ON \
+  -DMESH_THREAD_SAFETY=ON -DBUILD_SHARED_LIBS=ON \
   -DMESH_BUILD_TESTS=OFF -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
   -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build/thread-safety -j"$jobs" --target mesh mesh_xds
@@ -101,11 +105,13 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
   # files and lines, and the builds take less time.
   # clang: its unoptimized ASan code compiles in about 60 % of gcc's time;
   # and a second compiler's warnings and sanitizers.
-  step "ASan+UBSan build (clang)"
+  # The libFuzzer targets are built in this tree too (step 4 runs them):
+  # the protos and tests they share are compiled once for both.
+  step "ASan+UBSan build (clang), with the libFuzzer targets"
   CXX=clang++ cmake -S . -B build/asan-clang -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DMESH_WERROR=ON "${lld[@]}" \
     -DMESH_SANITIZE=address,undefined -DMESH_BUILD_TOOLS=ON \
-    -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
+    -DMESH_BUILD_FUZZERS=ON -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build/asan-clang -j"$jobs"
   step "tests under ASan+UBSan (the CLI test runs the tools built so)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 \
@@ -113,7 +119,8 @@ if [ "${MESH_SANITIZERS:-1}" != 0 ]; then
     ctest --test-dir build/asan-clang -j"$jobs" -LE install
 
   step "fuzz: Linkerd conversion, config reader, route table, xDS conversion, xDS bootstrap, DNS answers, tap match reader (${MESH_FUZZ_SECONDS:-10} s each)"
-  FUZZ_SECONDS="${MESH_FUZZ_SECONDS:-10}" FUZZ_BUILD_JOBS="$jobs" scripts/fuzz.sh
+  FUZZ_SECONDS="${MESH_FUZZ_SECONDS:-10}" FUZZ_BUILD_JOBS="$jobs" \
+    FUZZ_BUILD_DIR=build/asan-clang scripts/fuzz.sh
 
   step "TSan build (concurrency and integration tests)"
   cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -99,6 +99,12 @@ void CheckRequestMatch(const mesh::RequestMatch& m) {
       break;
     case Kind::kHeader:
       mesh::fuzz::Fail("Linkerd profiles have no header matches");
+    case Kind::kPathPrefix:
+    case Kind::kPathExact:
+    case Kind::kFraction:
+      // xDS's forms: a profile's path is a regex, and it has no fractions.
+      mesh::fuzz::Fail("Linkerd profiles have no prefix, exact-path or "
+                       "fraction matches");
   }
   for (const mesh::RequestMatch& c : m.children) CheckRequestMatch(c);
 }
