@@ -92,7 +92,7 @@ def classify(header):
     for lib, pattern in OUTSIDE:
         if pattern.search(header):
             return "outside", lib
-    return "free", None  # mesh/..., absl/..., the C and C++ libraries
+    return "free", None  # absl/..., the C and C++ libraries
 
 
 def check_file(root, path, parts, libs, rule_name, problems, public=False):
