@@ -376,6 +376,10 @@ TEST(EjectionTest, AFastFailingBackendLosesItsTrafficAndWinsItBackHealed) {
   ChannelOptions options;
   options.balancer.ejection_consecutive_failures = 5;
   options.balancer.ejection_base = absl::Seconds(1);
+  // An endpoint with no sample yet looks cheaper than a 2 ms one, so the bad
+  // one is tried at once. With the default (30 ms), a run whose first picks
+  // all missed it never picked it again: both loads gave it 0 calls.
+  options.balancer.default_rtt = absl::Microseconds(100);
   options.retry_connect_failures = false;
   auto channel = *f.mesh->NewChannel(kTarget, options);  // no retries
   const std::string bad = backends[0]->address();
