@@ -103,8 +103,9 @@ void CheckRequestMatch(const mesh::RequestMatch& m) {
     case Kind::kPathExact:
     case Kind::kFraction:
       // xDS's forms: a profile's path is a regex, and it has no fractions.
-      mesh::fuzz::Fail("Linkerd profiles have no prefix, exact-path or "
-                       "fraction matches");
+      mesh::fuzz::Fail(
+          "Linkerd profiles have no prefix, exact-path or "
+          "fraction matches");
   }
   for (const mesh::RequestMatch& c : m.children) CheckRequestMatch(c);
 }
