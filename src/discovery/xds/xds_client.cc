@@ -19,6 +19,7 @@
 #include "google/protobuf/arena.h"
 #include "src/base/destroy_later.h"
 #include "src/base/utf8.h"
+#include "src/discovery/common/queued_observers.h"
 #include "src/discovery/common/stream_watch.h"
 #include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_dns_cluster.h"
@@ -353,8 +354,11 @@ struct XdsClient::TypeState {
 
 struct XdsClient::TargetWatch {
   std::string target;
-  ServiceConfigObserver* config;
-  EndpointObserver* endpoints;
+  // The subscriber's observers (null: not asked for), reached after mu_ is
+  // released, through `gate`.
+  std::shared_ptr<DeliveryGate> gate = std::make_shared<DeliveryGate>();
+  std::unique_ptr<QueuedConfigs> config;
+  std::unique_ptr<QueuedEndpoints> endpoints;
   // What was delivered last: built from these two, held so that their
   // addresses stay theirs (null: a failure, then `failure` is its message).
   std::shared_ptr<const AnyResource> listener;
@@ -380,7 +384,10 @@ struct XdsClient::DnsWatch {
 
 struct XdsClient::ClusterWatch {
   std::string cluster;
-  EndpointObserver* endpoints;
+  // The subscriber's observer, reached after mu_ is released, through
+  // `gate`.
+  std::shared_ptr<DeliveryGate> gate = std::make_shared<DeliveryGate>();
+  std::unique_ptr<QueuedEndpoints> endpoints;
   // What was delivered last: the Cluster it came from (null: a failure,
   // then `failure` is its message), the ClusterLoadAssignment (EDS).
   std::shared_ptr<const AnyResource> cluster_resource;
@@ -440,9 +447,17 @@ class XdsClient::Call final
       return;
     }
     got_responses_ = true;
-    client_->OnResponse(this, message_);
+    XdsClient* const client = client_;
+    client->OnResponse(this, message_);
     message_.Clear();
+    // The next response is read (and ACKed) while this one's deliveries
+    // run: a slow observer holds up neither the stream nor other clusters.
+    // The hold keeps the call, and so the client (Shutdown waits for the
+    // call's end), alive until they have run.
+    AddHold();
     StartRead(&message_);
+    client->serializer_.DrainQueue();
+    RemoveHold();  // may end the call: `this` is not used after
   }
 
   void OnDone(const grpc::Status& status) override {
@@ -527,11 +542,16 @@ void XdsClient::Shutdown() {
   dns.reset();
   if (reconnect != 0) timers_->Cancel(reconnect);
   timers_->Close();
-  MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](XdsClient* c)
-           ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->call_ == nullptr; },
-      this));
+  {
+    MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](XdsClient* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return c->call_ == nullptr && c->callbacks_draining_ == 0;
+        },
+        this));
+  }
+  // Deliveries still running on another thread end before the client does.
+  serializer_.WaitUntilIdle();
 }
 
 std::unique_ptr<DiscoverySubscription> XdsClient::WatchTarget(
@@ -539,8 +559,14 @@ std::unique_ptr<DiscoverySubscription> XdsClient::WatchTarget(
     EndpointObserver* endpoints) {
   auto watch = std::make_unique<TargetWatch>();
   watch->target = target;
-  watch->config = config;
-  watch->endpoints = endpoints;
+  if (config != nullptr) {
+    watch->config =
+        std::make_unique<QueuedConfigs>(config, &serializer_, watch->gate);
+  }
+  if (endpoints != nullptr) {
+    watch->endpoints =
+        std::make_unique<QueuedEndpoints>(endpoints, &serializer_, watch->gate);
+  }
   const void* key = watch.get();
   {
     MutexLock lock(&mu_);
@@ -548,6 +574,7 @@ std::unique_ptr<DiscoverySubscription> XdsClient::WatchTarget(
     UpdateSubscriptionsLocked();
     NotifyLocked();
   }
+  serializer_.DrainQueue();
   return std::make_unique<Subscription>(shared_from_this(), key);
 }
 
@@ -555,7 +582,8 @@ std::unique_ptr<DiscoverySubscription> XdsClient::WatchCluster(
     const std::string& cluster, EndpointObserver* endpoints) {
   auto watch = std::make_unique<ClusterWatch>();
   watch->cluster = cluster;
-  watch->endpoints = endpoints;
+  watch->endpoints =
+      std::make_unique<QueuedEndpoints>(endpoints, &serializer_, watch->gate);
   const void* key = watch.get();
   {
     MutexLock lock(&mu_);
@@ -563,17 +591,29 @@ std::unique_ptr<DiscoverySubscription> XdsClient::WatchCluster(
     UpdateSubscriptionsLocked();
     NotifyLocked();
   }
+  serializer_.DrainQueue();
   return std::make_unique<Subscription>(shared_from_this(), key);
 }
 
 void XdsClient::Unwatch(const void* watch) {
-  MutexLock lock(&mu_);
-  auto is_it = [watch](const auto& w) { return w.get() == watch; };
-  targets_.erase(std::remove_if(targets_.begin(), targets_.end(), is_it),
-                 targets_.end());
-  clusters_.erase(std::remove_if(clusters_.begin(), clusters_.end(), is_it),
-                  clusters_.end());
-  UpdateSubscriptionsLocked();
+  std::shared_ptr<DeliveryGate> gate;
+  {
+    MutexLock lock(&mu_);
+    auto take = [watch, &gate](auto& watches) {
+      for (auto it = watches.begin(); it != watches.end(); ++it) {
+        if (it->get() != watch) continue;
+        gate = (*it)->gate;
+        watches.erase(it);
+        return;
+      }
+    };
+    take(targets_);
+    take(clusters_);
+    UpdateSubscriptionsLocked();
+  }
+  // Deliveries queued for it are dropped; one running on another thread is
+  // waited for.
+  if (gate != nullptr) gate->Close(serializer_);
 }
 
 XdsClient::Entry* XdsClient::Find(ResourceType type, const std::string& name) {
@@ -680,6 +720,7 @@ void XdsClient::ArmTimersLocked(ResourceType type) {
                         auto self = weak.lock();
                         if (self == nullptr) return;
                         self->OnResourceTimeout(type, name, number);
+                        self->serializer_.DrainQueue();
                         // Possibly the last owner: not destroyed on its own
                         // timer thread.
                         DestroyLater([self = std::move(self)] {});
@@ -887,7 +928,20 @@ void XdsClient::OnResponse(Call* call, const grpc::ByteBuffer& bytes) {
 
 void XdsClient::OnCallDone(Call* call, const grpc::Status& status,
                            bool got_responses) {
+  {
+    MutexLock lock(&mu_);
+    EndCallLocked(call, status, got_responses);
+    ++callbacks_draining_;
+  }
+  // The stream's end told to the watches. The call is gone: what keeps the
+  // client alive meanwhile is Shutdown waiting for callbacks_draining_.
+  serializer_.DrainQueue();
   MutexLock lock(&mu_);
+  --callbacks_draining_;
+}
+
+void XdsClient::EndCallLocked(Call* call, const grpc::Status& status,
+                              bool got_responses) {
   if (call != call_) return;
   call_ = nullptr;
   stream_state_.connected = false;
@@ -1091,7 +1145,7 @@ void XdsClient::NotifyTargetLocked(TargetWatch& w) {
   w.routes = routes_key;
   w.failure.clear();
   w.clusters = ClustersOf(*config);
-  w.config->OnServiceConfig(*config);
+  w.config->OnServiceConfig(*std::move(config));
   if (!w.exists_sent && w.endpoints != nullptr) {
     w.exists_sent = true;
     w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(true));
@@ -1425,6 +1479,7 @@ void XdsClient::PostToTimers(absl::AnyInvocable<void(XdsClient&)> work) {
     auto self = weak.lock();
     if (self == nullptr) return;
     work(*self);
+    self->serializer_.DrainQueue();
     // Possibly the last owner: not destroyed on its own timer thread.
     DestroyLater([self = std::move(self)] {});
   };

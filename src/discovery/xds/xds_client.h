@@ -25,9 +25,14 @@
 //   auto sub = client->WatchTarget("echo:7000", &config_observer,
 //                                  &endpoint_observer);
 //
-// Thread-safe. Observers are called one at a time, under the client's lock:
-// they must not call back into the client. The DNS source's answers reach
-// the client through its timer thread (xds_dns_cluster.h says why).
+// Thread-safe. Observers are called one at a time, in order, never under
+// the client's lock: what a change delivers is queued under it and run
+// once it is released (on the thread that brought the change: a gRPC
+// thread, the client's timer thread, or the subscriber's own while it
+// subscribes), so an observer may call back into the client. Nothing
+// reaches an observer once its subscription is destroyed. The DNS
+// source's answers reach the client through its timer thread
+// (xds_dns_cluster.h says why).
 #ifndef MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
 #define MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
 
@@ -53,6 +58,7 @@
 #include "src/base/log_limiter.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
+#include "src/base/work_serializer.h"
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/xds_resources.h"
 
@@ -163,6 +169,8 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   // A response of the stream `call`: applied, ACKed or NACKed.
   void OnResponse(Call* call, const grpc::ByteBuffer& bytes);
   void OnCallDone(Call* call, const grpc::Status& status, bool got_responses);
+  void EndCallLocked(Call* call, const grpc::Status& status, bool got_responses)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartCallLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnResourceTimeout(ResourceType type, const std::string& name,
                          uint64_t number);
@@ -221,6 +229,8 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   grpc::GenericStub stub_;
   // Lines a server can repeat at will (NACKs, unknown types): one a period.
   LogLimiter log_limiter_;
+  // Where the watches' deliveries are queued under mu_ and run after it.
+  WorkSerializer serializer_;
 
   mutable Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
@@ -243,6 +253,8 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   absl::Status dns_status_ ABSL_GUARDED_BY(mu_);
   absl::Time dns_failed_at_ ABSL_GUARDED_BY(mu_);
   uint64_t dns_ids_ ABSL_GUARDED_BY(mu_) = 0;  // the last DnsWatch::id
+  // OnCallDones that have released mu_ and still run deliveries.
+  int callbacks_draining_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The endpoints a cluster's calls go to: the first priority with any, each
