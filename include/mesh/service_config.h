@@ -315,6 +315,13 @@ class ServiceConfigObserver {
   virtual void OnServiceConfigError(const absl::Status& status) {
     (void)status;
   }
+  // The target's config no longer exists, or never did (an xDS Listener
+  // deleted or never sent): the last one is dropped. Where the source
+  // requires routes, calls fail at once naming `why` until a config comes;
+  // elsewhere they take the default route. By default, an error.
+  virtual void OnServiceConfigRemoved(const absl::Status& why) {
+    OnServiceConfigError(why);
+  }
 };
 
 }  // namespace mesh

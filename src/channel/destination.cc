@@ -305,6 +305,7 @@ void Destination::OnServiceConfig(const ServiceConfig& config) {
     MutexLock lock(&mu_);
     config_ = config;
     last_config_error_ = absl::OkStatus();
+    config_removed_ = false;
     // After the routes are published: a call released here matches them.
     has_config_.store(true, std::memory_order_release);
     waiters = routes_waiters_.TakeAll();
@@ -326,6 +327,24 @@ void Destination::OnServiceConfigError(const absl::Status& status) {
   Release(std::move(waiters));
 }
 
+void Destination::OnServiceConfigRemoved(const absl::Status& why) {
+  routes_.Publish(std::make_unique<std::shared_ptr<const Routes>>(
+      std::make_shared<const Routes>(RoutesFor(ServiceConfig{}, nullptr))));
+  WaiterQueue::List waiters;
+  {
+    MutexLock lock(&mu_);
+    config_.reset();
+    last_config_error_ = why;
+    config_removed_ = true;
+    // Before the change is counted: a picker built at the new epoch awaits
+    // routes, and its calls find config_removed_.
+    has_config_.store(false, std::memory_order_release);
+    waiters = routes_waiters_.TakeAll();
+  }
+  Changed();
+  Release(std::move(waiters));
+}
+
 Destination::WaitResult Destination::AddRoutesWaiter(
     std::shared_ptr<PickWaiter> waiter) {
   MutexLock lock(&mu_);
@@ -333,7 +352,9 @@ Destination::WaitResult Destination::AddRoutesWaiter(
   if (has_config_.load(std::memory_order_relaxed)) return WaitResult::kReady;
   // The source said it will not answer (e.g. the server does not serve the
   // API): the call fails at once, naming why.
-  if (absl::IsFailedPrecondition(last_config_error_)) return WaitResult::kNever;
+  if (absl::IsFailedPrecondition(last_config_error_) || config_removed_) {
+    return WaitResult::kNever;
+  }
   routes_waiters_.Add(std::move(waiter));
   return WaitResult::kQueued;
 }

@@ -171,6 +171,7 @@ class Destination final : public EndpointObserver,
   void OnBackendPolicy(const BackendPolicy& policy) override;
   void OnServiceConfig(const ServiceConfig& config) override;
   void OnServiceConfigError(const absl::Status& status) override;
+  void OnServiceConfigRemoved(const absl::Status& why) override;
 
  private:
   // Applies an update to the set, the balancers and the transport.
@@ -228,6 +229,9 @@ class Destination final : public EndpointObserver,
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<ServiceConfig> config_ ABSL_GUARDED_BY(mu_);
   absl::Status last_config_error_ ABSL_GUARDED_BY(mu_);
+  // The source said the config is gone (OnServiceConfigRemoved) and none
+  // came since: calls that await routes fail at once.
+  bool config_removed_ ABSL_GUARDED_BY(mu_) = false;
   // Calls waiting for endpoints, in arrival order (some may have fired
   // already, by timeout or through another destination).
   WaiterQueue waiters_ ABSL_GUARDED_BY(mu_);

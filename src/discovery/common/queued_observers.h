@@ -87,6 +87,11 @@ class QueuedConfigs final : public QueuedObserver {
       o.OnServiceConfigError(status);
     });
   }
+  void OnServiceConfigRemoved(absl::Status why) {
+    Queue(observer_, [why = std::move(why)](ServiceConfigObserver& o) {
+      o.OnServiceConfigRemoved(why);
+    });
+  }
 
  private:
   ServiceConfigObserver* const observer_;

@@ -58,19 +58,6 @@ std::shared_ptr<grpc::Channel> MakeChannel(
                                    args);
 }
 
-// A config whose one route fails every call UNAVAILABLE with `why`: what a
-// target serves once its listener or routes are gone.
-ServiceConfig FailingConfig(std::string why) {
-  Route route;
-  route.name = "xds-unavailable";
-  route.fault.abort_per_million = 1'000'000;
-  route.fault.abort_code = absl::StatusCode::kUnavailable;
-  route.fault.abort_message = std::move(why);
-  ServiceConfig config;
-  config.routes.push_back(std::move(route));
-  return config;
-}
-
 // The name a resource goes by and its converted form, or the problem.
 struct Decoded {
   std::string name;
@@ -1059,7 +1046,7 @@ void XdsClient::NotifyTargetLocked(TargetWatch& w) {
     w.clusters.clear();
     w.exists_sent = false;  // a restored listener says so again
     if (w.config != nullptr) {
-      w.config->OnServiceConfig(FailingConfig(std::move(why)));
+      w.config->OnServiceConfigRemoved(absl::UnavailableError(std::move(why)));
     }
     if (w.endpoints != nullptr) {
       w.endpoints->OnEndpointUpdate(EndpointUpdate::NoEndpoints(exists));
