@@ -200,8 +200,10 @@ class XdsScriptTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(ExpectAck(Serve(kEds, {kCla}, "e1", {&cla}), "e1"));
   }
 
-  // Returns once the client has handled every response sent before: an
-  // empty EDS response (which changes nothing) is answered after them.
+  // Returns once the client has read, applied and ACKed or NACKed every
+  // response sent before: an empty EDS response (which changes nothing) is
+  // answered after them. What they deliver to the channel may still be
+  // running (deliveries run after the client's lock, beside the next read).
   void Sync() {
     ASSERT_NO_FATAL_FAILURE(ExpectAck(Respond(kEds, "e1", {}), "e1"));
   }
