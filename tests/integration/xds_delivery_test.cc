@@ -104,10 +104,7 @@ class XdsDeliveryTest : public ::testing::Test {
   void SetUp() override {
     server_ = ScriptedAdsServer::Start();
     auto bootstrap = internal::xds::LoadXdsBootstrap(
-        absl::StrCat(R"({"xds_servers": [{"server_uri": ")", server_->address(),
-                     R"(", "channel_creds": [{"type": "insecure"}]}],
-                        "node": {"id": "n"}})"),
-        "");
+        testing::PlaintextBootstrap(server_->address()), "");
     ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
     client_ = std::make_shared<internal::xds::XdsClient>(*std::move(bootstrap),
                                                          XdsOptions());

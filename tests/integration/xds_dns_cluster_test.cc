@@ -441,10 +441,7 @@ class XdsDnsClusterClientTest : public ::testing::Test {
     server_ = ScriptedAdsServer::Start();
     responder_ = std::make_unique<AdsResponder>(*server_);
     auto bootstrap = internal::xds::LoadXdsBootstrap(
-        absl::StrCat(R"({"xds_servers": [{"server_uri": ")", server_->address(),
-                     R"(", "channel_creds": [{"type": "insecure"}]}],
-                        "node": {"id": "n"}})"),
-        "");
+        testing::PlaintextBootstrap(server_->address()), "");
     ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
     client_ = std::make_shared<internal::xds::XdsClient>(
         *std::move(bootstrap), XdsOptions(), nullptr, [this] {

@@ -43,6 +43,12 @@ Listener MakeListener(const std::string& name,
   return listener;
 }
 
+std::string PlaintextBootstrap(const std::string& server_address) {
+  return absl::StrCat(R"({"xds_servers": [{"server_uri": ")", server_address,
+                      R"(", "channel_creds": [{"type": "insecure"}]}],)",
+                      R"( "node": {"id": "n"}})");
+}
+
 std::string RouteTo(const std::string& cluster, const std::string& match,
                     const std::string& action, const std::string& extra) {
   return absl::StrCat(

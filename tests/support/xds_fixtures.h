@@ -68,6 +68,11 @@ envoy::config::listener::v3::Listener MakeListener(
         {},
     const std::string& hcm = "");
 
+// A bootstrap (JSON) naming the ADS server at `server_address` over
+// plaintext, for node "n": what a test that makes an XdsClient by hand
+// loads.
+std::string PlaintextBootstrap(const std::string& server_address);
+
 // One route (text) sending calls that match `match` (text; empty: every
 // call) to `cluster`, with `action` (text) added to its RouteAction and
 // `extra` (text) to the Route.
