@@ -25,10 +25,6 @@
 #include "mesh/service_config.h"
 #include "mesh/tls.h"
 
-namespace grpc {
-class Service;
-}  // namespace grpc
-
 namespace mesh {
 
 // Destroying it stops the updates; once the destructor returns the observer
@@ -65,6 +61,10 @@ class DiscoverySubscription {
   virtual void RefreshSoon() {}
 };
 
+// What a source of the application's own implements. The built-in sources
+// do more through an interface internal to mesh: clusters (xDS backends),
+// a status service (CSDS), authorities in targets (DNS), the Mesh's timer
+// thread lent to them.
 class DiscoverySource {
  public:
   virtual ~DiscoverySource() = default;
@@ -83,35 +83,9 @@ class DiscoverySource {
     (void)observer;
     return nullptr;
   }
-  // Starts delivering the endpoints of one of the source's clusters (what a
-  // WeightedBackend::cluster names; xDS clusters). A source without clusters
-  // returns null: the backend then has no endpoints, for good.
-  virtual std::unique_ptr<DiscoverySubscription> SubscribeCluster(
-      const std::string& cluster, EndpointObserver* observer) {
-    (void)cluster;
-    (void)observer;
-    return nullptr;
-  }
-  // True if calls to a target cannot be sent before its first service config
-  // (xDS: the listener's routes name the clusters). Calls then wait for it,
-  // as they wait for endpoints (ChannelOptions::fail_fast_timeout).
-  virtual bool RoutesRequired() const { return false; }
   // The target scheme this source serves ("xds" for xds:///name:port); empty
   // for none. MeshOptions::discovery also serves targets of its scheme.
   virtual std::string Scheme() const { return ""; }
-  // True if targets of this source may name an authority, as gRPC's
-  // "dns://10.0.0.2:53/db:5432" names a DNS server: Subscribe and
-  // SubscribeConfig then get "//authority/name:port" (the source checks the
-  // authority). False: such a target is INVALID_ARGUMENT.
-  virtual bool TakesAuthority() const { return false; }
-  // A gRPC service that reports this source's state to debugging tools, for
-  // the Mesh to serve on MeshOptions::tap_address under tap's access rule
-  // (xDS: CSDS, envoy.service.status.v3.ClientStatusDiscoveryService). Null
-  // for none. Sources may share one object; the Mesh registers each once and
-  // holds it while its tap server runs.
-  virtual std::shared_ptr<grpc::Service> StatusService() const {
-    return nullptr;
-  }
 };
 
 // Endpoints and service configs (routes) given in code. A target nobody has

@@ -63,7 +63,7 @@ struct MeshOptions {
   // port; 0 picks one, see tap_port()). Empty: no server (Mesh::Tap still
   // works in-process). Without tap_tls only peers on 127.0.0.1 or ::1 are
   // served. The sources' status services are served there too, under the
-  // same rule (xDS: CSDS, see DiscoverySource::StatusService).
+  // same rule (the built-in xDS source's CSDS, docs/xds.md).
   std::string tap_address;
   // Mutual TLS for the Observe server, with an identity allow-list that
   // replaces the loopback rule. Default: none (plaintext, loopback only).

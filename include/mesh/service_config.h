@@ -198,9 +198,9 @@ struct WeightedBackend {
 
   std::string authority;
   uint32_t weight = 0;  // relative; Linkerd's are ten-thousandths
-  // In place of `authority`: the source's cluster of this name. Its
-  // endpoints come from DiscoverySource::SubscribeCluster, and its calls
-  // carry the channel's own authority.
+  // In place of `authority`: the source's cluster of this name (xDS
+  // clusters; the built-in xDS source serves them, an application's own
+  // source has none). Its calls carry the channel's own authority.
   std::string cluster;
 };
 

@@ -52,7 +52,7 @@ struct XdsOptions {
 // cluster of the Mesh. INVALID_ARGUMENT naming the field for a bad bootstrap
 // or options; connecting is lazy (a server that is down is retried). What
 // the client holds is served as CSDS on the Mesh's tap address
-// (StatusService(); docs/xds.md).
+// (docs/xds.md). Its timers run on the Mesh's timer thread.
 absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
     const XdsOptions& options);
 

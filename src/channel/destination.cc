@@ -9,6 +9,7 @@
 #include "src/balance/balancer.h"
 #include "src/base/clock.h"
 #include "src/base/mutex.h"
+#include "src/discovery/common/builtin_source.h"
 
 namespace mesh::internal {
 
@@ -88,14 +89,16 @@ void Destination::Start(DiscoverySource& source, const std::string& name,
                         bool cluster) {
   std::unique_ptr<DiscoverySubscription> sub, config_sub;
   if (cluster) {
-    sub = source.SubscribeCluster(name, this);
+    BuiltinSource* builtin = AsBuiltin(&source);
+    if (builtin != nullptr) sub = builtin->SubscribeCluster(name, this);
     if (sub == nullptr) {
       OnDiscoveryError(absl::FailedPreconditionError(absl::StrCat(
           "the discovery source has no clusters (cluster '", name, "')")));
       OnEndpointUpdate(EndpointUpdate::NoEndpoints(/*exists=*/false));
     }
   } else {
-    routes_required_ = source.RoutesRequired();
+    const BuiltinSource* builtin = AsBuiltin(&source);
+    routes_required_ = builtin != nullptr && builtin->RoutesRequired();
     sub = source.Subscribe(name, this);
     config_sub = source.SubscribeConfig(name, this);
   }

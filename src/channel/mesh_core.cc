@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/base/mutex.h"
+#include "src/discovery/common/builtin_source.h"
 #include "src/model/address.h"
 #include "src/tap/tap_transport.h"
 #include "src/transport/grpc_callback_queue.h"
@@ -22,7 +23,17 @@ MeshCore::MeshCore(MeshOptions options)
           /*clock=*/nullptr, options_.tap_max_subscriptions,
           /*identity_in_use=*/options_.identity.enabled() &&
               !options_.transport_factory,
-          /*default_transport=*/!options_.transport_factory)) {}
+          /*default_transport=*/!options_.transport_factory)) {
+  // One timer thread for the Mesh and every built-in source it is given.
+  if (BuiltinSource* source = AsBuiltin(options_.discovery.get())) {
+    source->LendTimers(timers_);
+  }
+  for (const auto& [scheme, source] : options_.discovery_by_scheme) {
+    if (BuiltinSource* builtin = AsBuiltin(source.get())) {
+      builtin->LendTimers(timers_);
+    }
+  }
+}
 
 namespace {
 
@@ -160,7 +171,9 @@ absl::Status MeshCore::StartTapServer() {
   std::vector<std::shared_ptr<grpc::Service>> services;
   auto add = [&services](const std::shared_ptr<DiscoverySource>& source) {
     if (source == nullptr) return;
-    std::shared_ptr<grpc::Service> service = source->StatusService();
+    const BuiltinSource* builtin = AsBuiltin(source.get());
+    if (builtin == nullptr) return;
+    std::shared_ptr<grpc::Service> service = builtin->StatusService();
     if (service != nullptr && std::find(services.begin(), services.end(),
                                         service) == services.end()) {
       services.push_back(std::move(service));
@@ -211,7 +224,9 @@ absl::StatusOr<std::shared_ptr<Destination>> MeshCore::GetDestination(
   absl::StatusOr<std::pair<DiscoverySource*, std::string>> source =
       SourceFor(parsed->scheme);
   if (!source.ok()) return source.status();
-  if (!parsed->authority.empty() && !source->first->TakesAuthority()) {
+  if (const BuiltinSource* builtin = AsBuiltin(source->first);
+      !parsed->authority.empty() &&
+      (builtin == nullptr || !builtin->TakesAuthority())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "target '", target, "' names an authority, which the '",
         source->second.empty() ? "default" : source->second,

@@ -3,7 +3,8 @@
 // profile nested past protobuf's limit — and a message past the receive
 // limit. Each once froze the stream for good or restarted it silently. Now
 // the stream ends, the log says why, a new stream starts after backoff, and
-// its first answer replaces what the client had.
+// its first answer replaces what the client had. The new stream waits on
+// the timer thread lent to the source.
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,9 @@
 #include "gtest/gtest.h"
 #include "linkerd/destination.pb.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
+#include "src/base/timer_thread.h"
+#include "src/discovery/common/builtin_source.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/raw_stream_server.h"
 #include "tests/support/test_support.h"
@@ -166,6 +170,47 @@ TEST_F(LinkerdStreamFaultsTest, AMessageOverTheReceiveLimitIsLogged) {
   EXPECT_TRUE(log_.WaitForLine({"linkerd Get 'books.test:7000'",
                                 "exceeded the receive limit", "16384",
                                 "restarting in"}));
+}
+
+class IgnoringObserver final : public EndpointObserver {
+ public:
+  void OnEndpointUpdate(const EndpointUpdate&) override {}
+};
+
+// The source's reconnects are scheduled on the timer thread lent to it (a
+// Mesh lends its own): while that thread is held no rejected stream is
+// reopened, though the backoff (at most 20 ms) passes 15 times over; once
+// it is released the next stream starts.
+TEST_F(LinkerdStreamFaultsTest, ItsReconnectsWaitOnTheTimerThreadLentToIt) {
+  server_ = RawStreamServer::Start(
+      [](const std::string& method, int) -> std::vector<std::string> {
+        if (method != kGet) return {};
+        return {std::string("\xff\xff\xff", 3)};  // no Update parses so
+      });
+  LinkerdDiscoveryOptions o;
+  o.address = server_->address();
+  o.backoff_min = absl::Milliseconds(10);
+  o.backoff_max = absl::Milliseconds(20);
+  std::shared_ptr<DiscoverySource> source = *NewLinkerdDiscovery(o);
+  internal::BuiltinSource* builtin = internal::AsBuiltin(source.get());
+  ASSERT_NE(builtin, nullptr);
+  auto timers = std::make_shared<internal::TimerThread>();
+  builtin->LendTimers(timers);
+  internal::Notification held, release;
+  timers->RunAfter(absl::ZeroDuration(), [&] {
+    held.Notify();
+    release.WaitForNotification();
+  });
+  ASSERT_TRUE(held.WaitForNotificationWithTimeout(absl::Seconds(30)));
+
+  IgnoringObserver observer;
+  auto subscription = source->Subscribe(kTarget, &observer);
+  ASSERT_TRUE(testing::WaitFor([&] { return server_->cancelled(kGet) >= 1; }));
+  absl::SleepFor(absl::Milliseconds(300));  // 15 backoffs at most
+  EXPECT_EQ(server_->streams(kGet), 1);
+  release.Notify();
+  EXPECT_TRUE(testing::WaitFor([&] { return server_->streams(kGet) >= 2; }));
+  subscription.reset();
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "mesh/xds.h"
+#include "src/discovery/common/builtin_source.h"
 #include "src/discovery/xds/xds_client.h"
 #include "tests/support/scripted_ads_server.h"
 #include "tests/support/tap_fixtures.h"
@@ -416,8 +417,10 @@ TEST_F(XdsCsdsTest, EveryXdsClientIsListedOnce) {
   options.tap_address = "127.0.0.1:0";
   ASSERT_NE(options.discovery, nullptr);
   ASSERT_NE(options.discovery_by_scheme["xdsb"], nullptr);
-  EXPECT_EQ(options.discovery->StatusService(),
-            options.discovery_by_scheme["xdsb"]->StatusService());
+  ASSERT_NE(internal::AsBuiltin(options.discovery.get()), nullptr);
+  EXPECT_EQ(internal::AsBuiltin(options.discovery.get())->StatusService(),
+            internal::AsBuiltin(options.discovery_by_scheme["xdsb"].get())
+                ->StatusService());
   absl::StatusOr<std::unique_ptr<Mesh>> mesh = Mesh::Create(options);
   ASSERT_TRUE(mesh.ok()) << mesh.status();
   ClientStatusResponse response;

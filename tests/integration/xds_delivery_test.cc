@@ -3,10 +3,12 @@
 // back into the client, and a slow observer holds up neither the stream
 // (the next response is read and ACKed meanwhile) nor anything but the
 // deliveries queued behind it; a subscription destroyed from inside its
-// own delivery gets nothing more.
+// own delivery gets nothing more; its clocks run on the timer thread lent
+// to it.
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "mesh/discovery.h"
 #include "src/base/mutex.h"
+#include "src/base/timer_thread.h"
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/xds_client.h"
 #include "tests/support/scripted_ads_server.h"
@@ -281,6 +284,77 @@ TEST_F(XdsDeliveryTest, ASubscriptionDroppedInsideItsDeliveryGetsNothingMore) {
   ASSERT_TRUE(witness.WaitForEndpoints(2, absl::Seconds(10)));
   EXPECT_EQ(dropping.updates(), 1);
   kept.reset();
+}
+
+// Records the thread of the delivery that says its cluster has no
+// assignment (kNoEndpoints, does not exist).
+class MissingRecorder final : public EndpointObserver {
+ public:
+  void OnEndpointUpdate(const EndpointUpdate& update) override {
+    if (update.kind != EndpointUpdate::Kind::kNoEndpoints || update.exists) {
+      return;
+    }
+    internal::MutexLock lock(&mu_);
+    thread_ = std::this_thread::get_id();
+  }
+  std::optional<std::thread::id> WaitForMissing(absl::Duration timeout) {
+    internal::MutexLock lock(&mu_);
+    auto has = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return thread_.has_value();
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&has), timeout)) {
+      return std::nullopt;
+    }
+    return thread_;
+  }
+
+ private:
+  internal::Mutex mu_;
+  std::optional<std::thread::id> thread_ ABSL_GUARDED_BY(mu_);
+};
+
+// The thread a TimerThread runs its tasks on.
+std::thread::id ThreadOf(internal::TimerThread& timers) {
+  std::thread::id id;
+  internal::Notification learned;
+  timers.RunAfter(absl::ZeroDuration(), [&] {
+    id = std::this_thread::get_id();
+    learned.Notify();
+  });
+  EXPECT_TRUE(learned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  return id;
+}
+
+// A Mesh lends its timer thread to its sources: the client's clocks run on
+// the first thread lent (a source serving two Meshes keeps the first), and
+// the delivery a clock causes runs there too.
+TEST_F(XdsDeliveryTest, ItsClocksRunOnTheFirstTimerThreadLentToIt) {
+  client_->Shutdown();
+  auto bootstrap = internal::xds::LoadXdsBootstrap(
+      testing::PlaintextBootstrap(server_->address()), "");
+  ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
+  XdsOptions options;
+  options.resource_timeout = absl::Milliseconds(100);
+  client_ = std::make_shared<internal::xds::XdsClient>(*std::move(bootstrap),
+                                                       options);
+  auto first = std::make_shared<internal::TimerThread>();
+  auto second = std::make_shared<internal::TimerThread>();
+  client_->LendTimers(first);
+  client_->LendTimers(second);
+  const std::thread::id lent = ThreadOf(*first);
+
+  MissingRecorder missing;
+  auto watch = client_->WatchCluster("a", &missing);
+  ASSERT_TRUE(AwaitAsk(kCds, {"a"}));
+  auto cluster = MakeEdsCluster("a", "a-cla");
+  ASSERT_TRUE(SendAndAwaitAck(kCds, "1", {&cluster}));
+  ASSERT_TRUE(AwaitAsk(kEds, {"a-cla"}));
+  // Never answered: its clock (100 ms) finds the assignment missing.
+  std::optional<std::thread::id> thread =
+      missing.WaitForMissing(absl::Seconds(10));
+  ASSERT_TRUE(thread.has_value());
+  EXPECT_EQ(*thread, lent);
+  watch.reset();
 }
 
 }  // namespace

@@ -75,10 +75,10 @@ class StreamWatch::Attempt final
 };
 
 StreamWatch::StreamWatch(std::shared_ptr<grpc::Channel> channel,
-                         TimerThread* timers, ExponentialBackoff backoff,
-                         Hooks hooks)
+                         std::shared_ptr<TimerThread> timers,
+                         ExponentialBackoff backoff, Hooks hooks)
     : stub_(std::move(channel)),
-      timers_(timers),
+      timers_(std::move(timers)),
       hooks_(std::move(hooks)),
       backoff_(backoff) {}
 

@@ -66,8 +66,10 @@ class StreamWatch {
     std::vector<absl::StatusCode> final_codes;
   };
 
-  StreamWatch(std::shared_ptr<grpc::Channel> channel, TimerThread* timers,
-              ExponentialBackoff backoff, Hooks hooks);
+  // `timers` runs the reconnects (shared: a Mesh lends its own).
+  StreamWatch(std::shared_ptr<grpc::Channel> channel,
+              std::shared_ptr<TimerThread> timers, ExponentialBackoff backoff,
+              Hooks hooks);
   ~StreamWatch();
 
   void Start();
@@ -89,7 +91,7 @@ class StreamWatch {
                    bool got_messages);
 
   grpc::GenericStub stub_;
-  TimerThread* const timers_;
+  const std::shared_ptr<TimerThread> timers_;
   const Hooks hooks_;
   mutable Mutex mu_;
   ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);

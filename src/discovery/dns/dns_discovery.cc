@@ -19,6 +19,7 @@
 #include "mesh/dns.h"
 #include "src/base/mutex.h"
 #include "src/base/utf8.h"
+#include "src/discovery/common/builtin_source.h"
 #include "src/discovery/dns/ares_loop.h"
 #include "src/discovery/dns/dns_options.h"
 #include "src/model/address.h"
@@ -280,7 +281,7 @@ class DnsSubscription final : public DiscoverySubscription {
 // A target that is an address already: that endpoint, no lookup.
 class FixedSubscription final : public DiscoverySubscription {};
 
-class DnsDiscovery final : public DiscoverySource {
+class DnsDiscovery final : public internal::BuiltinSource {
  public:
   DnsDiscovery(DnsOptions options, std::unique_ptr<AresLoop> loop)
       : options_(std::move(options)), loop_(std::move(loop)) {}

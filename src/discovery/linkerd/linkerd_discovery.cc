@@ -15,6 +15,7 @@
 #include "mesh/dns.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
+#include "src/discovery/common/builtin_source.h"
 #include "src/discovery/common/stream_watch.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/model/address.h"
@@ -28,12 +29,23 @@ namespace dst = ::io::linkerd::proxy::destination;
 using internal::ExponentialBackoff;
 using internal::StreamWatch;
 
-// What every subscription of one source shares; subscriptions keep it alive,
-// so the timer thread outlives every watch that uses it.
+// What every subscription of one source shares; subscriptions keep it alive.
 struct Shared {
   LinkerdDiscoveryOptions options;
   std::shared_ptr<grpc::Channel> channel;
-  internal::TimerThread timers;
+
+  // The timer thread of the streams' reconnects: the one a Mesh lent
+  // (BuiltinSource::LendTimers), else one of the source's own, made when a
+  // stream first needs one.
+  std::shared_ptr<internal::TimerThread> Timers() {
+    internal::MutexLock lock(&mu);
+    if (timers == nullptr) timers = std::make_shared<internal::TimerThread>();
+    return timers;
+  }
+  void LendTimers(const std::shared_ptr<internal::TimerThread>& lent) {
+    internal::MutexLock lock(&mu);
+    if (timers == nullptr) timers = lent;
+  }
 
   // The source for targets that are not mesh services (options'
   // dns_fallback_source, else a DNS source made on first need).
@@ -54,6 +66,7 @@ struct Shared {
 
   internal::Mutex mu;
   std::shared_ptr<DiscoverySource> fallback ABSL_GUARDED_BY(mu);
+  std::shared_ptr<internal::TimerThread> timers ABSL_GUARDED_BY(mu);
 };
 
 // A target's subscription to the fallback source, once the destination
@@ -86,7 +99,7 @@ class Subscription final : public DiscoverySubscription {
     hooks.name = absl::StrCat("linkerd ", method, " '", target, "'");
     hooks.final_codes = kFinalCodes;
     watch_ = std::make_unique<StreamWatch>(
-        shared_->channel, &shared_->timers,
+        shared_->channel, shared_->Timers(),
         ExponentialBackoff(shared_->options.backoff_min,
                            shared_->options.backoff_max),
         std::move(hooks));
@@ -139,7 +152,7 @@ class Subscription final : public DiscoverySubscription {
   std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
 
-class LinkerdDiscovery final : public DiscoverySource {
+class LinkerdDiscovery final : public internal::BuiltinSource {
  public:
   explicit LinkerdDiscovery(std::shared_ptr<Shared> shared)
       : shared_(std::move(shared)) {}
@@ -235,6 +248,11 @@ class LinkerdDiscovery final : public DiscoverySource {
     };
     return std::make_unique<Subscription>(shared_, target, "GetProfile",
                                           std::move(hooks));
+  }
+
+  void LendTimers(
+      const std::shared_ptr<internal::TimerThread>& timers) override {
+    shared_->LendTimers(timers);
   }
 
  private:

@@ -508,7 +508,7 @@ XdsClient::XdsClient(XdsBootstrap bootstrap, const XdsOptions& options,
 XdsClient::~XdsClient() { Shutdown(); }
 
 void XdsClient::Shutdown() {
-  TimerThread::Id reconnect;
+  TimerScope::Id reconnect;
   std::vector<DnsWatch> dns_watches;
   std::shared_ptr<DiscoverySource> dns;
   {
@@ -527,8 +527,16 @@ void XdsClient::Shutdown() {
   // none of our locks.
   dns_watches.clear();
   dns.reset();
-  if (reconnect != 0) timers_->Cancel(reconnect);
-  timers_->Close();
+  TimerScope* timers;
+  {
+    MutexLock lock(&timers_mu_);
+    timers_closed_ = true;
+    timers = timers_.get();
+  }
+  if (timers != nullptr) {
+    if (reconnect != 0) timers->Cancel(reconnect);
+    timers->Close();
+  }
   {
     MutexLock lock(&mu_);
     mu_.Await(absl::Condition(
@@ -702,16 +710,14 @@ void XdsClient::ArmTimersLocked(ResourceType type) {
     }
     const uint64_t number = entry.timer = ++timer_numbers_;
     std::weak_ptr<XdsClient> weak = weak_from_this();
-    timers_->RunAfter(options_.resource_timeout,
-                      [weak, type, name = name, number] {
-                        auto self = weak.lock();
-                        if (self == nullptr) return;
-                        self->OnResourceTimeout(type, name, number);
-                        self->serializer_.DrainQueue();
-                        // Possibly the last owner: not destroyed on its own
-                        // timer thread.
-                        DestroyLater([self = std::move(self)] {});
-                      });
+    RunAfter(options_.resource_timeout, [weak, type, name = name, number] {
+      auto self = weak.lock();
+      if (self == nullptr) return;
+      self->OnResourceTimeout(type, name, number);
+      self->serializer_.DrainQueue();
+      // Possibly the last owner: not destroyed on its own timer thread.
+      DestroyLater([self = std::move(self)] {});
+    });
   }
 }
 
@@ -971,7 +977,7 @@ void XdsClient::EndCallLocked(Call* call, const grpc::Status& status,
       absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))).c_str());
   ReportStreamEndLocked(status);
   std::weak_ptr<XdsClient> weak = weak_from_this();
-  reconnect_timer_ = timers_->RunAfter(wait, [weak] {
+  reconnect_timer_ = RunAfter(wait, [weak] {
     auto self = weak.lock();
     if (self == nullptr) return;
     {
@@ -1470,7 +1476,24 @@ void XdsClient::PostToTimers(absl::AnyInvocable<void(XdsClient&)> work) {
     // Possibly the last owner: not destroyed on its own timer thread.
     DestroyLater([self = std::move(self)] {});
   };
-  timers_->TryRunAfter(absl::ZeroDuration(), task);  // dropped after Shutdown
+  RunAfter(absl::ZeroDuration(), std::move(task));  // dropped after Shutdown
+}
+
+TimerScope::Id XdsClient::RunAfter(absl::Duration delay,
+                                   absl::AnyInvocable<void()> task) {
+  MutexLock lock(&timers_mu_);
+  if (timers_ == nullptr) {
+    if (timers_closed_) return 0;
+    timers_ = std::make_unique<TimerScope>(std::make_shared<TimerThread>());
+  }
+  return timers_->RunAfter(delay, std::move(task));
+}
+
+void XdsClient::LendTimers(const std::shared_ptr<TimerThread>& timers) {
+  MutexLock lock(&timers_mu_);
+  if (timers_ == nullptr && !timers_closed_) {
+    timers_ = std::make_unique<TimerScope>(timers);
+  }
 }
 
 DiscoverySubscription::State XdsClient::StreamState() const {

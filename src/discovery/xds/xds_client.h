@@ -28,11 +28,12 @@
 // Thread-safe. Observers are called one at a time, in order, never under
 // the client's lock: what a change delivers is queued under it and run
 // once it is released (on the thread that brought the change: a gRPC
-// thread, the client's timer thread, or the subscriber's own while it
-// subscribes), so an observer may call back into the client. Nothing
-// reaches an observer once its subscription is destroyed. The DNS
-// source's answers reach the client through its timer thread
-// (xds_dns_cluster.h says why).
+// thread, the timer thread, or the subscriber's own while it subscribes),
+// so an observer may call back into the client. Nothing reaches an
+// observer once its subscription is destroyed. The DNS source's answers
+// reach the client through the timer thread (xds_dns_cluster.h says why).
+// The timer thread is the Mesh's (LendTimers), or the client's own when
+// none was lent before it first needed one.
 #ifndef MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
 #define MESH_SRC_DISCOVERY_XDS_XDS_CLIENT_H_
 
@@ -57,6 +58,7 @@
 #include "src/base/backoff.h"
 #include "src/base/log_limiter.h"
 #include "src/base/mutex.h"
+#include "src/base/timer_scope.h"
 #include "src/base/timer_thread.h"
 #include "src/base/work_serializer.h"
 #include "src/discovery/xds/bootstrap.h"
@@ -147,6 +149,10 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   // RefreshSoon); EDS clusters and targets ignore it.
   void RefreshSoon(const void* watch);
 
+  // Schedules on `timers` from now on (reconnects, resource clocks, DNS
+  // answers), unless the client already has a timer thread.
+  void LendTimers(const std::shared_ptr<TimerThread>& timers);
+
   // Cancels the stream and waits until no callback runs. Idempotent.
   void Shutdown();
 
@@ -217,15 +223,25 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   BackendPolicy PolicyOf(const ClusterResource& cluster) const;
   // Runs `work` on the timer thread with the client alive, never on the
   // caller's (which may be the DNS source's, or a call's); dropped after
-  // Shutdown. Any thread; takes no lock of the client's.
+  // Shutdown. Any thread; takes timers_mu_ only.
   void PostToTimers(absl::AnyInvocable<void(XdsClient&)> work);
+  // Runs `task` on the timer thread after `delay` (the thread lent, else
+  // one made now); 0, the task dropped, after Shutdown. Takes timers_mu_.
+  TimerScope::Id RunAfter(absl::Duration delay,
+                          absl::AnyInvocable<void()> task);
   Entry* Find(ResourceType type, const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const XdsBootstrap bootstrap_;
   const XdsOptions options_;
   const DnsSourceFactory dns_factory_;
-  std::shared_ptr<TimerThread> timers_ = std::make_shared<TimerThread>();
+  // A leaf lock (taken under mu_, never the other way) for the scope of
+  // the client's tasks on its timer thread: made when lent or first
+  // needed, closed by Shutdown, kept until the client goes (its tasks are
+  // cancelled outside this lock, since a running one may take it).
+  Mutex timers_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::unique_ptr<TimerScope> timers_ ABSL_GUARDED_BY(timers_mu_);
+  bool timers_closed_ ABSL_GUARDED_BY(timers_mu_) = false;
   grpc::GenericStub stub_;
   // Lines a server can repeat at will (NACKs, unknown types): one a period.
   LogLimiter log_limiter_;
@@ -239,7 +255,7 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   // The stream is being ended because nothing is watched.
   bool ending_on_purpose_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t timer_numbers_ ABSL_GUARDED_BY(mu_) = 0;
-  TimerThread::Id reconnect_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  TimerScope::Id reconnect_timer_ ABSL_GUARDED_BY(mu_) = 0;
   ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
   absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
   DiscoverySubscription::State stream_state_ ABSL_GUARDED_BY(mu_);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "mesh/dns.h"
 #include "mesh/xds.h"
+#include "src/discovery/common/builtin_source.h"
 #include "src/discovery/dns/dns_options.h"
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/csds_service.h"
@@ -14,7 +15,7 @@
 namespace mesh {
 namespace {
 
-class XdsDiscovery final : public DiscoverySource {
+class XdsDiscovery final : public internal::BuiltinSource {
  public:
   explicit XdsDiscovery(std::shared_ptr<internal::xds::XdsClient> client)
       : client_(std::move(client)) {}
@@ -37,6 +38,10 @@ class XdsDiscovery final : public DiscoverySource {
   // One CSDS service for the process, showing every xDS client.
   std::shared_ptr<grpc::Service> StatusService() const override {
     return internal::xds::CsdsService();
+  }
+  void LendTimers(
+      const std::shared_ptr<internal::TimerThread>& timers) override {
+    client_->LendTimers(timers);
   }
 
  private:
