@@ -2,7 +2,9 @@
 // source's AresLoop: a lookup, its answer delivered as a Reset (or
 // NoEndpoints), the next lookup due after the TTL (clamped), and on a
 // failed query the last answer kept and the lookup tried again with
-// backoff.
+// backoff. A watch calls its observer after releasing its lock, one call
+// at a time and in order (a WorkSerializer), so the observer may call back
+// into the source, even cancel its own subscription.
 #include <grpc/support/log.h>
 
 #include <algorithm>
@@ -19,7 +21,9 @@
 #include "mesh/dns.h"
 #include "src/base/mutex.h"
 #include "src/base/utf8.h"
+#include "src/base/work_serializer.h"
 #include "src/discovery/common/builtin_source.h"
+#include "src/discovery/common/queued_observers.h"
 #include "src/discovery/dns/ares_loop.h"
 #include "src/discovery/dns/dns_options.h"
 #include "src/model/address.h"
@@ -61,7 +65,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
         const DnsOptions& options, AresLoop* loop)
       : host_(std::move(host)),
         port_(port),
-        observer_(observer),
+        observer_(observer, &serializer_, gate_),
         options_(options),
         loop_(loop) {}
 
@@ -76,10 +80,14 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     });
   }
 
-  // No observer call after this returns.
+  // No observer call after this returns: one running on another thread
+  // is waited for; from inside one, the rest are dropped.
   void Cancel() {
-    MutexLock lock(&mu_);
-    cancelled_ = true;
+    {
+      MutexLock lock(&mu_);
+      cancelled_ = true;
+    }
+    gate_->Close(serializer_);
   }
 
   DiscoverySubscription::State GetState() const {
@@ -161,11 +169,19 @@ class Watch final : public std::enable_shared_from_this<Watch> {
     return std::clamp(d, options_.min_refresh, options_.max_refresh);
   }
 
-  // On the loop thread.
+  // On the loop thread. What it tells the observer is queued under mu_
+  // and delivered once mu_ is released.
   void OnAnswer(absl::StatusOr<DnsAnswer> answer) {
     if (answer.status().code() == absl::StatusCode::kCancelled) return;
-    MutexLock lock(&mu_);  // held while the observer is called
-    if (cancelled_) return;
+    {
+      MutexLock lock(&mu_);
+      if (!cancelled_) OnAnswerLocked(std::move(answer));
+    }
+    serializer_.DrainQueue();
+  }
+
+  void OnAnswerLocked(absl::StatusOr<DnsAnswer> answer)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     in_flight_ = false;
     if (!answer.ok() && answer.status().code() != absl::StatusCode::kNotFound) {
       // The last answer keeps serving; try again with backoff.
@@ -180,7 +196,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       }
       state_ = absl::StrCat(state_ == "REQUESTED" ? "REQUESTED" : "STALE",
                             ", retrying in ", absl::FormatDuration(backoff_));
-      observer_->OnDiscoveryError(answer.status());
+      observer_.OnDiscoveryError(answer.status());
       ScheduleQueryLocked(backoff_);
       return;
     }
@@ -196,7 +212,7 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       // records.
       delivered_ = false;
       last_.clear();
-      observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(
+      observer_.OnEndpointUpdate(EndpointUpdate::NoEndpoints(
           false, std::string(answer.status().message())));
       // Asked again, in case the name is created.
       ScheduleQueryLocked(Clamp(kNxdomainRetry));
@@ -227,14 +243,13 @@ class Watch final : public std::enable_shared_from_this<Watch> {
       delivered_ = true;
       last_ = addresses;
       if (addresses.empty()) {
-        observer_->OnEndpointUpdate(EndpointUpdate::NoEndpoints(
+        observer_.OnEndpointUpdate(EndpointUpdate::NoEndpoints(
             true, absl::StrCat("DNS: '", host_, "' has no A or AAAA records")));
       } else {
         std::vector<Endpoint> endpoints;
         endpoints.reserve(addresses.size());
         for (const std::string& a : addresses) endpoints.emplace_back(a);
-        observer_->OnEndpointUpdate(
-            EndpointUpdate::Reset(std::move(endpoints)));
+        observer_.OnEndpointUpdate(EndpointUpdate::Reset(std::move(endpoints)));
       }
     }
     ScheduleQueryLocked(next);
@@ -242,7 +257,12 @@ class Watch final : public std::enable_shared_from_this<Watch> {
 
   const std::string host_;
   const int port_;
-  EndpointObserver* const observer_;
+  // The observer's calls, queued under mu_ and run after it, in order,
+  // through a gate that Cancel closes. Declared before observer_.
+  internal::WorkSerializer serializer_;
+  const std::shared_ptr<internal::DeliveryGate> gate_ =
+      std::make_shared<internal::DeliveryGate>();
+  internal::QueuedEndpoints observer_;
   const DnsOptions options_;
   AresLoop* const loop_;
   mutable Mutex mu_;

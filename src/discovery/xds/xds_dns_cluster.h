@@ -23,7 +23,8 @@
 namespace mesh::internal::xds {
 
 // The observer of one host's DNS subscription. The DNS source calls it on
-// its own thread under its own lock of the name, or inside Subscribe; the
+// its own thread (after releasing its lock of the name), or inside
+// Subscribe; the
 // XdsClient destroys subscriptions under its lock, and a subscription's
 // destructor waits for a call that is running. So this observer takes no
 // lock of the client's: it keeps the answer under a mutex of its own and
