@@ -3,9 +3,12 @@
 #include <grpc/support/log.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <thread>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "src/base/destroy_later.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
@@ -28,17 +31,56 @@ absl::Status ParseReceived(const grpc::ByteBuffer& bytes,
       "limit of 100, or a malformed encoding)"));
 }
 
+// What the watch and its open stream share.
+class StreamWatch::Core : public std::enable_shared_from_this<Core> {
+ public:
+  Core(std::shared_ptr<grpc::Channel> channel,
+       std::shared_ptr<TimerThread> timers, ExponentialBackoff backoff,
+       Hooks hooks)
+      : stub(std::move(channel)),
+        hooks(std::move(hooks)),
+        timers_(std::move(timers)),
+        backoff_(backoff) {}
+
+  void StartAttempt();
+  // A message of the current stream: on_message's verdict.
+  absl::Status Deliver(const grpc::ByteBuffer& message, bool first);
+  // `rejection`: why we cancelled the stream (OK if we did not).
+  void AttemptDone(const grpc::Status& status, const absl::Status& rejection,
+                   bool got_messages);
+  void Stop();
+  DiscoverySubscription::State State() const {
+    MutexLock lock(&mu_);
+    return state_;
+  }
+
+  grpc::GenericStub stub;
+  const Hooks hooks;
+
+ private:
+  const std::shared_ptr<TimerThread> timers_;
+  mutable Mutex mu_;
+  ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
+  absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  Attempt* current_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // The thread running a hook now, if any (hooks run outside mu_).
+  std::thread::id hook_thread_ ABSL_GUARDED_BY(mu_);
+  TimerThread::Id timer_ ABSL_GUARDED_BY(mu_) = 0;
+  DiscoverySubscription::State state_ ABSL_GUARDED_BY(mu_);
+};
+
 // One call. Deletes itself when gRPC is done with it.
 class StreamWatch::Attempt final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  explicit Attempt(StreamWatch* watch) : watch_(watch) {}
+  explicit Attempt(std::shared_ptr<Core> core) : core_(std::move(core)) {}
 
   void Begin() {
-    grpc::Slice slice(watch_->hooks_.request);
+    grpc::Slice slice(core_->hooks.request);
     request_ = grpc::ByteBuffer(&slice, 1);
-    watch_->stub_.PrepareBidiStreamingCall(&context, watch_->hooks_.method,
-                                           grpc::StubOptions(), this);
+    core_->stub.PrepareBidiStreamingCall(&context, core_->hooks.method,
+                                         grpc::StubOptions(), this);
     // The request is the stream's only message, and closes our side.
     StartWriteLast(&request_, grpc::WriteOptions());
     StartRead(&message_);
@@ -48,7 +90,7 @@ class StreamWatch::Attempt final
   void OnReadDone(bool ok) override {
     // With raw bytes a read fails only when the stream ends: OnDone follows.
     if (!ok) return;
-    absl::Status verdict = watch_->Deliver(message_, first_);
+    absl::Status verdict = core_->Deliver(message_, first_);
     message_.Clear();
     if (!verdict.ok()) {
       rejection_ = std::move(verdict);
@@ -60,14 +102,18 @@ class StreamWatch::Attempt final
   }
 
   void OnDone(const grpc::Status& status) override {
-    watch_->AttemptDone(status, rejection_, !first_);
+    std::shared_ptr<Core> core = std::move(core_);
+    core->AttemptDone(status, rejection_, !first_);
     delete this;
+    // Possibly the last owner (a watch stopped from inside a hook): its
+    // channel is not released on gRPC's callback thread.
+    DestroyLater([core = std::move(core)] {});
   }
 
   grpc::ClientContext context;
 
  private:
-  StreamWatch* const watch_;
+  std::shared_ptr<Core> core_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer message_;
   absl::Status rejection_;  // set (on gRPC's reading thread) before cancel
@@ -77,43 +123,45 @@ class StreamWatch::Attempt final
 StreamWatch::StreamWatch(std::shared_ptr<grpc::Channel> channel,
                          std::shared_ptr<TimerThread> timers,
                          ExponentialBackoff backoff, Hooks hooks)
-    : stub_(std::move(channel)),
-      timers_(std::move(timers)),
-      hooks_(std::move(hooks)),
-      backoff_(backoff) {}
+    : core_(std::make_shared<Core>(std::move(channel), std::move(timers),
+                                   backoff, std::move(hooks))) {}
 
 StreamWatch::~StreamWatch() { Stop(); }
 
-void StreamWatch::Start() { StartAttempt(); }
+void StreamWatch::Start() { core_->StartAttempt(); }
 
-void StreamWatch::Stop() {
+void StreamWatch::Stop() { core_->Stop(); }
+
+DiscoverySubscription::State StreamWatch::State() const {
+  return core_->State();
+}
+
+void StreamWatch::Core::Stop() {
   TimerThread::Id timer;
   {
     MutexLock lock(&mu_);
     stopped_ = true;
     if (current_ != nullptr) current_->context.TryCancel();
-    timer = timer_;
+    timer = std::exchange(timer_, 0);
+    // From inside a hook: the stream is ours to end, and no hook runs
+    // after this one (stopped_); it ends on its own, holding the core.
+    if (hook_thread_ == std::this_thread::get_id()) return;
   }
   if (timer != 0) timers_->Cancel(timer);
   MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](StreamWatch* w)
-           ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->current_ == nullptr; },
+      +[](Core* c)
+           ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->current_ == nullptr; },
       this));
 }
 
-DiscoverySubscription::State StreamWatch::State() const {
-  MutexLock lock(&mu_);
-  return state_;
-}
-
-void StreamWatch::StartAttempt() {
+void StreamWatch::Core::StartAttempt() {
   Attempt* attempt;
   {
     MutexLock lock(&mu_);
     timer_ = 0;
     if (stopped_) return;
-    attempt = current_ = new Attempt(this);
+    attempt = current_ = new Attempt(shared_from_this());
     ++state_.streams_started;
   }
   // Outside the lock: a Stop() in between only cancels the context, which
@@ -121,61 +169,83 @@ void StreamWatch::StartAttempt() {
   attempt->Begin();
 }
 
-absl::Status StreamWatch::Deliver(const grpc::ByteBuffer& message, bool first) {
+absl::Status StreamWatch::Core::Deliver(const grpc::ByteBuffer& message,
+                                        bool first) {
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return absl::OkStatus();
+    state_.connected = true;
+    ++state_.messages;
+    hook_thread_ = std::this_thread::get_id();
+  }
+  absl::Status verdict = hooks.on_message(message, first);
   MutexLock lock(&mu_);
-  if (stopped_) return absl::OkStatus();
-  state_.connected = true;
-  ++state_.messages;
-  return hooks_.on_message(message, first);
+  hook_thread_ = std::thread::id();
+  return verdict;
 }
 
-void StreamWatch::AttemptDone(const grpc::Status& status,
-                              const absl::Status& rejection,
-                              bool got_messages) {
-  MutexLock lock(&mu_);
-  current_ = nullptr;
-  state_.connected = false;
-  // A stream that delivered was healthy, unless it ended on a message we
-  // rejected: a server that sends one good message and then a bad one
-  // would otherwise be asked again every backoff_min, for ever.
-  if (got_messages && rejection.ok()) backoff_.Reset();
-  if (stopped_) return;
-  absl::Status why = !rejection.ok() ? rejection : ToAbslStatus(status);
+void StreamWatch::Core::AttemptDone(const grpc::Status& status,
+                                    const absl::Status& rejection,
+                                    bool got_messages) {
+  absl::Status why;
   bool final = false;
-  if (rejection.ok()) {
-    for (absl::StatusCode c : hooks_.final_codes) final |= why.code() == c;
+  absl::Duration wait;
+  {
+    MutexLock lock(&mu_);
+    state_.connected = false;
+    // A stream that delivered was healthy, unless it ended on a message we
+    // rejected: a server that sends one good message and then a bad one
+    // would otherwise be asked again every backoff_min, for ever.
+    if (got_messages && rejection.ok()) backoff_.Reset();
+    if (stopped_) {
+      current_ = nullptr;
+      return;
+    }
+    why = !rejection.ok() ? rejection : ToAbslStatus(status);
+    if (rejection.ok()) {
+      for (absl::StatusCode c : hooks.final_codes) final |= why.code() == c;
+    }
+    if (why.ok()) {
+      state_.last_error = "stream ended by the server";
+    } else {
+      state_.last_error = absl::StrCat(absl::StatusCodeToString(why.code()),
+                                       ": ", why.message());
+    }
+    // The one log line of a stream's end; the hooks do not log it again.
+    wait = final ? absl::ZeroDuration() : backoff_.Next(gen_);
+    std::string next = final ? std::string("not restarting (a final status)")
+                             : absl::StrCat("restarting in ",
+                                            absl::FormatDuration(absl::Trunc(
+                                                wait, absl::Milliseconds(1))));
+    if (!rejection.ok()) {
+      gpr_log(GPR_ERROR, "mesh: %s: %s; cancelled the stream, %s",
+              hooks.name.c_str(), std::string(rejection.message()).c_str(),
+              next.c_str());
+    } else if (absl::IsResourceExhausted(why)) {
+      // gRPC's receive limit: say so, its own message is terse.
+      gpr_log(
+          GPR_ERROR, "mesh: %s: a message exceeded the receive limit (%s); %s",
+          hooks.name.c_str(), std::string(why.message()).c_str(), next.c_str());
+    } else if (!why.ok()) {
+      gpr_log(GPR_ERROR, "mesh: %s: stream failed: %s; %s", hooks.name.c_str(),
+              state_.last_error.c_str(), next.c_str());
+    } else {
+      gpr_log(GPR_INFO, "mesh: %s: stream ended by the server; %s",
+              hooks.name.c_str(), next.c_str());
+    }
+    hook_thread_ = std::this_thread::get_id();
   }
-  if (why.ok()) {
-    state_.last_error = "stream ended by the server";
-  } else {
-    state_.last_error =
-        absl::StrCat(absl::StatusCodeToString(why.code()), ": ", why.message());
-  }
-  // The one log line of a stream's end; the hooks do not log it again.
-  absl::Duration wait = final ? absl::ZeroDuration() : backoff_.Next(gen_);
-  std::string next =
-      final ? std::string("not restarting (a final status)")
-            : absl::StrCat("restarting in ", absl::FormatDuration(absl::Trunc(
-                                                 wait, absl::Milliseconds(1))));
-  if (!rejection.ok()) {
-    gpr_log(GPR_ERROR, "mesh: %s: %s; cancelled the stream, %s",
-            hooks_.name.c_str(), std::string(rejection.message()).c_str(),
-            next.c_str());
-  } else if (absl::IsResourceExhausted(why)) {
-    // gRPC's receive limit: say so, its own message is terse.
-    gpr_log(
-        GPR_ERROR, "mesh: %s: a message exceeded the receive limit (%s); %s",
-        hooks_.name.c_str(), std::string(why.message()).c_str(), next.c_str());
-  } else if (!why.ok()) {
-    gpr_log(GPR_ERROR, "mesh: %s: stream failed: %s; %s", hooks_.name.c_str(),
-            state_.last_error.c_str(), next.c_str());
-  } else {
-    gpr_log(GPR_INFO, "mesh: %s: stream ended by the server; %s",
-            hooks_.name.c_str(), next.c_str());
-  }
-  hooks_.on_end(why, final);
-  if (final) return;
-  timer_ = timers_->RunAfter(wait, [this] { StartAttempt(); });
+  hooks.on_end(why, final);
+  MutexLock lock(&mu_);
+  hook_thread_ = std::thread::id();
+  // Until here Stop() waits: no hook runs once it has returned.
+  current_ = nullptr;
+  if (stopped_ || final) return;
+  // Weak: the watch holds the core until Stop has cancelled this task or
+  // waited for it, so the core never ends on the timer thread.
+  timer_ = timers_->RunAfter(wait, [weak = weak_from_this()] {
+    if (std::shared_ptr<Core> core = weak.lock()) core->StartAttempt();
+  });
 }
 
 }  // namespace mesh::internal

@@ -19,7 +19,9 @@
 //   ...
 //   watch.Stop();  // no hook runs after this returns
 //
-// Thread-safe. Hooks are called one at a time, never after Stop() returns.
+// Thread-safe. Hooks are called one at a time, in order, never under the
+// watch's lock (a hook may read State() or Stop the watch) and never after
+// Stop() returns.
 #ifndef MESH_SRC_DISCOVERY_COMMON_STREAM_WATCH_H_
 #define MESH_SRC_DISCOVERY_COMMON_STREAM_WATCH_H_
 
@@ -27,17 +29,14 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "mesh/discovery.h"
 #include "src/base/backoff.h"
-#include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
 
 namespace mesh::internal {
@@ -75,31 +74,18 @@ class StreamWatch {
   void Start();
 
   // Cancels the open stream and any pending reconnect and waits until no
-  // hook is running. Idempotent.
+  // hook is running; from inside a hook it returns at once, and no hook
+  // runs after that one. Idempotent.
   void Stop();
 
   DiscoverySubscription::State State() const;
 
  private:
+  class Core;
   class Attempt;
-
-  void StartAttempt();
-  // A message of the current stream: on_message's verdict.
-  absl::Status Deliver(const grpc::ByteBuffer& message, bool first);
-  // `rejection`: why we cancelled the stream (OK if we did not).
-  void AttemptDone(const grpc::Status& status, const absl::Status& rejection,
-                   bool got_messages);
-
-  grpc::GenericStub stub_;
-  const std::shared_ptr<TimerThread> timers_;
-  const Hooks hooks_;
-  mutable Mutex mu_;
-  ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
-  absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  Attempt* current_ ABSL_GUARDED_BY(mu_) = nullptr;
-  TimerThread::Id timer_ ABSL_GUARDED_BY(mu_) = 0;
-  DiscoverySubscription::State state_ ABSL_GUARDED_BY(mu_);
+  // Shared with the open stream, which may outlive a watch stopped from
+  // inside one of its hooks.
+  const std::shared_ptr<Core> core_;
 };
 
 // Parses a message received as raw bytes. INTERNAL naming the message type

@@ -117,8 +117,7 @@ class Subscription final : public DiscoverySubscription {
   }
 
   State GetState() const override {
-    // The watch's state first: its hooks take the slot's lock under the
-    // watch's own, so this takes them one at a time, never nested.
+    // The watch's lock, then the slot's: one at a time, never nested.
     State linkerd = watch_->State();
     if (fallback_ == nullptr) return linkerd;
     State dns;
