@@ -5,110 +5,16 @@
 #include <atomic>
 #include <utility>
 
-#include "absl/strings/cord.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
 #include "src/model/address.h"
-#include "src/tls/chain_verify.h"
 #include "src/tls/server_name_match.h"
 #include "src/transport/byte_buffer_bytes.h"
+#include "src/transport/grpc_call_parts.h"
 #include "src/transport/grpc_callback_queue.h"
 
 namespace mesh::internal {
 namespace {
-
-std::string ToString(const grpc::string_ref& s) {
-  return std::string(s.data(), s.size());
-}
-
-Metadata ToMetadata(
-    const std::multimap<grpc::string_ref, grpc::string_ref>& m) {
-  Metadata out;
-  out.reserve(m.size());
-  for (const auto& [k, v] : m) out.emplace_back(ToString(k), ToString(v));
-  return out;
-}
-
-// gRPC's pick_first fails a call it could not place on a connection with
-// this message: the request was never written to any server.
-bool IsConnectFailure(const grpc::Status& status) {
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
-         absl::StrContains(status.error_message(),
-                           "failed to connect to all addresses");
-}
-
-// gRPC answers ride on HTTP 200. A status the client may have made up itself
-// (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED) without any response headers
-// says nothing about HTTP: 0.
-int HttpStatusOf(const grpc::Status& status, const TransportResponse& r) {
-  if (r.never_sent) return 0;
-  switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::CANCELLED:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return r.headers.empty() ? 0 : 200;
-    default:
-      return 200;
-  }
-}
-
-// What a finished call's context and status say (no body). A call over TLS
-// (`tls_address` set) that could not connect says so, naming the address:
-// with the expected and the presented identity when the identity check
-// refused the server, OpenSSL's verify result when the chain check did
-// ("certificate has expired"), else with gRPC's reason (a server that requires
-// a client certificate not sent, say, closes the handshake).
-TransportResponse ResponseOf(grpc::ClientContext& context,
-                             const grpc::Status& status,
-                             const std::string& tls_address = "") {
-  TransportResponse response;
-  response.never_sent = IsConnectFailure(status);
-  std::string message = status.error_message();
-  if (!tls_address.empty() && response.never_sent) {
-    size_t at = message.find(kIdentityMismatch);
-    if (at == std::string::npos) at = message.find(kChainRefused);
-    message = at != std::string::npos
-                  ? absl::StrCat("mesh: TLS handshake with ", tls_address,
-                                 " refused: ", message.substr(at))
-                  : absl::StrCat("mesh: no TLS connection to ", tls_address,
-                                 ": ", message);
-  }
-  response.status =
-      absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
-  if (!status.ok() && !status.error_details().empty()) {
-    response.status.SetPayload(kGrpcStatusDetailsUrl,
-                               absl::Cord(status.error_details()));
-  }
-  response.headers = ToMetadata(context.GetServerInitialMetadata());
-  response.trailers = ToMetadata(context.GetServerTrailingMetadata());
-  response.http_status = HttpStatusOf(status, response);
-  return response;
-}
-
-// The answer to a request that could not be sent (shut down, a bad
-// address).
-TransportResponse NotSent(absl::Status error) {
-  TransportResponse response;
-  response.status = std::move(error);
-  response.never_sent = true;
-  return response;
-}
-
-// A request's deadline, authority and metadata on its context.
-void Prepare(grpc::ClientContext& context, const Endpoint& endpoint,
-             const TransportRequest& request) {
-  if (request.deadline != absl::InfiniteFuture()) {
-    context.set_deadline(absl::ToChronoTime(request.deadline));
-  }
-  const std::string& authority = endpoint.authority_override.empty()
-                                     ? request.authority
-                                     : endpoint.authority_override;
-  if (!authority.empty()) context.set_authority(authority);
-  for (const auto& [key, value] : request.headers) {
-    context.AddMetadata(key, value);
-  }
-}
 
 // The call whose callback this thread is running, if any: Shutdown() called
 // from inside that callback (say, by destroying the Mesh) must not wait for
@@ -119,6 +25,8 @@ thread_local const void* finishing_call = nullptr;
 thread_local const void* cancelling_call = nullptr;
 
 }  // namespace
+
+void SetFinishingCall(const void* call) { finishing_call = call; }
 
 struct GrpcTransport::Call {
   // Declared first, so destroyed last: the context holds the channel too,
@@ -390,235 +298,6 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
   DestroyLater([keep = std::move(keep), done = std::move(done)] {});
 }
 
-// One stream: a generic bidi reactor (client-, server- and bidi-streaming
-// methods look the same on the wire). It holds the call open (AddHold) so
-// that operations may start from any thread, until a Read finds the end or
-// it is cancelled; after that, writes and reads are refused here.
-class GrpcTransport::Stream final
-    : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
-      public std::enable_shared_from_this<Stream> {
- public:
-  // `tls_address`: the endpoint's, for a stream over TLS; else empty.
-  Stream(GrpcTransport* transport, std::shared_ptr<grpc::Channel> channel,
-         std::string tls_address, TransportStreamObserver* observer)
-      : transport_(transport),
-        channel_(std::move(channel)),
-        tls_address_(std::move(tls_address)),
-        observer_(observer) {}
-
-  grpc::ClientContext& context() { return context_; }
-  bool done() const { return done_.load(std::memory_order_acquire); }
-
-  // Binds the reactor and starts the call (the context is prepared), then
-  // follows the caller's cancellation: a cancel from here on, or one that
-  // came before, cancels the call. A Release (Cancel, Shutdown) before the
-  // call started removes its hold once it has.
-  void Begin(const std::string& path, std::shared_ptr<Cancellation> cancel) {
-    grpc::GenericStub stub(channel_);
-    stub.PrepareBidiStreamingCall(&context_, path, grpc::StubOptions(), this);
-    AddHold();
-    StartCall();
-    bool release_now;
-    {
-      MutexLock lock(&mu_);
-      started_ = true;
-      release_now = released_;
-    }
-    if (release_now) RemoveHold();
-    if (cancel != nullptr) {
-      uint64_t id =
-          cancel->Watch([weak = std::weak_ptr<Stream>(shared_from_this())] {
-            if (auto self = weak.lock()) self->Cancel();
-          });
-      bool done;
-      {
-        MutexLock lock(&mu_);
-        done = done_.load(std::memory_order_acquire);
-        if (!done) {
-          cancel_ = cancel;
-          cancel_watch_ = id;
-        }
-      }
-      // OnDone has run and found no watch to drop: dropped here.
-      if (done) cancel->Unwatch(id);
-    }
-  }
-
-  // After the release the call is ending (OnClose follows): refused
-  // silently, as TransportStream allows.
-  void Write(std::string message) {
-    MutexLock lock(&mu_);
-    if (!released_) {
-      grpc::Slice slice(std::move(message));
-      write_buffer_ = grpc::ByteBuffer(&slice, 1);
-      StartWrite(&write_buffer_);
-    }
-  }
-
-  void WritesDone() {
-    MutexLock lock(&mu_);
-    if (!released_ && !writes_done_) {
-      writes_done_ = true;
-      StartWritesDone();
-    }
-  }
-
-  void Read() {
-    MutexLock lock(&mu_);
-    if (!released_) StartRead(&read_buffer_);
-  }
-
-  // Once. TryCancel may finish the call inline (OnDone on this thread):
-  // nothing here is held across it.
-  void Cancel() {
-    if (cancelled_.exchange(true)) return;
-    context_.TryCancel();
-    Release();
-  }
-
-  void OnReadInitialMetadataDone(bool ok) override {
-    if (ok) {
-      observer_->OnHeaders(ToMetadata(context_.GetServerInitialMetadata()));
-    }
-  }
-  void OnReadDone(bool ok) override {
-    std::string message;
-    if (ok) message = BytesOf(read_buffer_);
-    read_buffer_.Clear();
-    // The end: no more operations, so gRPC may finish the call.
-    if (!ok) Release();
-    observer_->OnReadDone(ok, std::move(message));
-  }
-  void OnWriteDone(bool ok) override { observer_->OnWriteDone(ok); }
-  void OnDone(const grpc::Status& status) override {
-    std::shared_ptr<Cancellation> cancel;
-    uint64_t watch = 0;
-    {
-      MutexLock lock(&mu_);
-      done_.store(true, std::memory_order_release);
-      cancel = std::move(cancel_);
-      watch = cancel_watch_;
-    }
-    if (cancel != nullptr) cancel->Unwatch(watch);
-    finishing_call = this;
-    observer_->OnClose(ResponseOf(context_, status, tls_address_));
-    finishing_call = nullptr;
-    transport_->StreamEnded(this);
-  }
-
- private:
-  // Lets gRPC finish the call; later Writes and Reads are refused. Once.
-  // Before the call started, Begin removes the hold when it has.
-  void Release() {
-    {
-      MutexLock lock(&mu_);
-      if (released_) return;
-      released_ = true;
-      if (!started_) return;
-    }
-    RemoveHold();
-  }
-
-  GrpcTransport* const transport_;
-  // Before context_, which holds the channel too (see Call).
-  const std::shared_ptr<grpc::Channel> channel_;
-  const std::string tls_address_;
-  TransportStreamObserver* const observer_;
-  grpc::ClientContext context_;
-  Mutex mu_;
-  std::shared_ptr<Cancellation> cancel_ ABSL_GUARDED_BY(mu_);
-  uint64_t cancel_watch_ ABSL_GUARDED_BY(mu_) = 0;
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
-  bool released_ ABSL_GUARDED_BY(mu_) = false;
-  bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<bool> cancelled_{false};
-  std::atomic<bool> done_{false};
-  grpc::ByteBuffer write_buffer_;
-  grpc::ByteBuffer read_buffer_;
-};
-
-// What the mesh holds: destroying it cancels a stream not yet done.
-class GrpcTransport::StreamHandle final : public TransportStream {
- public:
-  explicit StreamHandle(std::shared_ptr<Stream> stream)
-      : stream_(std::move(stream)) {}
-  ~StreamHandle() override {
-    if (stream_ != nullptr && !stream_->done()) stream_->Cancel();
-  }
-  void Write(std::string message) override {
-    if (stream_) stream_->Write(std::move(message));
-  }
-  void WritesDone() override {
-    if (stream_) stream_->WritesDone();
-  }
-  void Read() override {
-    if (stream_) stream_->Read();
-  }
-  void Cancel() override {
-    if (stream_) stream_->Cancel();
-  }
-
- private:
-  const std::shared_ptr<Stream> stream_;  // null: closed at its start
-};
-
-std::unique_ptr<TransportStream> GrpcTransport::StartStream(
-    const Endpoint& endpoint, TransportRequest request,
-    TransportStreamObserver* observer) {
-  PinGrpcCallbackQueue();
-  std::shared_ptr<grpc::Channel> channel;
-  bool tls = false;
-  absl::Status error;
-  {
-    MutexLock lock(&mu_);
-    if (shutdown_) {
-      error = absl::UnavailableError("transport is shut down");
-    } else {
-      absl::StatusOr<std::shared_ptr<grpc::Channel>> found =
-          ChannelFor(endpoint, &tls);
-      if (found.ok()) {
-        channel = *std::move(found);
-      } else {
-        error = found.status();
-      }
-    }
-  }
-  std::shared_ptr<Stream> stream;
-  if (error.ok()) {
-    // Prepared before it is published: Shutdown may cancel it from then on.
-    stream = std::make_shared<Stream>(this, std::move(channel),
-                                      tls ? endpoint.address : std::string(),
-                                      observer);
-    Prepare(stream->context(), endpoint, request);
-    MutexLock lock(&mu_);
-    if (shutdown_) {
-      error = absl::UnavailableError("transport is shut down");
-    } else {
-      streams_.emplace(stream.get(), stream);
-    }
-  }
-  if (!error.ok()) {
-    if (stream != nullptr) DestroyLater([stream = std::move(stream)] {});
-    observer->OnClose(NotSent(std::move(error)));
-    return std::make_unique<StreamHandle>(nullptr);
-  }
-  stream->Begin(request.path, std::move(request.cancel));
-  return std::make_unique<StreamHandle>(std::move(stream));
-}
-
-void GrpcTransport::StreamEnded(Stream* stream) {
-  std::shared_ptr<Stream> owned;
-  {
-    MutexLock lock(&mu_);
-    auto it = streams_.find(stream);
-    owned = std::move(it->second);
-    streams_.erase(it);
-  }
-  // Not on this gRPC thread: the stream holds a grpc::Channel, and a
-  // TryCancel that finished it inline may still hold its context's lock.
-  DestroyLater([owned = std::move(owned)] {});
-}
-
 void GrpcTransport::RetainOnly(const std::vector<std::string>& addresses) {
   // Built (sorted) before taking the lock every Send takes.
   AddressSet retained(addresses);
@@ -648,7 +327,7 @@ void GrpcTransport::Shutdown() {
     for (const auto& [ptr, stream] : streams_) streams.push_back(stream);
   }
   for (const auto& call : calls) call->context.TryCancel();
-  for (const auto& stream : streams) stream->Cancel();
+  for (const auto& stream : streams) CancelStream(*stream);
   DestroyLater([calls = std::move(calls), streams = std::move(streams)] {});
   // The call or stream this thread is finishing, if any, cannot end while
   // we wait.

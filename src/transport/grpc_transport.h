@@ -103,6 +103,8 @@ class GrpcTransport final : public Transport {
   void Finish(Call* call, const grpc::Status& status);
   // A stream's OnDone: forgets it (Shutdown waits for this).
   void StreamEnded(Stream* stream);
+  // Cancels `stream` (Shutdown; grpc_stream.cc knows the type).
+  static void CancelStream(Stream& stream);
 
   grpc::ChannelArguments args_;
   const std::shared_ptr<IdentityStore> identity_;
