@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "linkerd/destination.grpc.pb.h"
+#include "tools/mesh-control-plane/linkerd_resources.h"
 
 namespace mesh::bench {
 

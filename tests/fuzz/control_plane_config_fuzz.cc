@@ -23,6 +23,7 @@
 #include "src/base/utf8.h"
 #include "tests/fuzz/fuzz_require.h"
 #include "tools/mesh-control-plane/config.h"
+#include "tools/mesh-control-plane/linkerd_resources.h"
 #include "tools/mesh-control-plane/xds_resources.h"
 
 namespace {

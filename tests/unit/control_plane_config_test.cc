@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "tools/mesh-control-plane/config.h"
 #include "tools/mesh-control-plane/json.h"
+#include "tools/mesh-control-plane/linkerd_resources.h"
 
 namespace mesh::controlplane {
 namespace {

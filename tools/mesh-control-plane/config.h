@@ -19,7 +19,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "linkerd/destination.pb.h"
 
 namespace mesh::controlplane {
 
@@ -101,13 +100,6 @@ struct Config {
 
 // INVALID_ARGUMENT "line N: <field path>: <problem>".
 absl::StatusOr<Config> ParseConfig(absl::string_view text);
-
-// Wire forms.
-io::linkerd::proxy::destination::WeightedAddr ToWire(const EndpointSpec& e);
-// The profile for `target`: its own, or Linkerd's default (no routes; budget
-// 0.2, 10/s, 10 s; fully_qualified_name = the target's name).
-io::linkerd::proxy::destination::DestinationProfile ProfileFor(
-    const Config& config, const std::string& target);
 
 }  // namespace mesh::controlplane
 

@@ -8,6 +8,7 @@
 #include "linkerd/destination.grpc.pb.h"
 #include "src/base/mutex.h"
 #include "src/base/utf8.h"
+#include "tools/mesh-control-plane/linkerd_resources.h"
 
 namespace mesh::controlplane {
 namespace {
