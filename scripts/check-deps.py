@@ -52,6 +52,10 @@ PUBLIC_OWNERS = {
     "service_config.h": "model",
     "tls.h": "model",
     "transport.h": "transport",
+    # The service-provider interfaces (include/mesh/spi/): what a source
+    # and a transport implement, the parts that own those roles.
+    "spi/transport.h": "transport",
+    "spi/discovery_source.h": "discovery",
     "tap.h": "tap",
     "discovery.h": "discovery",
     "dns.h": "discovery",
@@ -60,6 +64,8 @@ PUBLIC_OWNERS = {
     "mesh.h": "channel",
     "stream.h": "channel",
 }
+# Folders of include/mesh/ whose headers are checked as the others are.
+PUBLIC_FOLDERS = ("spi",)
 # Files of a part held to a narrower rule than their folder.
 NARROWER = [
     # The tap model, hub and decorator: Abseil only (the Observe server,
@@ -84,7 +90,7 @@ def classify(header):
     m = re.match(r"^src/([a-z_]+)/", header)
     if m:
         return "part", m.group(1)
-    m = re.match(r"^mesh/([a-z_]+\.h)$", header)
+    m = re.match(r"^mesh/((?:spi/)?[a-z_]+\.h)$", header)
     if m:
         # An unowned public header is reported by main(); free meanwhile.
         owner = PUBLIC_OWNERS.get(m.group(1))
@@ -142,7 +148,13 @@ def main():
                         rule_name, rule_libs = narrower_name, narrower_libs
                 check_file(root, path, parts, rule_libs, rule_name, problems)
     public = os.path.join(root, "include", "mesh")
-    for name in sorted(os.listdir(public)):
+    names = sorted(os.listdir(public))
+    for name in list(names):
+        if name in PUBLIC_FOLDERS:
+            names.remove(name)
+            names += sorted(f"{name}/{n}"
+                            for n in os.listdir(os.path.join(public, name)))
+    for name in names:
         path = f"include/mesh/{name}"
         if os.path.isdir(os.path.join(public, name)):
             problems.append(f"{path}: a folder of public headers with no "

@@ -3,6 +3,7 @@
 // A source hands each subscriber the destination's updates (see
 // mesh/endpoint.h) until the subscription is destroyed. StaticDiscovery is
 // the source for endpoints given in code; it can change them at run time.
+// The interface every source implements is mesh/spi/discovery_source.h.
 //
 //   auto discovery = mesh::StaticDiscovery::Create();
 //   discovery->SetEndpoints("books:7001",
@@ -23,70 +24,10 @@
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
 #include "mesh/service_config.h"
+#include "mesh/spi/discovery_source.h"
 #include "mesh/tls.h"
 
 namespace mesh {
-
-// Destroying it stops the updates; once the destructor returns the observer
-// is not called again.
-class DiscoverySubscription {
- public:
-  // What a source believes about one of the resources behind this
-  // subscription (xDS: its Listener and RouteConfiguration, or its Cluster
-  // and ClusterLoadAssignment), as xDS's client status (CSDS) shows it.
-  struct Resource {
-    std::string type;  // e.g. "Listener"
-    std::string name;
-    std::string state;    // REQUESTED, ACKED, NACKED or DOES_NOT_EXIST
-    std::string version;  // of the accepted resource; empty if none
-    absl::Time updated = absl::InfinitePast();  // when it was accepted
-    std::string error;  // why it was last rejected (NACKED)
-  };
-  // What a streaming source has seen, for Mesh::Describe().
-  struct State {
-    bool connected = false;  // a stream is open and has delivered
-    int64_t streams_started = 0;
-    int64_t messages = 0;
-    std::string last_error;  // empty if none
-    std::vector<Resource> resources;
-  };
-
-  virtual ~DiscoverySubscription() = default;
-  // Sources without streams report the default State.
-  virtual State GetState() const { return {}; }
-  // The Mesh could not connect to one of the target's endpoints. A source
-  // that can look again early (DNS: a record may have moved) does so within
-  // its own rate limit; others ignore it. Called on any thread, possibly
-  // often; must not block or call back into the Mesh.
-  virtual void RefreshSoon() {}
-};
-
-// What a source of the application's own implements. The built-in sources
-// do more through an interface internal to mesh: clusters (xDS backends),
-// a status service (CSDS), authorities in targets (DNS), the Mesh's timer
-// thread lent to them.
-class DiscoverySource {
- public:
-  virtual ~DiscoverySource() = default;
-  // Starts delivering updates for `target` ("name:port") to `observer`, which
-  // must outlive the returned subscription. Calls to the observer are
-  // serialized; the first may come before Subscribe returns. Subscribe must
-  // not call back into the Mesh (it runs under the Mesh's lock).
-  virtual std::unique_ptr<DiscoverySubscription> Subscribe(
-      const std::string& target, EndpointObserver* observer) = 0;
-  // Starts delivering service configs (routes, budget, split) for `target`.
-  // A source without configs returns null: the destination then has the
-  // default config (one catch-all route, no retries, no timeout).
-  virtual std::unique_ptr<DiscoverySubscription> SubscribeConfig(
-      const std::string& target, ServiceConfigObserver* observer) {
-    (void)target;
-    (void)observer;
-    return nullptr;
-  }
-  // The target scheme this source serves ("xds" for xds:///name:port); empty
-  // for none. MeshOptions::discovery also serves targets of its scheme.
-  virtual std::string Scheme() const { return ""; }
-};
 
 // Endpoints and service configs (routes) given in code. A target nobody has
 // set has no endpoints yet (its calls fail UNAVAILABLE) until Update or

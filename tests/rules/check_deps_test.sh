@@ -3,7 +3,9 @@
 # checker does catch a break — a model file that includes gRPC, a balancer
 # file that includes the channel, a public header that includes src/, a
 # model file that includes the channel's public header, a public header of
-# the model that includes the channel's, a public header no part owns — on
+# the model that includes the channel's, a service-provider interface
+# (include/mesh/spi/) that includes the channel's, a public header no part
+# owns — on
 # a copy of the tree, naming file, line and rule.
 #
 #   tests/rules/check_deps_test.sh SOURCE_DIR
@@ -25,7 +27,9 @@ printf '#include "src/channel/destination.h"\n' >>"$tmp/src/balance/peak_ewma.cc
 printf '#include "src/model/endpoint_set.h"\n' >>"$tmp/include/mesh/endpoint.h"
 printf '#include "mesh/channel.h"\n' >>"$tmp/src/model/address.cc"
 printf '#include "mesh/mesh.h"\n' >>"$tmp/include/mesh/tls.h"
+printf '#include "mesh/channel.h"\n' >>"$tmp/include/mesh/spi/transport.h"
 printf '// nobody owns this\n' >"$tmp/include/mesh/orphan.h"
+printf '// nor this\n' >"$tmp/include/mesh/spi/orphan.h"
 got=0
 "$check" "$tmp" >"$tmp/out" || got=$?
 [[ "$got" -eq 1 ]] || fail "a broken tree passed (exit $got): $(cat "$tmp/out")"
@@ -41,5 +45,9 @@ grep -qE '^include/mesh/tls\.h:[0-9]+: includes mesh/mesh\.h: a public header of
   fail "a public header including a higher part's not named: $(cat "$tmp/out")"
 grep -qE '^include/mesh/orphan\.h: a public header with no owning part' "$tmp/out" ||
   fail "an unowned public header not named: $(cat "$tmp/out")"
-grep -q "6 break(s) of the rule" "$tmp/out" || fail "count: $(cat "$tmp/out")"
+grep -qE '^include/mesh/spi/transport\.h:[0-9]+: includes mesh/channel\.h: a public header of src/transport may not depend on src/channel' "$tmp/out" ||
+  fail "an interface header including a higher part's not named: $(cat "$tmp/out")"
+grep -qE '^include/mesh/spi/orphan\.h: a public header with no owning part' "$tmp/out" ||
+  fail "an unowned interface header not named: $(cat "$tmp/out")"
+grep -q "8 break(s) of the rule" "$tmp/out" || fail "count: $(cat "$tmp/out")"
 echo PASS
