@@ -16,6 +16,9 @@ a part includes it only if it may include that part, and a public header
 includes only the public headers its part may, Abseil and the standard
 library. A new public header without an owner is itself a broken rule.
 
+tools/ has a rule of its own (TOOLS): mesh's public headers, and only the
+internal headers listed for each tool.
+
 Prints one line per broken rule (file, line, what it includes, what the part
 may use) and exits 1; exits 0 when every include keeps to the rule.
 """
@@ -73,6 +76,25 @@ NARROWER = [
     (re.compile(r"^src/tap/tap_"), "the tap model (src/tap/tap_*)", ()),
 ]
 
+# tools/: the programs use mesh through its public headers (mesh/...),
+# beside tools/common, Abseil, the C and C++ libraries, gRPC, protobuf, the
+# protos, OpenSSL and RE2. Of mesh's internals, a tool file may include only what
+# its rule below lists (the first rule whose pattern matches its path): the
+# control plane, a server of the control-plane protocols, the base and the
+# model; the servers' TLS set-up, the library's certificate checks; every
+# other tool, two text helpers of the base (JSON string literals,
+# printable text), nothing that does what mesh does.
+TOOLS = [
+    (re.compile(r"^tools/mesh-control-plane/"),
+     "the control plane (tools/mesh-control-plane)", ("base", "model"), ()),
+    (re.compile(r"^tools/common/server_tls\.cc$"),
+     "the servers' TLS set-up (tools/common/server_tls.cc)", (),
+     ("src/tls/certificate_check.h",)),
+    (re.compile(r"^tools/"), "a tool", (),
+     ("src/base/json_string.h", "src/base/utf8.h")),
+]
+TOOL_LIBS = ("grpc", "protobuf", "proto", "openssl", "re2")
+
 OUTSIDE = [
     ("grpc", re.compile(r"^(grpc|grpcpp)/")),
     ("protobuf", re.compile(r"^google/protobuf/")),
@@ -125,6 +147,33 @@ def check_file(root, path, parts, libs, rule_name, problems, public=False):
                     f"{', '.join(libs) or 'Abseil and the standard library only'})")
 
 
+def check_tool(root, path, problems):
+    rule_name, parts, headers = None, (), ()
+    for pattern, name, rule_parts, rule_headers in TOOLS:
+        if pattern.search(path):
+            rule_name, parts, headers = name, rule_parts, rule_headers
+            break
+    with open(os.path.join(root, path), encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            header = m.group(1)
+            kind, name = classify(header)
+            if header.startswith("src/"):
+                if name in parts or header in headers:
+                    continue
+                allowed = [f"src/{p}" for p in parts] + list(headers)
+                problems.append(
+                    f"{path}:{number}: includes {header}: {rule_name} may use "
+                    f"mesh's public headers only (and: "
+                    f"{', '.join(allowed) or 'nothing else'})")
+            elif kind == "outside" and name not in TOOL_LIBS:
+                problems.append(
+                    f"{path}:{number}: includes {header}: {rule_name} may not "
+                    f"depend on {name}")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..")
@@ -169,6 +218,11 @@ def main():
             continue
         check_file(root, path, (owner,) + PARTS[owner][0], (),
                    f"a public header of src/{owner}", problems, public=True)
+    for folder, _, files in os.walk(os.path.join(root, "tools")):
+        for name in sorted(files):
+            if SOURCE.search(name):
+                check_tool(root, os.path.relpath(os.path.join(folder, name),
+                                                 root), problems)
     for p in problems:
         print(p)
     if problems:

@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "src/base/mutex.h"
+#include "absl/synchronization/mutex.h"
 
 namespace mesh::tools {
 
@@ -35,7 +35,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
     absl::Duration delay;
     grpc::StatusCode code;
     {
-      internal::MutexLock lock(&owner_->mu_);
+      absl::MutexLock lock(&owner_->mu_);
       delay = owner_->delay_;
       if (owner_->jitter_ > absl::ZeroDuration()) {
         thread_local absl::InsecureBitGen gen;
@@ -50,7 +50,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
     // OnCancel may run on another thread at any time: the alarm is set and
     // cancelled under one lock, and never cancelled before it is set.
     {
-      internal::MutexLock lock(&alarm_mu_);
+      absl::MutexLock lock(&alarm_mu_);
       if (!cancelled_) {
         alarm_set_ = true;
         alarm_.Set(absl::ToChronoTime(absl::Now() + delay), [this](bool fired) {
@@ -65,7 +65,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnCancel() override {
-    internal::MutexLock lock(&alarm_mu_);
+    absl::MutexLock lock(&alarm_mu_);
     cancelled_ = true;
     if (alarm_set_) alarm_.Cancel();
   }
@@ -86,7 +86,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
 
   EchoBackend* const owner_;
   grpc::ByteBuffer request_;
-  internal::Mutex alarm_mu_;
+  absl::Mutex alarm_mu_;
   bool alarm_set_ ABSL_GUARDED_BY(alarm_mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(alarm_mu_) = false;
   grpc::Alarm alarm_;
@@ -139,22 +139,22 @@ std::string EchoBackend::address() const {
 }
 
 void EchoBackend::set_delay(absl::Duration delay) {
-  internal::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);
   delay_ = delay;
 }
 
 absl::Duration EchoBackend::delay() const {
-  internal::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);
   return delay_;
 }
 
 void EchoBackend::set_status(grpc::StatusCode code) {
-  internal::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);
   status_ = code;
 }
 
 void EchoBackend::set_jitter(absl::Duration jitter) {
-  internal::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);
   jitter_ = jitter;
 }
 

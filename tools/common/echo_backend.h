@@ -21,7 +21,6 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "src/base/mutex.h"
 
 namespace mesh::tools {
 
@@ -66,7 +65,7 @@ class EchoBackend {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string host_;  // as a URI writes it: "127.0.0.1", "[::1]"
-  mutable internal::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Duration jitter_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   grpc::StatusCode status_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;

@@ -1,5 +1,9 @@
 #include "tools/mesh-tap/format.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -7,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "src/base/json_string.h"
-#include "src/model/address.h"
 #include "tools/common/grpc_codes.h"
 
 namespace mesh::tools {
@@ -142,20 +145,34 @@ void AppendJsonHeaders(absl::string_view field,
 
 std::string FormatTcpAddress(const wire_net::TcpAddress& a) {
   if (!a.has_ip()) return "-";
-  internal::IpAddress ip;
+  // The wire's integers hold the address in network order, most
+  // significant byte first; inet_ntop writes IPv6 as RFC 5952 asks.
+  char text[INET6_ADDRSTRLEN] = {};
+  std::string host;
   switch (a.ip().ip_case()) {
-    case wire_net::IPAddress::kIpv4:
-      ip = internal::IpAddress::FromV4(a.ip().ipv4());
+    case wire_net::IPAddress::kIpv4: {
+      in_addr v4;
+      v4.s_addr = htonl(a.ip().ipv4());
+      inet_ntop(AF_INET, &v4, text, sizeof text);
+      host = text;
       break;
-    case wire_net::IPAddress::kIpv6:
-      ip = internal::IpAddress::FromV6(a.ip().ipv6().first(),
-                                       a.ip().ipv6().last());
+    }
+    case wire_net::IPAddress::kIpv6: {
+      in6_addr v6;
+      const uint64_t halves[2] = {a.ip().ipv6().first(), a.ip().ipv6().last()};
+      for (int i = 0; i < 16; ++i) {
+        v6.s6_addr[i] =
+            static_cast<uint8_t>(halves[i / 8] >> (56 - 8 * (i % 8)));
+      }
+      inet_ntop(AF_INET6, &v6, text, sizeof text);
+      host = absl::StrCat("[", text, "]");
       break;
+    }
     case wire_net::IPAddress::IP_NOT_SET:
       return "-";
   }
   // The port as sent, even 0 or past 65535: this prints, it does not judge.
-  return absl::StrCat(ip.ToUriHost(), ":", a.port());
+  return absl::StrCat(host, ":", a.port());
 }
 
 std::string GrpcStatusName(uint32_t code) {
