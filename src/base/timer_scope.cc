@@ -17,7 +17,9 @@ TimerScope::Id TimerScope::RunAfter(absl::Duration delay,
   const Id id = state_->next++;
   // Registered under the scope's lock, so the wrapper's erase (which takes
   // it) cannot come before the insert, however soon the task runs.
-  TimerThread::Id timer = timers_->RunAfter(
+  // Past the thread owner's Close: a Mesh that lent its thread hands back
+  // only its own tasks when it shuts down.
+  TimerThread::Id timer = timers_->RunAfterPastClose(
       delay, [state = state_, id, task = std::move(task)]() mutable {
         task();
         MutexLock lock(&state->mu);

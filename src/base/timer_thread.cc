@@ -20,7 +20,17 @@ TimerThread::Id TimerThread::RunAfter(absl::Duration delay,
                                       absl::AnyInvocable<void()> task) {
   MutexLock lock(&mu_);
   Id id = next_id_++;
-  tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
+  tasks_.emplace(std::make_pair(absl::Now() + delay, id),
+                 Task{std::move(task)});
+  return id;
+}
+
+TimerThread::Id TimerThread::RunAfterPastClose(
+    absl::Duration delay, absl::AnyInvocable<void()> task) {
+  MutexLock lock(&mu_);
+  Id id = next_id_++;
+  tasks_.emplace(std::make_pair(absl::Now() + delay, id),
+                 Task{std::move(task), /*past_close=*/true});
   return id;
 }
 
@@ -29,7 +39,8 @@ TimerThread::Id TimerThread::TryRunAfter(absl::Duration delay,
   MutexLock lock(&mu_);
   if (closed_) return 0;
   Id id = next_id_++;
-  tasks_.emplace(std::make_pair(absl::Now() + delay, id), std::move(task));
+  tasks_.emplace(std::make_pair(absl::Now() + delay, id),
+                 Task{std::move(task)});
   return id;
 }
 
@@ -37,9 +48,14 @@ std::vector<absl::AnyInvocable<void()>> TimerThread::Close() {
   std::vector<absl::AnyInvocable<void()>> pending;
   MutexLock lock(&mu_);
   closed_ = true;
-  pending.reserve(tasks_.size());
-  for (auto& [key, task] : tasks_) pending.push_back(std::move(task));
-  tasks_.clear();
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    if (it->second.past_close) {
+      ++it;
+      continue;
+    }
+    pending.push_back(std::move(it->second.run));
+    it = tasks_.erase(it);
+  }
   if (std::this_thread::get_id() != thread_.get_id()) {
     mu_.Await(absl::Condition(
         +[](Id* running) { return *running == 0; }, &running_));
@@ -95,11 +111,11 @@ void TimerThread::Loop() {
     auto node = tasks_.extract(tasks_.begin());
     running_ = node.key().second;
     mu_.Unlock();
-    node.mapped()();
+    node.mapped().run();
     // Its captures may hold the last reference to this timer's owner (a
     // retry's channel holds the Mesh that owns its timer): destroyed on the
     // DestroyLater thread, never here, where that would join this very thread.
-    DestroyLater(std::move(node.mapped()));
+    DestroyLater(std::move(node.mapped().run));
     mu_.Lock();
     running_ = 0;
   }

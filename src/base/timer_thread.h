@@ -39,9 +39,15 @@ class TimerThread {
   // returns 0 and leaves `task` with the caller.
   Id TryRunAfter(absl::Duration delay, absl::AnyInvocable<void()>& task);
 
-  // Refuses later TryRunAfter calls and hands back the tasks still waiting,
-  // in due order, for the caller to run or drop (Cancel no longer knows
-  // them). Waits for a task running now to end (unless called from it).
+  // Like RunAfter, for a task of a part that may outlive the thread's
+  // owner's Close (a discovery source the Mesh lent its thread to): Close
+  // leaves it waiting, and it runs when due as long as the thread lives.
+  Id RunAfterPastClose(absl::Duration delay, absl::AnyInvocable<void()> task);
+
+  // Refuses later TryRunAfter calls and hands back the tasks still waiting
+  // (but those of RunAfterPastClose), in due order, for the caller to run
+  // or drop (Cancel no longer knows them). Waits for a task running now to
+  // end (unless called from it).
   std::vector<absl::AnyInvocable<void()>> Close();
 
   // Cancels `id`: if it is running now, waits for it to end (unless called
@@ -56,9 +62,12 @@ class TimerThread {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   Id next_id_ ABSL_GUARDED_BY(mu_) = 1;
   Id running_ ABSL_GUARDED_BY(mu_) = 0;
+  struct Task {
+    absl::AnyInvocable<void()> run;
+    bool past_close = false;  // RunAfterPastClose: not handed back by Close
+  };
   // Ordered by due time, then id.
-  std::map<std::pair<absl::Time, Id>, absl::AnyInvocable<void()>> tasks_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<absl::Time, Id>, Task> tasks_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -326,8 +326,9 @@ std::thread::id ThreadOf(internal::TimerThread& timers) {
 }
 
 // A Mesh lends its timer thread to its sources: the client's clocks run on
-// the first thread lent (a source serving two Meshes keeps the first), and
-// the delivery a clock causes runs there too.
+// the first thread lent (a source serving two Meshes keeps the first), even
+// once the Mesh has closed it, and the delivery a clock causes runs there
+// too.
 TEST_F(XdsDeliveryTest, ItsClocksRunOnTheFirstTimerThreadLentToIt) {
   client_->Shutdown();
   auto bootstrap = internal::xds::LoadXdsBootstrap(
@@ -349,6 +350,10 @@ TEST_F(XdsDeliveryTest, ItsClocksRunOnTheFirstTimerThreadLentToIt) {
   auto cluster = MakeEdsCluster("a", "a-cla");
   ASSERT_TRUE(SendAndAwaitAck(kCds, "1", {&cluster}));
   ASSERT_TRUE(AwaitAsk(kEds, {"a-cla"}));
+  // The thread's owner closes it (a Mesh shutting down): the client's
+  // clock, armed before the ask was sent, is not handed back with the
+  // owner's own tasks, and still runs there.
+  EXPECT_TRUE(first->Close().empty());
   // Never answered: its clock (100 ms) finds the assignment missing.
   std::optional<std::thread::id> thread =
       missing.WaitForMissing(absl::Seconds(10));

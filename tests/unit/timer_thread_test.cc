@@ -1,6 +1,7 @@
 // TimerThread (src/base/timer_thread.h): tasks run after their delay, in due
 // order; once Cancel returns, a cancelled task never runs, and a running one
-// has ended; Close hands back what was still waiting.
+// has ended; Close hands back what was still waiting, but the tasks
+// scheduled past it.
 #include "src/base/timer_thread.h"
 
 #include <atomic>
@@ -79,6 +80,18 @@ TEST(TimerThreadTest, CloseHandsBackWhatWasWaitingInDueOrderAndRefusesMore) {
   absl::AnyInvocable<void()> late = [&] { ran.push_back(3); };
   EXPECT_EQ(timers.TryRunAfter(absl::ZeroDuration(), late), 0u);
   EXPECT_TRUE(static_cast<bool>(late));  // left with the caller
+}
+
+// What a lent thread's borrower schedules survives the owner's Close: it is
+// not handed back, and runs when due.
+TEST(TimerThreadTest, CloseLeavesTasksScheduledPastCloseToRunWhenDue) {
+  TimerThread timers;
+  Notification ran;
+  timers.RunAfterPastClose(absl::Milliseconds(20), [&] { ran.Notify(); });
+  timers.RunAfter(absl::Hours(1), [] {});
+  std::vector<absl::AnyInvocable<void()>> left = timers.Close();
+  EXPECT_EQ(left.size(), 1u);  // the owner's task only
+  EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(30)));
 }
 
 }  // namespace

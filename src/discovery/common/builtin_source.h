@@ -55,6 +55,9 @@ class BuiltinSource : public DiscoverySource {
   // thread for all its parts. The first one lent is kept (a source may
   // serve several Meshes, and outlives none of what it holds); a source
   // that needs one before any is lent (used without a Mesh) makes its own.
+  // The source schedules with TimerThread::RunAfterPastClose (directly or
+  // through a TimerScope): the Mesh's shutdown hands back only its own
+  // tasks, and the thread runs the source's while the source holds it.
   // Called before the Mesh's first Subscribe.
   virtual void LendTimers(const std::shared_ptr<TimerThread>& timers) {
     (void)timers;

@@ -243,7 +243,9 @@ void StreamWatch::Core::AttemptDone(const grpc::Status& status,
   if (stopped_ || final) return;
   // Weak: the watch holds the core until Stop has cancelled this task or
   // waited for it, so the core never ends on the timer thread.
-  timer_ = timers_->RunAfter(wait, [weak = weak_from_this()] {
+  // Past the thread owner's Close: a Mesh that lent its thread hands back
+  // only its own tasks when it shuts down, and the source may outlive it.
+  timer_ = timers_->RunAfterPastClose(wait, [weak = weak_from_this()] {
     if (std::shared_ptr<Core> core = weak.lock()) core->StartAttempt();
   });
 }
