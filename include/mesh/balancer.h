@@ -6,7 +6,7 @@
 // proportional to their weights), and take the one with the lower
 // `rtt_estimate × (pending + 1)`. Round robin is there as a baseline.
 //
-//   mesh::MeshOptions options;
+//   mesh::ChannelOptions options;  // per channel (Mesh::NewChannel)
 //   options.balancer.kind = mesh::BalancerKind::kP2cPeakEwma;
 //   options.balancer.ejection_consecutive_failures = 3;
 //
