@@ -6,10 +6,14 @@
 //   RouteResource r = OneRoute("match { prefix: \"/\" } route { cluster: \"a\"
 //   }");
 //
+// A test file takes them, and the Envoy types and matchers they name, with
+// `using namespace fixtures;`.
+//
 // Thread-compatible; EXPECT failures are the calling test's.
 #ifndef MESH_TESTS_SUPPORT_XDS_CONVERT_FIXTURES_H_
 #define MESH_TESTS_SUPPORT_XDS_CONVERT_FIXTURES_H_
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -37,6 +41,9 @@ using envoy::extensions::filters::http::fault::v3::HTTPFault;
 using envoy::extensions::filters::http::router::v3::Router;
 using envoy::extensions::filters::network::http_connection_manager::v3::
     HttpConnectionManager;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 template <typename T>
 T Parse(absl::string_view text) {

@@ -4,35 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
-#include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "envoy/extensions/transport_sockets/tls/v3/tls.pb.h"
-#include "src/discovery/xds/xds_client.h"
 #include "src/discovery/xds/xds_convert.h"
-#include "src/discovery/xds/xds_service_config.h"
-#include "src/route/route_table.h"
 #include "tests/support/xds_convert_fixtures.h"
 
 namespace mesh::internal::xds {
 namespace {
 
-using namespace fixtures;  // NOLINT: the shared text-format helpers
-using envoy::config::cluster::v3::Cluster;
-using envoy::config::endpoint::v3::ClusterLoadAssignment;
-using envoy::config::listener::v3::Listener;
-using envoy::config::route::v3::RouteConfiguration;
-using envoy::extensions::filters::http::fault::v3::HTTPFault;
-using envoy::extensions::filters::http::router::v3::Router;
-using envoy::extensions::filters::network::http_connection_manager::v3::
-    HttpConnectionManager;
+using namespace fixtures;  // NOLINT: the shared helpers, types, matchers
 namespace tls_v3 = ::envoy::extensions::transport_sockets::tls::v3;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 
 CertificateProviders TestProviders() {
   CertificateProviders p;
