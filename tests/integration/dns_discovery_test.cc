@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "mesh/mesh.h"
 #include "src/base/mutex.h"
 #include "tests/support/dnsmasq.h"
+#include "tests/support/self_dropping_observer.h"
 #include "tests/support/test_support.h"
 #include "tools/common/echo_backend.h"
 #include "tools/mesh-control-plane/control_plane.h"
@@ -391,62 +393,22 @@ TEST_F(DnsDiscoveryTest, BareNamesGoToTheDefaultSourceAndDnsTargetsToDns) {
   EXPECT_EQ(Served("127.0.0.3"), 20);
 }
 
-// An observer that, inside its first delivery, reads its subscription's
-// state and then drops the subscription: both once waited for the lock
-// the delivery ran under. The second subscription of the name goes on.
-class SelfCancellingObserver final : public EndpointObserver {
- public:
-  void Set(std::unique_ptr<DiscoverySubscription> subscription) {
-    internal::MutexLock lock(&mu_);
-    subscription_ = std::move(subscription);
-  }
-  void OnEndpointUpdate(const EndpointUpdate& update) override {
-    std::unique_ptr<DiscoverySubscription> mine;
-    {
-      internal::MutexLock lock(&mu_);
-      mine = std::move(subscription_);
-    }
-    if (mine == nullptr) return;  // not Set yet, or a later call
-    const DiscoverySubscription::State state = mine->GetState();
-    mine.reset();
-    internal::MutexLock lock(&mu_);
-    endpoints_ = update.endpoints.size();
-    resources_ = state.resources.size();
-    done_ = true;
-  }
-  bool WaitUntilDone(size_t* endpoints, size_t* resources) {
-    internal::MutexLock lock(&mu_);
-    if (!mu_.AwaitWithTimeout(absl::Condition(&done_), absl::Seconds(10))) {
-      return false;
-    }
-    *endpoints = endpoints_;
-    *resources = resources_;
-    return true;
-  }
-
- private:
-  internal::Mutex mu_;
-  std::unique_ptr<DiscoverySubscription> subscription_ ABSL_GUARDED_BY(mu_);
-  size_t endpoints_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t resources_ ABSL_GUARDED_BY(mu_) = 0;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
-};
-
+// An observer reads its subscription's state and drops the subscription
+// inside its first delivery (both once waited for the lock the delivery
+// ran under); a second subscription of the name goes on.
 TEST_F(DnsDiscoveryTest, AnObserverMayCallBackAndCancelInsideItsDelivery) {
   ASSERT_TRUE(dns_->SetHosts({{"127.0.0.2", kName}}).ok());
   auto source = NewDnsDiscovery(TestDnsOptions());
   ASSERT_TRUE(source.ok()) << source.status();
   const std::string target = absl::StrCat(kName, ":7000");
-  SelfCancellingObserver cancelling;
+  testing::SelfDroppingObserver cancelling;
   cancelling.Set((*source)->Subscribe(target, &cancelling));
-  // The first answer may have come before Set (then it was left alone): a
-  // change brings another.
-  ASSERT_TRUE(
-      dns_->SetHosts({{"127.0.0.2", kName}, {"127.0.0.3", kName}}).ok());
-  size_t endpoints = 0, resources = 0;
-  ASSERT_TRUE(cancelling.WaitUntilDone(&endpoints, &resources));
-  EXPECT_GE(endpoints, 1u);
-  EXPECT_EQ(resources, 1u);  // the name's A/AAAA line, read inside
+  std::optional<testing::SelfDroppingObserver::Seen> seen =
+      cancelling.WaitUntilDone();
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_GE(seen->endpoints, 1u);
+  // The name's A/AAAA line, read inside.
+  EXPECT_EQ(seen->state.resources.size(), 1u);
 
   // The source serves on: another subscription of the name follows a
   // change.

@@ -7,6 +7,7 @@
 // the timer thread lent to the source. An observer may call back into its
 // subscription, even drop it, inside an update.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "src/discovery/common/builtin_source.h"
 #include "tests/support/log_capture.h"
 #include "tests/support/raw_stream_server.h"
+#include "tests/support/self_dropping_observer.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -214,60 +216,9 @@ TEST_F(LinkerdStreamFaultsTest, ItsReconnectsWaitOnTheTimerThreadLentToIt) {
   subscription.reset();
 }
 
-// An observer that, inside its first update, reads its subscription's
-// state and drops the subscription: the hooks once ran under the stream's
-// lock, which both calls take.
-class SelfDroppingObserver final : public EndpointObserver {
- public:
-  void Set(std::unique_ptr<DiscoverySubscription> subscription) {
-    internal::MutexLock lock(&mu_);
-    subscription_ = std::move(subscription);
-    set_ = true;
-  }
-  void OnEndpointUpdate(const EndpointUpdate& update) override {
-    std::unique_ptr<DiscoverySubscription> mine;
-    {
-      internal::MutexLock lock(&mu_);
-      ++updates_;
-      // An update may come before Subscribe has returned.
-      mu_.AwaitWithTimeout(absl::Condition(&set_), absl::Seconds(10));
-      mine = std::move(subscription_);
-    }
-    if (mine == nullptr) return;
-    const DiscoverySubscription::State state = mine->GetState();
-    mine.reset();
-    internal::MutexLock lock(&mu_);
-    endpoints_ = update.endpoints.size();
-    messages_ = state.messages;
-    done_ = true;
-  }
-  bool WaitUntilDone() {
-    internal::MutexLock lock(&mu_);
-    return mu_.AwaitWithTimeout(absl::Condition(&done_), absl::Seconds(10));
-  }
-  int updates() {
-    internal::MutexLock lock(&mu_);
-    return updates_;
-  }
-  size_t endpoints() {
-    internal::MutexLock lock(&mu_);
-    return endpoints_;
-  }
-  int64_t messages() {
-    internal::MutexLock lock(&mu_);
-    return messages_;
-  }
-
- private:
-  internal::Mutex mu_;
-  std::unique_ptr<DiscoverySubscription> subscription_ ABSL_GUARDED_BY(mu_);
-  int updates_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t endpoints_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t messages_ ABSL_GUARDED_BY(mu_) = 0;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
-  bool set_ ABSL_GUARDED_BY(mu_) = false;
-};
-
+// An observer reads its subscription's state and drops the subscription
+// inside its first update: the hooks once ran under the stream's lock,
+// which both calls take.
 TEST_F(LinkerdStreamFaultsTest,
        AnObserverMayCallBackAndUnsubscribeInsideAnUpdate) {
   const int a = backends_[0]->port(), b = backends_[1]->port();
@@ -280,11 +231,13 @@ TEST_F(LinkerdStreamFaultsTest,
   LinkerdDiscoveryOptions o;
   o.address = server_->address();
   std::shared_ptr<DiscoverySource> source = *NewLinkerdDiscovery(o);
-  SelfDroppingObserver dropping;
+  testing::SelfDroppingObserver dropping;
   dropping.Set(source->Subscribe(kTarget, &dropping));
-  ASSERT_TRUE(dropping.WaitUntilDone());
-  EXPECT_EQ(dropping.endpoints(), 2u);
-  EXPECT_EQ(dropping.messages(), 1);
+  std::optional<testing::SelfDroppingObserver::Seen> seen =
+      dropping.WaitUntilDone();
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->endpoints, 2u);
+  EXPECT_EQ(seen->state.messages, 1);
   // The stream was ended by the client, and not reopened.
   EXPECT_TRUE(testing::WaitFor([&] { return server_->cancelled(kGet) == 1; }));
   EXPECT_EQ(server_->streams(kGet), 1);

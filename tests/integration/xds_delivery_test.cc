@@ -23,6 +23,7 @@
 #include "src/discovery/xds/bootstrap.h"
 #include "src/discovery/xds/xds_client.h"
 #include "tests/support/scripted_ads_server.h"
+#include "tests/support/self_dropping_observer.h"
 #include "tests/support/xds_fixtures.h"
 #include "tests/support/xds_script_fixture.h"
 
@@ -233,39 +234,8 @@ TEST_F(XdsDeliveryTest, ASlowObserverHoldsUpNeitherTheStreamNorItsAcks) {
   EXPECT_EQ(slow.updates(), 1);  // version 2 left A's assignment as it was
 }
 
-// An endpoint observer that destroys its own subscription from inside its
-// first delivery.
-class SelfDroppingObserver final : public EndpointObserver {
- public:
-  void OnEndpointUpdate(const EndpointUpdate& update) override {
-    (void)update;
-    internal::MutexLock lock(&mu_);
-    ++updates_;
-    watch_.reset();  // Unwatch on the delivering thread: must not wait
-  }
-  void Set(std::unique_ptr<DiscoverySubscription> watch) {
-    internal::MutexLock lock(&mu_);
-    if (updates_ == 0) watch_ = std::move(watch);
-  }
-  int updates() {
-    internal::MutexLock lock(&mu_);
-    return updates_;
-  }
-  bool WaitForUpdate(absl::Duration timeout) {
-    internal::MutexLock lock(&mu_);
-    auto some = [this]()
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return updates_ > 0; };
-    return mu_.AwaitWithTimeout(absl::Condition(&some), timeout);
-  }
-
- private:
-  internal::Mutex mu_;
-  int updates_ ABSL_GUARDED_BY(mu_) = 0;
-  std::unique_ptr<DiscoverySubscription> watch_ ABSL_GUARDED_BY(mu_);
-};
-
 TEST_F(XdsDeliveryTest, ASubscriptionDroppedInsideItsDeliveryGetsNothingMore) {
-  SelfDroppingObserver dropping;
+  testing::SelfDroppingObserver dropping;
   Recorder witness;  // a second watch of the same cluster, kept
   dropping.Set(client_->WatchCluster("a", &dropping));
   auto kept = client_->WatchCluster("a", &witness);
@@ -275,7 +245,7 @@ TEST_F(XdsDeliveryTest, ASubscriptionDroppedInsideItsDeliveryGetsNothingMore) {
   ASSERT_TRUE(AwaitAsk(kEds, {"a-cla"}));
   auto one = Cla("a-cla", 1);
   ASSERT_TRUE(SendAndAwaitAck(kEds, "1", {&one}));
-  ASSERT_TRUE(dropping.WaitForUpdate(absl::Seconds(10)));
+  ASSERT_TRUE(dropping.WaitUntilDone().has_value());
   ASSERT_TRUE(witness.WaitForEndpoints(1, absl::Seconds(10)));
 
   // A new assignment reaches the kept watch only.
