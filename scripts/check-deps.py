@@ -123,28 +123,31 @@ def classify(header):
     return "free", None  # absl/..., the C and C++ libraries
 
 
-def check_file(root, path, parts, libs, rule_name, problems, public=False):
+def includes(root, path):
+    """(line number, header, its classify()) for each #include of a file."""
     with open(os.path.join(root, path), encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             m = INCLUDE.match(line)
-            if not m:
-                continue
-            header = m.group(1)
-            kind, name = classify(header)
-            if public and header.startswith("src/"):
-                problems.append(
-                    f"{path}:{number}: includes {header}: {rule_name} may "
-                    f"include only public headers (mesh/...)")
-            elif kind == "part" and name not in parts:
-                problems.append(
-                    f"{path}:{number}: includes {header}: {rule_name} may not "
-                    f"depend on src/{name} (may: "
-                    f"{', '.join('src/' + p for p in parts) or 'no other part'})")
-            elif kind == "outside" and name not in libs:
-                problems.append(
-                    f"{path}:{number}: includes {header}: {rule_name} may not "
-                    f"depend on {name} (may: "
-                    f"{', '.join(libs) or 'Abseil and the standard library only'})")
+            if m:
+                yield (number, m.group(1)) + classify(m.group(1))
+
+
+def check_file(root, path, parts, libs, rule_name, problems, public=False):
+    for number, header, kind, name in includes(root, path):
+        if public and header.startswith("src/"):
+            problems.append(
+                f"{path}:{number}: includes {header}: {rule_name} may "
+                f"include only public headers (mesh/...)")
+        elif kind == "part" and name not in parts:
+            problems.append(
+                f"{path}:{number}: includes {header}: {rule_name} may not "
+                f"depend on src/{name} (may: "
+                f"{', '.join('src/' + p for p in parts) or 'no other part'})")
+        elif kind == "outside" and name not in libs:
+            problems.append(
+                f"{path}:{number}: includes {header}: {rule_name} may not "
+                f"depend on {name} (may: "
+                f"{', '.join(libs) or 'Abseil and the standard library only'})")
 
 
 def check_tool(root, path, problems):
@@ -153,25 +156,19 @@ def check_tool(root, path, problems):
         if pattern.search(path):
             rule_name, parts, headers = name, rule_parts, rule_headers
             break
-    with open(os.path.join(root, path), encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            m = INCLUDE.match(line)
-            if not m:
+    for number, header, kind, name in includes(root, path):
+        if header.startswith("src/"):
+            if name in parts or header in headers:
                 continue
-            header = m.group(1)
-            kind, name = classify(header)
-            if header.startswith("src/"):
-                if name in parts or header in headers:
-                    continue
-                allowed = [f"src/{p}" for p in parts] + list(headers)
-                problems.append(
-                    f"{path}:{number}: includes {header}: {rule_name} may use "
-                    f"mesh's public headers only (and: "
-                    f"{', '.join(allowed) or 'nothing else'})")
-            elif kind == "outside" and name not in TOOL_LIBS:
-                problems.append(
-                    f"{path}:{number}: includes {header}: {rule_name} may not "
-                    f"depend on {name}")
+            allowed = [f"src/{p}" for p in parts] + list(headers)
+            problems.append(
+                f"{path}:{number}: includes {header}: {rule_name} may use "
+                f"mesh's public headers only (and: "
+                f"{', '.join(allowed) or 'nothing else'})")
+        elif kind == "outside" and name not in TOOL_LIBS:
+            problems.append(
+                f"{path}:{number}: includes {header}: {rule_name} may not "
+                f"depend on {name}")
 
 
 def main():
