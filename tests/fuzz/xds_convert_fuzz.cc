@@ -34,7 +34,6 @@
 #include "mesh/endpoint.h"
 #include "mesh/service_config.h"
 #include "re2/re2.h"
-#include "src/discovery/xds/xds_client.h"
 #include "src/discovery/xds/xds_convert.h"
 #include "src/discovery/xds/xds_resources.h"
 #include "src/discovery/xds/xds_service_config.h"

@@ -1,6 +1,8 @@
 // XdsClient: one ADS stream (state of the world) to the bootstrap's server,
 // shared by every target and cluster of a Mesh, and the cache of what it has
-// accepted.
+// accepted. Three parts: the ADS call (xds_ads_call.h), the protocol here
+// with its cache (xds_resource_cache.h), and the watches that deliver what
+// changed (xds_watchers.h); the conversions are xds_convert.h's.
 //
 // Targets ("name:port", the Listener's name) get service configs: Listener →
 // RouteConfiguration (RDS or inline) → the virtual host for the target →
@@ -40,13 +42,9 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
-#include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <set>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -62,7 +60,10 @@
 #include "src/base/timer_thread.h"
 #include "src/base/work_serializer.h"
 #include "src/discovery/xds/bootstrap.h"
+#include "src/discovery/xds/xds_ads_call.h"
+#include "src/discovery/xds/xds_resource_cache.h"
 #include "src/discovery/xds/xds_resources.h"
+#include "src/discovery/xds/xds_watchers.h"
 
 namespace envoy::config::core::v3 {
 class Node;
@@ -70,47 +71,11 @@ class Node;
 
 namespace mesh::internal::xds {
 
-enum class ResourceType { kListener, kRouteConfig, kCluster, kEndpoints };
-constexpr int kResourceTypes = 4;
-const char* TypeUrl(ResourceType type);
-const char* TypeName(ResourceType type);  // "Listener", …
-
-using AnyResource = std::variant<ListenerResource, RouteConfigResource,
-                                 ClusterResource, EndpointsResource>;
-
-// What the client believes about one resource, as CSDS shows it.
-struct ResourceStatus {
-  enum class State { kRequested, kDoesNotExist, kAcked, kNacked };
-  State state = State::kRequested;
-  // Of the accepted resource; at most 256 bytes of it (QuotedText).
-  std::string version;
-  absl::Time updated;          // when it was accepted
-  std::string error;           // the last NACK's reason (kNacked)
-  std::string nacked_version;  // of the response it NACKed (kNacked), as above
-  absl::Time nacked_at;        // when that response came (kNacked)
-  bool has_resource = false;   // a good version is kept
-};
-const char* StateName(ResourceStatus::State state);
-
-// One resource of XdsClient::Snapshot.
-struct ResourceSnapshot {
-  ResourceType type;
-  std::string name;
-  ResourceStatus status;
-  // The accepted resource as it came (serialized `type`), shared with the
-  // client's cache; null if none is kept or contents were not asked for.
-  std::shared_ptr<const std::string> contents;
-};
-
 // The Node the client sends in a stream's first request.
 void FillNode(const XdsNode& node, envoy::config::core::v3::Node* out);
 
-// Makes the DNS source of the client's DNS clusters (NewDnsDiscovery with
-// XdsOptions::dns, in xds_discovery.cc).
-using DnsSourceFactory =
-    std::function<absl::StatusOr<std::shared_ptr<DiscoverySource>>()>;
-
-class XdsClient : public std::enable_shared_from_this<XdsClient> {
+class XdsClient final : public std::enable_shared_from_this<XdsClient>,
+                        private AdsCall::Owner {
  public:
   // `credentials` for the stream to the server (null: plaintext; the
   // bootstrap's channel_creds are the caller's to turn into these). `dns`
@@ -157,27 +122,27 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   void Shutdown();
 
  private:
-  class Call;
   class Subscription;
-  struct Entry;
-  struct TargetWatch;
-  struct ClusterWatch;
-  struct DnsWatch;
-  struct TypeState;
 
   void Unwatch(const void* watch);
-  // Recomputes the names each type needs; sends a request for each type
-  // whose names changed, and arms does-not-exist timers for new names.
+  // Sets the names each type needs; sends a request for each type whose
+  // names changed, and opens or ends the stream as watches come and go.
   void UpdateSubscriptionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendRequestLocked(ResourceType type, const std::string& nonce,
                          const std::string& error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A response of the stream `call`: applied, ACKed or NACKed.
-  void OnResponse(Call* call, const grpc::ByteBuffer& bytes);
-  void OnCallDone(Call* call, const grpc::Status& status, bool got_responses);
-  void EndCallLocked(Call* call, const grpc::Status& status, bool got_responses)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // AdsCall::Owner: a response applied, ACKed or NACKed; its deliveries
+  // run; the stream's end.
+  void OnAdsResponse(AdsCall* call, const grpc::ByteBuffer& bytes) override;
+  void AfterAdsResponse() override { serializer_.DrainQueue(); }
+  void OnAdsDone(AdsCall* call, const grpc::Status& status,
+                 bool got_responses) override;
+  void EndCallLocked(AdsCall* call, const grpc::Status& status,
+                     bool got_responses) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartCallLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The NACK of a response of `type` with `errors`, as sent and logged.
+  std::string NackDetail(ResourceType type, const std::string& version,
+                         int resources, std::vector<std::string> errors);
   void OnResourceTimeout(ResourceType type, const std::string& name,
                          uint64_t number);
   // Starts the does-not-exist clock of each name of `type` asked for and
@@ -185,42 +150,12 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   void ArmTimersLocked(ResourceType type) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers what changed to the watches.
   void NotifyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The targets whose Listener names RouteConfiguration
-  // `route_config_name`: the virtual hosts they reach are converted when it
-  // comes, the others when first reached.
-  std::vector<std::string> AuthoritiesReachingLocked(
-      const std::string& route_config_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stream ended with `status`: watches that have nothing yet are told
   // why (their waiting calls name it); UNIMPLEMENTED fails them at once.
   void ReportStreamEndLocked(const grpc::Status& status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Tells a target that has nothing yet what it waits for (a resource named
-  // and not come), once per change.
-  void WaitingForLocked(TargetWatch& w, std::string what)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void NotifyTargetLocked(TargetWatch& watch)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void NotifyClusterLocked(ClusterWatch& watch)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A cluster with no endpoints for `why` (it or its assignment does not
-  // exist; DNS cannot be asked): delivered once, its DNS watches dropped.
-  void FailClusterLocked(ClusterWatch& watch, std::string why)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A LOGICAL_DNS or STRICT_DNS cluster: its hosts watched, their answers
-  // delivered together once they say something.
-  void NotifyDnsClusterLocked(ClusterWatch& watch,
-                              const std::shared_ptr<const AnyResource>& cluster)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Makes `watch`'s DNS watches those of `cluster`'s hosts: a host it had
-  // keeps its subscription; a new one is subscribed (the DNS source made
-  // on first need), one gone is unsubscribed.
-  absl::Status WatchDnsHostsLocked(ClusterWatch& watch,
-                                   const ClusterResource& cluster)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // On the timer thread, after DNS watch `id` changed: its cluster is
-  // looked at again, if the watch is still there.
+  // On the timer thread, after DNS watch `id` changed.
   void OnDnsAnswer(uint64_t id);
-  BackendPolicy PolicyOf(const ClusterResource& cluster) const;
   // Runs `work` on the timer thread with the client alive, never on the
   // caller's (which may be the DNS source's, or a call's); dropped after
   // Shutdown. Any thread; takes timers_mu_ only.
@@ -229,12 +164,9 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   // one made now); 0, the task dropped, after Shutdown. Takes timers_mu_.
   TimerScope::Id RunAfter(absl::Duration delay,
                           absl::AnyInvocable<void()> task);
-  Entry* Find(ResourceType type, const std::string& name)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const XdsBootstrap bootstrap_;
   const XdsOptions options_;
-  const DnsSourceFactory dns_factory_;
   // A leaf lock (taken under mu_, never the other way) for the scope of
   // the client's tasks on its timer thread: made when lent or first
   // needed, closed by Shutdown, kept until the client goes (its tasks are
@@ -250,7 +182,7 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
 
   mutable Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
-  Call* call_ ABSL_GUARDED_BY(mu_) = nullptr;  // the open stream, if any
+  AdsCall* call_ ABSL_GUARDED_BY(mu_) = nullptr;  // the open stream, if any
   bool sent_node_ ABSL_GUARDED_BY(mu_) = false;
   // The stream is being ended because nothing is watched.
   bool ending_on_purpose_ ABSL_GUARDED_BY(mu_) = false;
@@ -259,29 +191,11 @@ class XdsClient : public std::enable_shared_from_this<XdsClient> {
   ExponentialBackoff backoff_ ABSL_GUARDED_BY(mu_);
   absl::InsecureBitGen gen_ ABSL_GUARDED_BY(mu_);
   DiscoverySubscription::State stream_state_ ABSL_GUARDED_BY(mu_);
-  std::array<std::unique_ptr<TypeState>, kResourceTypes> types_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<TargetWatch>> targets_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<ClusterWatch>> clusters_ ABSL_GUARDED_BY(mu_);
-  // The DNS clusters' source, shared by all of them: made on first need
-  // (null before, and after Shutdown), or why it could not be.
-  std::shared_ptr<DiscoverySource> dns_ ABSL_GUARDED_BY(mu_);
-  absl::Status dns_status_ ABSL_GUARDED_BY(mu_);
-  absl::Time dns_failed_at_ ABSL_GUARDED_BY(mu_);
-  uint64_t dns_ids_ ABSL_GUARDED_BY(mu_) = 0;  // the last DnsWatch::id
-  // OnCallDones that have released mu_ and still run deliveries.
+  ResourceCache cache_ ABSL_GUARDED_BY(mu_);
+  XdsWatchers watchers_ ABSL_GUARDED_BY(mu_);
+  // OnAdsDones that have released mu_ and still run deliveries.
   int callbacks_draining_ ABSL_GUARDED_BY(mu_) = 0;
 };
-
-// The endpoints a cluster's calls go to: the first priority with any, each
-// endpoint's weight scaled by its locality's share.
-std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource);
-
-// What a cluster's outlier_detection asks of its balancers: consecutive
-// failures (0 when enforcing_consecutive_5xx is 0), Envoy's backoff and
-// ejected share, and interval ejection by success rate and failure
-// percentage as configured.
-BackendPolicy::Ejection EjectionOf(const OutlierDetection& od);
 
 }  // namespace mesh::internal::xds
 

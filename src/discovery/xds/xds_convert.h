@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -29,6 +30,7 @@
 #include "envoy/type/v3/percent.pb.h"
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/duration.pb.h"
+#include "mesh/endpoint.h"
 #include "mesh/service_config.h"
 #include "mesh/tls.h"
 #include "src/discovery/xds/bootstrap.h"
@@ -137,6 +139,49 @@ std::string TlsIdentityLabel(const EndpointTls& tls);
 
 absl::StatusOr<FaultInjection> ConvertHttpFault(
     const envoy::extensions::filters::http::fault::v3::HTTPFault& fault);
+
+// One resource of a DiscoveryResponse (xds_convert_any.cc): the name it
+// goes by and its converted form, or the problem.
+struct DecodedResource {
+  std::string name;
+  absl::StatusOr<AnyResource> resource = absl::UnknownError("");
+  std::string bytes;       // the serialized resource, to see it unchanged
+  bool not_asked = false;  // its name was not asked for: not converted
+};
+// Whether the client asks for a name: only those are converted (converting
+// costs).
+using NameWanted = absl::FunctionRef<bool(const std::string& name)>;
+// The authorities (targets) whose Listener names a RouteConfiguration:
+// the virtual hosts they reach are converted now, the others when first
+// reached.
+using AuthoritiesReaching = absl::FunctionRef<std::vector<std::string>(
+    const std::string& route_config_name)>;
+// `any` as a resource of `type`. A RouteConfiguration's bytes are taken
+// from `any`, not copied (megabytes for a large table).
+DecodedResource DecodeResource(ResourceType type, google::protobuf::Any& any,
+                               NameWanted wanted,
+                               const CertificateProviders& providers,
+                               AuthoritiesReaching reaching);
+
+// What a cluster's calls are given (xds_convert_serving.cc).
+
+// The endpoints a cluster's calls go to: the first priority with any, each
+// endpoint's weight scaled by its locality's share.
+std::vector<Endpoint> EndpointsToServe(const EndpointsResource& resource);
+// What a cluster's outlier_detection asks of its balancers: consecutive
+// failures (0 when enforcing_consecutive_5xx is 0), Envoy's backoff and
+// ejected share, and interval ejection by success rate and failure
+// percentage as configured.
+BackendPolicy::Ejection EjectionOf(const OutlierDetection& od);
+// A cluster's balancing (ROUND_ROBIN only if `honour_round_robin`, else
+// P2C; ring hash with its ring capped at 4,096 entries as gRPC caps it),
+// max_requests and ejection. Drops are the assignment's, added by the
+// caller.
+BackendPolicy ClusterBackendPolicy(const ClusterResource& cluster,
+                                   bool honour_round_robin);
+// The cluster's TLS context (if any) on each of `endpoints`.
+void GiveClusterTls(const ClusterResource& cluster,
+                    std::vector<Endpoint>* endpoints);
 
 }  // namespace mesh::internal::xds
 

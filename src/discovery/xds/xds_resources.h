@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -200,6 +201,21 @@ struct EndpointsResource {
   };
   std::vector<Drop> drop_overloads;
 };
+
+// The four types, as the client asks for them.
+enum class ResourceType { kListener, kRouteConfig, kCluster, kEndpoints };
+constexpr int kResourceTypes = 4;
+constexpr ResourceType kAllResourceTypes[kResourceTypes] = {
+    ResourceType::kListener, ResourceType::kRouteConfig, ResourceType::kCluster,
+    ResourceType::kEndpoints};
+// "type.googleapis.com/envoy.config.listener.v3.Listener", …
+const char* TypeUrl(ResourceType type);
+// "Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment".
+const char* TypeName(ResourceType type);
+
+// One resource of any of the four types.
+using AnyResource = std::variant<ListenerResource, RouteConfigResource,
+                                 ClusterResource, EndpointsResource>;
 
 }  // namespace mesh::internal::xds
 
