@@ -4,7 +4,7 @@
 //   auto cancel = std::make_shared<mesh::Cancellation>();
 //   mesh::CallOptions opts;
 //   opts.cancel = cancel;
-//   channel->CallRawAsync(method, body, opts, done);
+//   channel->CallRawAsync(method, body, opts, std::move(done));
 //   cancel->Cancel();  // `done` gets CANCELLED soon; the server sees it
 //
 // Thread-safe. Shared (std::shared_ptr) by the caller and the calls it was

@@ -2,8 +2,8 @@
 // through a Channel, in the style of gRPC's callback reactors.
 //
 //   class Chat : public mesh::StreamObserver {
-//     void OnReadDone(bool ok, std::string message) override {...}
-//     void OnClose(const mesh::CallResult& result) override {...}
+//     void OnReadDone(bool ok, std::string message) override { /* … */ }
+//     void OnClose(const mesh::CallResult& result) override { /* … */ }
 //   };
 //   Chat chat;
 //   std::unique_ptr<mesh::ClientStream> s =

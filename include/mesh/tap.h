@@ -11,7 +11,7 @@
 //   tap.limit = 100;
 //   absl::StatusOr<std::unique_ptr<mesh::TapSubscription>> sub =
 //       mesh->Tap(tap);
-//   while (auto event = (*sub)->Next(absl::Seconds(1))) { ... }
+//   while (auto event = (*sub)->Next(absl::Seconds(1))) { /* … */ }
 //
 // Thread-safe. A subscription unsubscribes when destroyed. A slow reader
 // loses events (counted in dropped()); requests never wait for it.

@@ -2,9 +2,9 @@
 // The interface it implements, for an application's own HTTP/2 client, is
 // mesh/spi/transport.h.
 //
-//   GrpcTransportOptions o;
+//   mesh::GrpcTransportOptions o;
 //   o.channel_args = {{"grpc.keepalive_time_ms", 10000}};
-//   options.transport_factory = [o] { return NewGrpcTransport(o); };
+//   options.transport_factory = [o] { return mesh::NewGrpcTransport(o); };
 //
 // NewGrpcTransport is thread-safe; so is the transport it returns.
 #ifndef MESH_TRANSPORT_H_

@@ -5,10 +5,11 @@
 // plugs in its own HTTP/2 client by implementing Transport and setting
 // MeshOptions::transport_factory.
 //
-//   TransportRequest req;
+//   mesh::TransportRequest req;
 //   req.path = "/books.Library/GetBook";
 //   req.body = serialized_request;
-//   transport->Send(endpoint, std::move(req), [](TransportResponse r) {...});
+//   transport->Send(endpoint, std::move(req),
+//                   [](mesh::TransportResponse r) { /* … */ });
 //
 // Implementations must be thread-safe.
 #ifndef MESH_SPI_TRANSPORT_H_
