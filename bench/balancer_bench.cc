@@ -195,9 +195,10 @@ void BM_ClockRead(benchmark::State& state) {
 }
 BENCHMARK(BM_ClockRead);
 
-// The control path of one 10k-endpoint Reset: EndpointSet::Apply, the sorted
-// Endpoints() copy, and Balancer::SetEndpoints (load-record reuse by address,
-// alias table, snapshot publish), as Destination does it. Iterations alternate
+// The control path of one 10k-endpoint Reset as Destination does it:
+// EndpointSet::Apply, then Balancer::SetSharedEndpoints over the set's
+// entries (shared, not copied; load-record reuse by address, alias table,
+// snapshot publish). Iterations alternate
 // between two sets A and B of 10,000 endpoints; with state.range(0) == 0 they
 // share half their addresses (each Reset removes 5,000 endpoints, adds 5,000
 // and keeps 5,000), with 1 they are disjoint (all 10,000 replaced).
@@ -211,8 +212,18 @@ void BM_ResetApply10k(benchmark::State& state) {
   std::unique_ptr<Balancer> balancer =
       MakeBalancer(BalancerKind::kP2cPeakEwma, {});
   // Start from A, so that the first timed iteration (B) is a real change.
+  // What Destination::Feed hands a balancer: the entries, shared.
+  auto feed = [&set, &balancer] {
+    const internal::EndpointSet::List& list = *set.entries();
+    balancer->SetSharedEndpoints(
+        list.size(),
+        [&list](size_t i) -> const Endpoint& { return list[i]->endpoint; },
+        [&list](size_t i) {
+          return std::shared_ptr<const Endpoint>(list[i], &list[i]->endpoint);
+        });
+  };
   if (!set.Apply(updates[0]).ok()) std::abort();
-  balancer->SetEndpoints(set.Endpoints());
+  feed();
   uint64_t i = 1;
   for (auto _ : state) {
     absl::Status s = set.Apply(updates[i++ & 1]);
@@ -220,7 +231,7 @@ void BM_ResetApply10k(benchmark::State& state) {
       state.SkipWithError("Apply failed");
       break;
     }
-    balancer->SetEndpoints(set.Endpoints());
+    feed();
   }
   state.SetLabel(disjoint ? "all 10k replaced" : "5k replaced, 5k kept");
 }
