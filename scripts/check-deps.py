@@ -49,6 +49,7 @@ PARTS = {
 # exchanges (endpoints, options, identities, metadata) is the model's.
 PUBLIC_OWNERS = {
     "cancellation.h": "base",
+    "export.h": "base",  # the mark of what the libraries export
     "balancer.h": "model",
     "endpoint.h": "model",
     "metadata.h": "model",

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "mesh/export.h"
 
 namespace mesh {
 
@@ -38,13 +39,13 @@ enum class BalancerKind {
 
 // The rules of IntervalEjection (declared outside it, so that they are
 // complete where std::optional needs them).
-struct SuccessRateEjection {
+struct MESH_EXPORT SuccessRateEjection {
   uint32_t stdev_factor = 1900;
   uint32_t enforcement_percentage = 100;  // 0..100
   uint32_t minimum_hosts = 5;
   uint32_t request_volume = 100;
 };
-struct FailurePercentageEjection {
+struct MESH_EXPORT FailurePercentageEjection {
   uint32_t threshold = 85;                // 0..100
   uint32_t enforcement_percentage = 100;  // 0..100
   uint32_t minimum_hosts = 5;
@@ -61,7 +62,7 @@ struct FailurePercentageEjection {
 // (BackendPolicy::Ejection); code may set it too. The look is taken by the
 // first call to end once an interval has passed: an idle destination costs
 // nothing.
-struct IntervalEjection {
+struct MESH_EXPORT IntervalEjection {
   // Time between two looks. Must be > 0.
   absl::Duration interval = absl::Seconds(10);
   // Ejects an endpoint whose success rate is below mean − stdev ×
@@ -76,7 +77,7 @@ struct IntervalEjection {
   std::optional<FailurePercentage> failure_percentage;
 };
 
-struct BalancerOptions {
+struct MESH_EXPORT BalancerOptions {
   BalancerKind kind = BalancerKind::kP2cPeakEwma;
   // RTT assumed for an endpoint with no samples yet. Must be > 0.
   absl::Duration default_rtt = absl::Milliseconds(30);
@@ -126,7 +127,7 @@ struct BalancerOptions {
 };
 
 // A point-in-time view of one endpoint's load, for debugging and tests.
-struct EndpointStats {
+struct MESH_EXPORT EndpointStats {
   std::string address;
   uint32_t weight = 1;
   int64_t pending = 0;

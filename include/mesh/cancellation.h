@@ -16,10 +16,11 @@
 #include <memory>
 
 #include "absl/functional/any_invocable.h"
+#include "mesh/export.h"
 
 namespace mesh {
 
-class Cancellation {
+class MESH_EXPORT Cancellation {
  public:
   Cancellation();
   ~Cancellation();

@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "mesh/balancer.h"
 #include "mesh/cancellation.h"
+#include "mesh/export.h"
 #include "mesh/service_config.h"
 #include "mesh/stream.h"
 #include "mesh/transport.h"
@@ -41,7 +42,7 @@ class ChannelCore;
 }
 
 // Per-call settings.
-struct CallOptions {
+struct MESH_EXPORT CallOptions {
   // Time allowed for the call, from its start; the channel's
   // default_timeout if infinite.
   absl::Duration timeout = absl::InfiniteDuration();
@@ -59,14 +60,14 @@ struct CallOptions {
 };
 
 // What came back with a typed call's answer, besides the message.
-struct ResponseInfo {
+struct MESH_EXPORT ResponseInfo {
   Metadata headers;      // the server's initial metadata
   Metadata trailers;     // the server's trailing metadata
   std::string endpoint;  // the address that served it; empty if none picked
 };
 
 // The outcome of a raw call.
-struct CallResult {
+struct MESH_EXPORT CallResult {
   // The server's status (its error details under kGrpcStatusDetailsUrl),
   // or the mesh's: UNAVAILABLE (no endpoints), DEADLINE_EXCEEDED,
   // CANCELLED, INVALID_ARGUMENT (a malformed call).
@@ -77,7 +78,7 @@ struct CallResult {
   std::string endpoint;  // the address that served it; empty if none picked
 };
 
-class Channel {
+class MESH_EXPORT Channel {
  public:
   ~Channel();
   Channel(const Channel&) = delete;

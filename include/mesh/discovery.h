@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
+#include "mesh/export.h"
 #include "mesh/service_config.h"
 #include "mesh/spi/discovery_source.h"
 #include "mesh/tls.h"
@@ -32,7 +33,7 @@ namespace mesh {
 // Endpoints and service configs (routes) given in code. A target nobody has
 // set has no endpoints yet (its calls fail UNAVAILABLE) until Update or
 // SetEndpoints names it, and the default config until SetServiceConfig does.
-class StaticDiscovery final : public DiscoverySource {
+class MESH_EXPORT StaticDiscovery final : public DiscoverySource {
  public:
   static std::shared_ptr<StaticDiscovery> Create();
   ~StaticDiscovery() override;
@@ -67,7 +68,7 @@ class StaticDiscovery final : public DiscoverySource {
 
 // Linkerd's Destination API (Get for endpoints, GetProfile for service
 // profiles), one pair of streams per target, shared by the target's channels.
-struct LinkerdDiscoveryOptions {
+struct MESH_EXPORT LinkerdDiscoveryOptions {
   // gRPC target of the destination service: in a cluster
   // "linkerd-dst-headless.linkerd.svc.cluster.local:8086", locally
   // "127.0.0.1:8086" (tools/mesh-control-plane). Required.
@@ -107,8 +108,8 @@ struct LinkerdDiscoveryOptions {
 
 // INVALID_ARGUMENT naming the field for bad options. Connecting is lazy: a
 // control plane that is down is retried, not an error here.
-absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
-    const LinkerdDiscoveryOptions& options);
+MESH_EXPORT absl::StatusOr<std::shared_ptr<DiscoverySource>>
+NewLinkerdDiscovery(const LinkerdDiscoveryOptions& options);
 
 }  // namespace mesh
 

@@ -43,10 +43,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "mesh/discovery.h"
+#include "mesh/export.h"
 
 namespace mesh {
 
-struct DnsOptions {
+struct MESH_EXPORT DnsOptions {
   // DNS servers, "a.b.c.d:port" or "[v6]:port"; empty: the system's
   // (/etc/resolv.conf).
   std::vector<std::string> servers;
@@ -62,7 +63,7 @@ struct DnsOptions {
 // The DNS source; its scheme is "dns". INVALID_ARGUMENT for a server that
 // is not an address with a port, or bounds that make no sense (zero, min
 // above max). UNAVAILABLE if c-ares cannot start (it names why).
-absl::StatusOr<std::shared_ptr<DiscoverySource>> NewDnsDiscovery(
+MESH_EXPORT absl::StatusOr<std::shared_ptr<DiscoverySource>> NewDnsDiscovery(
     const DnsOptions& options);
 
 }  // namespace mesh

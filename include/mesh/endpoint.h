@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "mesh/balancer.h"
+#include "mesh/export.h"
 #include "mesh/tls.h"
 
 namespace mesh {
@@ -37,7 +38,7 @@ namespace mesh {
 // What the control plane says the endpoint speaks.
 enum class ProtocolHint { kUnknown, kHttp2, kOpaque };
 
-struct Endpoint {
+struct MESH_EXPORT Endpoint {
   Endpoint() = default;
   // Implicit, so that `{{"10.0.0.1:80"}, {"10.0.0.2:80", 2}}` is a list of
   // endpoints.
@@ -62,14 +63,14 @@ struct Endpoint {
   // If set, sent as :authority instead of the channel's target.
   std::string authority_override;
 
-  friend bool operator==(const Endpoint& a, const Endpoint& b);
+  friend MESH_EXPORT bool operator==(const Endpoint& a, const Endpoint& b);
 };
 
 // OK, or INVALID_ARGUMENT naming the bad field (address syntax, port outside
 // 1..65535, weight 0).
-absl::Status ValidateEndpoint(const Endpoint& endpoint);
+MESH_EXPORT absl::Status ValidateEndpoint(const Endpoint& endpoint);
 
-struct EndpointUpdate {
+struct MESH_EXPORT EndpointUpdate {
   enum class Kind { kReset, kAdd, kRemove, kNoEndpoints };
 
   static EndpointUpdate Reset(std::vector<Endpoint> endpoints);
@@ -91,7 +92,7 @@ struct EndpointUpdate {
 // What a control plane says about calling one backend's endpoints beyond
 // the endpoints themselves (xDS: the Cluster's circuit breaker, the
 // ClusterLoadAssignment's drop_overloads).
-struct BackendPolicy {
+struct MESH_EXPORT BackendPolicy {
   // How the backend's endpoints are balanced. kChannelDefault: as the
   // channel's BalancerOptions say (P2C Peak-EWMA by default); kRoundRobin:
   // round robin whatever the channel says; kRingHash: consistent hashing by
@@ -125,7 +126,7 @@ struct BackendPolicy {
   std::optional<Ejection> ejection;
 };
 
-class EndpointObserver {
+class MESH_EXPORT EndpointObserver {
  public:
   virtual ~EndpointObserver() = default;
   // The backend's policy; replaces the last one. Sources without policies

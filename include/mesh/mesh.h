@@ -28,6 +28,7 @@
 #include "mesh/balancer.h"
 #include "mesh/channel.h"
 #include "mesh/discovery.h"
+#include "mesh/export.h"
 #include "mesh/tap.h"
 #include "mesh/tls.h"
 #include "mesh/transport.h"
@@ -43,7 +44,7 @@ class ChannelCore;
 class MeshCore;
 }  // namespace internal
 
-struct MeshOptions {
+struct MESH_EXPORT MeshOptions {
   // Where endpoints come from for targets written "name:port", and for
   // "scheme:///name:port" with its DiscoverySource::Scheme(). Required.
   std::shared_ptr<DiscoverySource> discovery;
@@ -81,7 +82,7 @@ struct MeshOptions {
   RouteLimits route_limits;
 };
 
-struct ChannelOptions {
+struct MESH_EXPORT ChannelOptions {
   // Balancing policy and its tuning for this channel.
   BalancerOptions balancer;
   // Deadline for calls that do not set CallOptions::timeout. Infinite: none.
@@ -104,7 +105,7 @@ struct ChannelOptions {
   bool retry_connect_failures = true;
 };
 
-class Mesh {
+class MESH_EXPORT Mesh {
  public:
   // INVALID_ARGUMENT naming the field when options are invalid.
   static absl::StatusOr<std::unique_ptr<Mesh>> Create(MeshOptions options);

@@ -27,12 +27,13 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
+#include "mesh/export.h"
 
 namespace mesh {
 
 // A header condition (xDS and code; Linkerd profiles have none). A header
 // sent several times matches if one of its values does.
-struct HeaderMatch {
+struct MESH_EXPORT HeaderMatch {
   enum class Kind {
     kExact,
     kPrefix,
@@ -52,7 +53,7 @@ struct HeaderMatch {
 };
 
 // A tree over the request head. `all []` is true, `any []` is false.
-struct RequestMatch {
+struct MESH_EXPORT RequestMatch {
   enum class Kind {
     kAll,
     kAny,
@@ -94,7 +95,7 @@ struct RequestMatch {
 };
 
 // A tree over the response status. `all []` is true, `any []` is false.
-struct ResponseMatch {
+struct MESH_EXPORT ResponseMatch {
   enum class Kind { kAll, kAny, kNot, kStatus };
 
   static ResponseMatch All(std::vector<ResponseMatch> children);
@@ -113,7 +114,7 @@ struct ResponseMatch {
 // failure; with none matching, the default classification applies (gRPC
 // status in {DataLoss, DeadlineExceeded, Internal, PermissionDenied,
 // Unavailable, Unknown}, or HTTP 5xx).
-struct ResponseClass {
+struct MESH_EXPORT ResponseClass {
   ResponseMatch condition;
   bool is_failure = false;
 };
@@ -121,7 +122,7 @@ struct ResponseClass {
 // Beyond Linkerd (the semantics of xDS RetryPolicy): how many attempts a
 // retryable route makes and how long it waits between them. Every retry is
 // still bounded by the route's timeout and the destination's retry budget.
-struct RetryPolicy {
+struct MESH_EXPORT RetryPolicy {
   // Attempts in all, the first included; 0: no limit but the budget and the
   // deadline (Linkerd's behaviour). 1: never retry.
   uint32_t max_attempts = 0;
@@ -139,7 +140,7 @@ struct RetryPolicy {
 
 // Beyond Linkerd (xDS's fault filter): calls of a route delayed or failed on
 // purpose, to test how callers cope. A delay comes first, then the abort.
-struct FaultInjection {
+struct MESH_EXPORT FaultInjection {
   // Share of calls delayed, in millionths, and by how long.
   uint32_t delay_per_million = 0;
   absl::Duration delay = absl::ZeroDuration();
@@ -168,7 +169,7 @@ struct FaultInjection {
 // A route's policies apply in order: each that yields a value is mixed into
 // the hash, and a terminal one that yields stops there. A call none yields
 // for gets a random hash.
-struct RequestHashPolicy {
+struct MESH_EXPORT RequestHashPolicy {
   enum class Kind {
     kHeader,   // the header's value (values joined by ","), if sent
     kChannel,  // the channel: every call of one channel hashes alike
@@ -184,7 +185,7 @@ struct RequestHashPolicy {
 
 // One backend of a traffic split: its own destination ("name:port"), or a
 // cluster of the destination's discovery source (xDS clusters).
-struct WeightedBackend {
+struct MESH_EXPORT WeightedBackend {
   WeightedBackend() = default;
   WeightedBackend(std::string authority, uint32_t weight)
       : authority(std::move(authority)), weight(weight) {}
@@ -204,7 +205,7 @@ struct WeightedBackend {
   std::string cluster;
 };
 
-struct Route {
+struct MESH_EXPORT Route {
   // The route's name in metrics ("route" label); empty: from metrics_labels.
   std::string name;
   RequestMatch condition;
@@ -234,7 +235,7 @@ struct Route {
 //                               .Build());
 //
 // Thread-compatible.
-class RouteBuilder {
+class MESH_EXPORT RouteBuilder {
  public:
   explicit RouteBuilder(std::string name);
   // Path regex (RE2 full match, query excluded).
@@ -261,7 +262,7 @@ class RouteBuilder {
 
 // Finagle/Linkerd retry budget: each request deposits 1, a retry withdraws
 // 1/retry_ratio, and min_retries_per_second × ttl is always available.
-struct RetryBudget {
+struct MESH_EXPORT RetryBudget {
   double retry_ratio = 0.2;  // [0, 1000]
   uint32_t min_retries_per_second = 10;
   absl::Duration ttl = absl::Seconds(10);  // [1 s, 60 s]
@@ -272,7 +273,7 @@ struct RetryBudget {
 // arbitrarily slow: the piece that exceeds a limit is dropped with a log line
 // naming the limit, as other invalid pieces are, and the rest of the config
 // applies. The defaults are far above any real service profile.
-struct RouteLimits {
+struct MESH_EXPORT RouteLimits {
   // Routes per config, as given (dropped ones count too); later ones are
   // dropped.
   uint32_t max_routes = 1000;
@@ -288,7 +289,7 @@ struct RouteLimits {
   int64_t max_regex_program_size = 100'000;
 };
 
-struct ServiceConfig {
+struct MESH_EXPORT ServiceConfig {
   std::vector<Route> routes;  // in order; the first match wins
   std::optional<RetryBudget> retry_budget;
   // Traffic split; empty: the destination itself.
@@ -306,7 +307,7 @@ struct ServiceConfig {
 
 // What a discovery source emits service configs into. Calls for one
 // subscription are serialized.
-class ServiceConfigObserver {
+class MESH_EXPORT ServiceConfigObserver {
  public:
   virtual ~ServiceConfigObserver() = default;
   // A whole new config (it replaces the previous one).

@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 
+#include "mesh/export.h"
 #include "mesh/transport.h"
 
 namespace mesh {
@@ -43,7 +44,7 @@ class StreamCall;
 // stream cancelled, or past its deadline, drops them). They run on mesh or gRPC
 // threads — OnReadDone also inside Read when a message is already waiting — and
 // must not block.
-class StreamObserver {
+class MESH_EXPORT StreamObserver {
  public:
   virtual ~StreamObserver() = default;
   // The server's initial metadata, once; not at all if it sent none.
@@ -58,7 +59,7 @@ class StreamObserver {
   virtual void OnClose(const CallResult& result) = 0;
 };
 
-class ClientStream {
+class MESH_EXPORT ClientStream {
  public:
   // Cancels the stream if it has not closed; OnClose still comes.
   ~ClientStream();

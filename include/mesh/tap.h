@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "mesh/export.h"
 #include "mesh/transport.h"
 
 namespace mesh {
@@ -35,7 +36,7 @@ namespace mesh {
 // TLS for the Observe server (MeshOptions::tap_tls). Empty cert_chain_pem:
 // plaintext, served to peers on this host only. Set: mutual TLS, served to
 // clients whose certificate names an allowed identity, wherever they are.
-struct TapTlsOptions {
+struct MESH_EXPORT TapTlsOptions {
   // The server's certificate chain, PEM. Empty: no TLS.
   std::string cert_chain_pem;
   // The server's private key, PEM. Required with cert_chain_pem.
@@ -51,7 +52,7 @@ struct TapTlsOptions {
 
 // A tree over the request head, as in Linkerd's ObserveRequest.Match.
 // `All({})` matches every request, `Any({})` none.
-struct TapMatch {
+struct MESH_EXPORT TapMatch {
   enum class Kind {
     kAll,
     kAny,
@@ -117,7 +118,7 @@ inline constexpr uint32_t kTapMaxMatchBytes = 16 * 1024;
 // bound, until others end.
 inline constexpr uint32_t kTapMaxTotalMatchNodes = 4096;
 
-struct TapOptions {
+struct MESH_EXPORT TapOptions {
   TapMatch match;
   // Requests to tap; after that many matched, no new request is tapped and
   // the subscription ends once the tapped ones finish. Must be > 0.
@@ -131,7 +132,7 @@ struct TapOptions {
 };
 
 // One event of one tapped request. Which fields are set depends on `kind`.
-struct TapEvent {
+struct MESH_EXPORT TapEvent {
   enum class Kind { kRequestInit, kResponseInit, kResponseEnd };
   Kind kind = Kind::kRequestInit;
   // StreamId: `base` is the subscription's own number, `stream` counts its
@@ -166,7 +167,7 @@ struct TapEvent {
   Metadata trailers;                         // empty unless extract_headers
 };
 
-class TapSubscription {
+class MESH_EXPORT TapSubscription {
  public:
   virtual ~TapSubscription() = default;
   // The next event, waiting up to `timeout`; nullopt on timeout or when the
@@ -191,7 +192,7 @@ inline constexpr char kTapRedacted[] = "[redacted]";
 // nested more than 32 deep, more than kTapMaxMatchNodes nodes or
 // kTapMaxMatchBytes bytes of strings), e.g. "match.all[1].not: needs
 // exactly one condition (has 2)".
-absl::Status ValidateTapOptions(const TapOptions& options);
+MESH_EXPORT absl::Status ValidateTapOptions(const TapOptions& options);
 
 }  // namespace mesh
 

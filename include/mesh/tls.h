@@ -33,10 +33,11 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "mesh/export.h"
 
 namespace mesh {
 
-struct IdentityOptions {
+struct MESH_EXPORT IdentityOptions {
   // PEM files: the workload's certificate chain (leaf first), its private
   // key, and the CA certificates that servers' chains must verify against.
   // Watched (see above).
@@ -59,14 +60,15 @@ struct IdentityOptions {
     return !cert_chain_file.empty() || !cert_chain_pem.empty();
   }
 
-  friend bool operator==(const IdentityOptions& a, const IdentityOptions& b);
+  friend MESH_EXPORT bool operator==(const IdentityOptions& a,
+                                     const IdentityOptions& b);
 };
 
 // One accepted name for a server (EndpointTls::server_names): the server's
 // certificate must carry a subject alternative name of `san_type` that
 // matches `value` as `kind` says. An exact match also accepts a wildcard
 // DNS name ("*.example.com" for "a.example.com").
-struct ServerNameMatcher {
+struct MESH_EXPORT ServerNameMatcher {
   enum class Kind { kExact, kPrefix, kSuffix, kContains, kRegex };
   enum class SanType { kAny, kDns, kUri, kEmail, kIp };
   Kind kind = Kind::kExact;
@@ -74,8 +76,8 @@ struct ServerNameMatcher {
   bool ignore_case = false;  // ASCII; not with kRegex
   SanType san_type = SanType::kAny;
 
-  friend bool operator==(const ServerNameMatcher& a,
-                         const ServerNameMatcher& b);
+  friend MESH_EXPORT bool operator==(const ServerNameMatcher& a,
+                                     const ServerNameMatcher& b);
 };
 
 // TLS to an endpoint as a control plane describes it beyond one identity
@@ -86,7 +88,7 @@ struct ServerNameMatcher {
 // its roots, and accepts a server whose certificate matches one of
 // `server_names` (none: any certificate those roots sign). Files are read
 // again every refresh_interval like MeshOptions::identity's.
-struct EndpointTls {
+struct MESH_EXPORT EndpointTls {
   // trust_roots_* required; cert_chain_* and private_key_* together or
   // not at all. require_identity is not used here.
   IdentityOptions certificates;
@@ -94,7 +96,8 @@ struct EndpointTls {
   // The server name sent in the handshake (SNI); none when empty.
   std::string sni;
 
-  friend bool operator==(const EndpointTls& a, const EndpointTls& b);
+  friend MESH_EXPORT bool operator==(const EndpointTls& a,
+                                     const EndpointTls& b);
 };
 
 }  // namespace mesh

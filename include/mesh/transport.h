@@ -15,11 +15,12 @@
 #include <utility>
 #include <vector>
 
+#include "mesh/export.h"
 #include "mesh/spi/transport.h"
 
 namespace mesh {
 
-struct GrpcTransportOptions {
+struct MESH_EXPORT GrpcTransportOptions {
   // Extra channel arguments for every per-endpoint grpc::Channel, e.g.
   // {"grpc.keepalive_time_ms", 10000}. Integer arguments only.
   std::vector<std::pair<std::string, int>> channel_args;
@@ -29,7 +30,7 @@ struct GrpcTransportOptions {
 // subchannel) per endpoint address, created on first use, reused, and closed
 // when the address leaves (RetainOnly). Calls go through gRPC's generic
 // callback API, so no thread waits per call.
-std::unique_ptr<Transport> NewGrpcTransport(
+MESH_EXPORT std::unique_ptr<Transport> NewGrpcTransport(
     const GrpcTransportOptions& options = {});
 
 }  // namespace mesh

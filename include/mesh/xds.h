@@ -20,10 +20,11 @@
 #include "absl/time/time.h"
 #include "mesh/discovery.h"
 #include "mesh/dns.h"
+#include "mesh/export.h"
 
 namespace mesh {
 
-struct XdsOptions {
+struct MESH_EXPORT XdsOptions {
   // The bootstrap as JSON text; empty: bootstrap_path, then the file named
   // by GRPC_XDS_BOOTSTRAP, then the JSON in GRPC_XDS_BOOTSTRAP_CONFIG.
   std::string bootstrap_json;
@@ -53,7 +54,7 @@ struct XdsOptions {
 // or options; connecting is lazy (a server that is down is retried). What
 // the client holds is served as CSDS on the Mesh's tap address
 // (docs/xds.md). Its timers run on the Mesh's timer thread.
-absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
+MESH_EXPORT absl::StatusOr<std::shared_ptr<DiscoverySource>> NewXdsDiscovery(
     const XdsOptions& options);
 
 }  // namespace mesh

@@ -19,11 +19,12 @@
 #define MESH_SRC_BASE_DESTROY_LATER_H_
 
 #include "absl/functional/any_invocable.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
 // Destroys `holder` (without calling it) on the destroying thread.
-void DestroyLater(absl::AnyInvocable<void()> holder);
+MESH_INTERNAL_EXPORT void DestroyLater(absl::AnyInvocable<void()> holder);
 
 }  // namespace mesh::internal
 

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
@@ -28,7 +29,8 @@ struct JsonShapeLimits {
 // a byte that is not valid UTF-8 (shown as \xNN), or an array or object
 // nested deeper than `limits.max_depth`. Brackets inside strings do not
 // count. Everything else (syntax) is the parser's to judge. O(size).
-absl::Status CheckJsonShape(absl::string_view text, JsonShapeLimits limits);
+MESH_INTERNAL_EXPORT absl::Status CheckJsonShape(absl::string_view text,
+                                                 JsonShapeLimits limits);
 
 }  // namespace mesh::internal
 

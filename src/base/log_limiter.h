@@ -21,11 +21,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "src/base/clock.h"
+#include "src/base/internal_export.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
 
-class LogLimiter {
+class MESH_INTERNAL_EXPORT LogLimiter {
  public:
   // `clock`: null for Clock::Real(); must outlive the limiter.
   explicit LogLimiter(absl::Duration period = absl::Seconds(10),

@@ -17,12 +17,13 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "src/base/internal_export.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
 
 namespace mesh::internal {
 
-class TimerScope {
+class MESH_INTERNAL_EXPORT TimerScope {
  public:
   using Id = uint64_t;
 

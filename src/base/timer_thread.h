@@ -19,11 +19,12 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "src/base/internal_export.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
 
-class TimerThread {
+class MESH_INTERNAL_EXPORT TimerThread {
  public:
   using Id = uint64_t;
 

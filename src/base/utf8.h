@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
@@ -25,7 +26,7 @@ size_t Utf8SequenceLength(absl::string_view s);
 
 // The offset of the first byte that does not start a valid UTF-8 sequence,
 // or absl::string_view::npos when all of `s` is valid.
-size_t FirstInvalidUtf8(absl::string_view s);
+MESH_INTERNAL_EXPORT size_t FirstInvalidUtf8(absl::string_view s);
 inline bool IsValidUtf8(absl::string_view s) {
   return FirstInvalidUtf8(s) == absl::string_view::npos;
 }
@@ -33,7 +34,7 @@ inline bool IsValidUtf8(absl::string_view s) {
 // `s` for a log line or an error message: valid UTF-8 other than control
 // characters is kept; control characters (NUL included), DEL and bytes that
 // are not valid UTF-8 become \xNN. Never cut short by a NUL.
-std::string PrintableText(absl::string_view s);
+MESH_INTERNAL_EXPORT std::string PrintableText(absl::string_view s);
 
 // Text a peer sent (a version, a type URL, a name, a pattern) as an error
 // message or a log line quotes it: PrintableText of its first `max_bytes`
@@ -41,7 +42,8 @@ std::string PrintableText(absl::string_view s);
 // is longer. One bound for every quote, so that a peer's megabyte string
 // costs a log line or a NACK a few hundred bytes.
 constexpr size_t kMaxQuotedBytes = 256;
-std::string QuotedText(absl::string_view s, size_t max_bytes = kMaxQuotedBytes);
+MESH_INTERNAL_EXPORT std::string QuotedText(absl::string_view s,
+                                            size_t max_bytes = kMaxQuotedBytes);
 
 }  // namespace mesh::internal
 

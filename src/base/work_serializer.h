@@ -25,11 +25,12 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
+#include "src/base/internal_export.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
 
-class WorkSerializer {
+class MESH_INTERNAL_EXPORT WorkSerializer {
  public:
   WorkSerializer() = default;
   WorkSerializer(const WorkSerializer&) = delete;
@@ -55,7 +56,7 @@ class WorkSerializer {
   std::thread::id drainer_ ABSL_GUARDED_BY(mu_);
 };
 
-class DeliveryGate {
+class MESH_INTERNAL_EXPORT DeliveryGate {
  public:
   // Runs `work` unless the gate is closed. Call it from the serializer's
   // closures only.

@@ -17,13 +17,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
 // An IPv4 or IPv6 address: a family and its 4 or 16 bytes in network order.
 // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) stays IPv6: it is neither
 // equal to nor converted into the IPv4 address. The default is 0.0.0.0.
-class IpAddress {
+class MESH_INTERNAL_EXPORT IpAddress {
  public:
   enum class Family : uint8_t { kV4, kV6 };
 
@@ -80,7 +81,7 @@ class IpAddress {
 };
 
 // An IP address and a port (1..65535 when parsed; any when built).
-class SocketAddress {
+class MESH_INTERNAL_EXPORT SocketAddress {
  public:
   SocketAddress() = default;
   SocketAddress(const IpAddress& ip, uint16_t port) : ip_(ip), port_(port) {}
@@ -128,13 +129,14 @@ absl::Status ValidateDestination(absl::string_view destination);
 //   unix:path  unix:///path  unix-abstract:name
 // OK, or INVALID_ARGUMENT naming the problem and quoting the address (at
 // most 256 bytes of it).
-absl::Status ValidateServerAddress(absl::string_view address);
+MESH_INTERNAL_EXPORT absl::Status ValidateServerAddress(
+    absl::string_view address);
 
 // A name a DNS resolver can be asked for (RFC 1123 labels, '_' allowed as
 // in service names): letters, digits, '-' and '_' in labels of 1 to 63
 // bytes between dots, 253 bytes at most, a final dot allowed. A name that
 // fails this would only fail every query later.
-bool IsDnsName(absl::string_view name);
+MESH_INTERNAL_EXPORT bool IsDnsName(absl::string_view name);
 
 // A channel's target: "name:port" (scheme empty), or a URI in gRPC's form
 // "scheme:///name:port" whose scheme picks the discovery source, or
@@ -161,7 +163,7 @@ bool SplitSourceName(absl::string_view source_name,
 // "host:port", with an IPv6 literal in brackets: ("10.0.0.1", 80) →
 // "10.0.0.1:80", ("::1", 80) → "[::1]:80", ("db.example", 80) →
 // "db.example:80".
-std::string JoinHostPort(absl::string_view host, int port);
+MESH_INTERNAL_EXPORT std::string JoinHostPort(absl::string_view host, int port);
 
 }  // namespace mesh::internal
 

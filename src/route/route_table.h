@@ -26,6 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mesh/service_config.h"
+#include "src/base/internal_export.h"
 #include "src/route/traffic_split.h"
 
 namespace re2 {
@@ -74,7 +75,7 @@ struct CompiledRoute {
   FaultInjection fault;
 };
 
-class RouteTable {
+class MESH_INTERNAL_EXPORT RouteTable {
  public:
   // Compiles `config.routes`. A route whose condition does not compile (a
   // regex RE2 rejects or whose program exceeds 1 MiB, `not` without exactly

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "mesh/tls.h"
+#include "src/base/internal_export.h"
 
 namespace re2 {
 class RE2;
@@ -59,7 +60,7 @@ bool MatchesServerNames(const std::vector<ServerNameMatcher>& matchers,
 
 // INVALID_ARGUMENT for a matcher that can never work: an empty value, or a
 // regex that does not compile (RE2's reason), or ignore_case with a regex.
-absl::Status ValidateServerNameMatcher(const ServerNameMatcher& matcher);
+MESH_INTERNAL_EXPORT absl::Status ValidateServerNameMatcher(const ServerNameMatcher& matcher);
 
 // "exact 'a' or prefix 'spiffe://x/'" for messages; "any name" when empty.
 std::string DescribeMatchers(const std::vector<ServerNameMatcher>& matchers);

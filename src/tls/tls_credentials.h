@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "src/base/internal_export.h"
 #include "src/base/mutex.h"
 #include "src/tls/identity_store.h"
 
@@ -82,7 +83,7 @@ ControlPlaneTlsCredentials(const IdentityOptions& identity,
 // gRPC's file watcher reads the files again every `refresh` (at least a
 // second) for new connections. The files are checked first: INVALID_ARGUMENT
 // naming the one that cannot be read or does not check out.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+MESH_INTERNAL_EXPORT absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
 WatchedFileTlsCredentials(const std::string& ca_file,
                           const std::string& cert_file,
                           const std::string& key_file, absl::Duration refresh);

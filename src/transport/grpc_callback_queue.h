@@ -23,9 +23,11 @@
 #ifndef MESH_SRC_TRANSPORT_GRPC_CALLBACK_QUEUE_H_
 #define MESH_SRC_TRANSPORT_GRPC_CALLBACK_QUEUE_H_
 
+#include "src/base/internal_export.h"
+
 namespace mesh::internal {
 
-void PinGrpcCallbackQueue();
+MESH_INTERNAL_EXPORT void PinGrpcCallbackQueue();
 
 }  // namespace mesh::internal
 

@@ -37,6 +37,20 @@ if [[ -n $soname ]]; then
   actual=$(readelf -d "$libdir/libmesh.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
   [[ $actual == "$soname" ]] || fail "SONAME is '$actual', expected '$soname'"
   echo "SONAME: $actual"
+  # Hidden visibility: of mesh's internals (mesh::internal::...) a shared
+  # libmesh exports only what src/ marks MESH_INTERNAL_EXPORT (the class or
+  # function named on the marked line or the next); templates of the
+  # standard library made for internal types are not counted.
+  marked=$(grep -rh -A1 --include='*.h' 'MESH_INTERNAL_EXPORT' "$here/../../src" |
+    grep -v '^#define\|^--$' |
+    grep -oE '(class MESH_INTERNAL_EXPORT [A-Za-z_0-9]+|[A-Za-z_0-9]+\()' |
+    sed -e 's/^class MESH_INTERNAL_EXPORT //' -e 's/($//' | sort -u)
+  exported=$(nm -D --defined-only -C "$libdir/$soname" |
+    sed -n 's/^[0-9a-f]* [A-Za-z] \([a-zA-Z ]* for \)\{0,1\}mesh::internal::\([A-Za-z_0-9]*\).*/\2/p' |
+    sort -u)
+  extra=$(comm -23 <(echo "$exported") <(echo "$marked"))
+  [[ -z $extra ]] || fail "libmesh.so exports internals not marked MESH_INTERNAL_EXPORT: $(echo $extra)"
+  echo "internals exported: $(echo "$exported" | grep -c .) ($(echo $exported))"
 else
   test -f "$libdir/libmesh.a" || fail "libmesh.a not installed"
   if compgen -G "$libdir/libmesh.so*" >/dev/null; then

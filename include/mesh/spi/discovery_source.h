@@ -20,13 +20,14 @@
 
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
+#include "mesh/export.h"
 #include "mesh/service_config.h"
 
 namespace mesh {
 
 // Destroying it stops the updates; once the destructor returns the observer
 // is not called again.
-class DiscoverySubscription {
+class MESH_EXPORT DiscoverySubscription {
  public:
   // What a source believes about one of the resources behind this
   // subscription (xDS: its Listener and RouteConfiguration, or its Cluster
@@ -62,7 +63,7 @@ class DiscoverySubscription {
 // do more through an interface internal to mesh: clusters (xDS backends),
 // a status service (CSDS), authorities in targets (DNS), the Mesh's timer
 // thread lent to them.
-class DiscoverySource {
+class MESH_EXPORT DiscoverySource {
  public:
   virtual ~DiscoverySource() = default;
   // Starts delivering updates for `target` ("name:port") to `observer`, which

@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "mesh/cancellation.h"
 #include "mesh/endpoint.h"
+#include "mesh/export.h"
 #include "mesh/metadata.h"
 
 namespace mesh {
@@ -36,7 +37,7 @@ namespace mesh {
 inline constexpr char kGrpcStatusDetailsUrl[] =
     "type.googleapis.com/google.rpc.Status";
 
-struct TransportRequest {
+struct MESH_EXPORT TransportRequest {
   std::string method = "POST";
   std::string scheme = "http";
   std::string authority;
@@ -54,7 +55,7 @@ struct TransportRequest {
   const std::map<std::string, std::string>* route_labels = nullptr;
 };
 
-struct TransportResponse {
+struct MESH_EXPORT TransportResponse {
   // gRPC status (OK, the server's status with its error details under
   // kGrpcStatusDetailsUrl, DEADLINE_EXCEEDED, UNAVAILABLE for an endpoint
   // that could not be reached, CANCELLED on shutdown or cancellation).
@@ -74,7 +75,7 @@ struct TransportResponse {
 // The events of one stream, from a transport to the mesh. A transport calls
 // them one at a time per stream, on any thread (possibly inside the call
 // that caused them); they must not block.
-class TransportStreamObserver {
+class MESH_EXPORT TransportStreamObserver {
  public:
   virtual ~TransportStreamObserver() = default;
   // The server's initial metadata: at most once, before any message.
@@ -92,7 +93,7 @@ class TransportStreamObserver {
 // One open stream to one endpoint. At most one Write and one Read
 // outstanding at a time, each answered by its observer event; calls after
 // OnClose are ignored. Thread-safe.
-class TransportStream {
+class MESH_EXPORT TransportStream {
  public:
   virtual ~TransportStream() = default;
   virtual void Write(std::string message) = 0;
@@ -103,7 +104,7 @@ class TransportStream {
   virtual void Cancel() = 0;
 };
 
-class Transport {
+class MESH_EXPORT Transport {
  public:
   using Callback = absl::AnyInvocable<void(TransportResponse)>;
 

@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "mesh/discovery.h"
 #include "src/base/backoff.h"
+#include "src/base/internal_export.h"
 #include "src/base/timer_thread.h"
 
 namespace mesh::internal {
@@ -91,8 +92,8 @@ class StreamWatch {
 // Parses a message received as raw bytes. INTERNAL naming the message type
 // and size when it does not parse: protobuf refuses strings that are not
 // UTF-8 and nesting deeper than 100 levels.
-absl::Status ParseReceived(const grpc::ByteBuffer& bytes,
-                           google::protobuf::Message* message);
+MESH_INTERNAL_EXPORT absl::Status ParseReceived(
+    const grpc::ByteBuffer& bytes, google::protobuf::Message* message);
 
 // A grpc::Status as an absl::Status (the codes are the same).
 absl::Status ToAbslStatus(const grpc::Status& status);

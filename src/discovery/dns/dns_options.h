@@ -10,13 +10,14 @@
 
 #include "absl/status/status.h"
 #include "mesh/dns.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
 // OK, or INVALID_ARGUMENT naming the field: refresh bounds that make no
 // sense, a query time-out or tries below one, a server that is not an
 // address with a port.
-absl::Status ValidateDnsOptions(const DnsOptions& options);
+MESH_INTERNAL_EXPORT absl::Status ValidateDnsOptions(const DnsOptions& options);
 
 }  // namespace mesh::internal
 
