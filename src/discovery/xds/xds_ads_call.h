@@ -52,8 +52,9 @@ class AdsCall final
     ~Owner() = default;
   };
 
-  // `mu` is the owner's lock, which guards the call's write queue; `stub`
-  // and `owner` outlive the call (the owner waits for OnAdsDone).
+  // `mu` is the owner's lock, which guards the call's write queue; `stub`,
+  // `mu` and `owner` are not used after OnAdsDone returns (the owner may
+  // be gone before the call deletes itself).
   AdsCall(grpc::GenericStub* stub, Mutex* mu, Owner* owner);
 
   // Binds the reactor to a new call; requests may be queued from here on.
@@ -77,18 +78,17 @@ class AdsCall final
   void OnDone(const grpc::Status& status) override;
 
  private:
-  // REQUIRES: `mu_` held.
-  void WriteNext();
+  void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   grpc::GenericStub* const stub_;
   Mutex* const mu_;
   Owner* const owner_;
   grpc::ClientContext context_;
   grpc::ByteBuffer message_;
-  std::vector<std::string> queue_;  // under mu_
+  std::vector<std::string> queue_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer writing_buffer_;
-  bool writing_ = false;  // under mu_
-  bool closed_ = false;   // under mu_
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool got_responses_ = false;
 };
 

@@ -79,8 +79,9 @@ class XdsClient final : public std::enable_shared_from_this<XdsClient>,
  public:
   // `credentials` for the stream to the server (null: plaintext; the
   // bootstrap's channel_creds are the caller's to turn into these). `dns`
-  // is called once, when a DNS cluster is first watched; null: DNS
-  // clusters have no endpoints (their calls fail naming why).
+  // is called when a DNS cluster is first watched, and again at a later
+  // update (at most every 5 s) while it fails; null: DNS clusters have no
+  // endpoints (their calls fail naming why).
   XdsClient(XdsBootstrap bootstrap, const XdsOptions& options,
             std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
             DnsSourceFactory dns = nullptr);
@@ -126,7 +127,9 @@ class XdsClient final : public std::enable_shared_from_this<XdsClient>,
 
   void Unwatch(const void* watch);
   // Sets the names each type needs; sends a request for each type whose
-  // names changed, and opens or ends the stream as watches come and go.
+  // names changed (arming does-not-exist clocks for new names once the
+  // stream has answered), and opens or ends the stream as watches come
+  // and go.
   void UpdateSubscriptionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendRequestLocked(ResourceType type, const std::string& nonce,
                          const std::string& error)

@@ -7,7 +7,8 @@
 //   absl::StatusOr<ListenerResource> l = ConvertListener(wire);
 //   if (!l.ok()) nack_detail += l.status().message();
 //
-// Pure functions: thread-safe.
+// Pure functions, thread-safe (DecodeResource takes the bytes out of the
+// Any it is given, and calls back the caller).
 #ifndef MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_
 #define MESH_SRC_DISCOVERY_XDS_XDS_CONVERT_H_
 

@@ -57,12 +57,14 @@ class XdsWatchers {
     WorkSerializer* serializer = nullptr;
     // Round robin as the Cluster says (else P2C).
     bool honour_round_robin = false;
-    // Called once, when a DNS cluster is first watched; null: DNS clusters
-    // have no endpoints (their calls fail naming why).
+    // Called when a DNS cluster is first watched, and again at a later
+    // update (at most every 5 s) while it fails; null: DNS clusters have no
+    // endpoints (their calls fail naming why).
     DnsSourceFactory dns;
-    // Called on the DNS source's thread, under no lock of the client's,
-    // after DNS watch `id` has something new: the client is to call
-    // OnDnsAnswer(id) from another thread (xds_dns_cluster.h says why).
+    // Called after DNS watch `id` has something new, on the DNS source's
+    // thread or inside Subscribe (under the client's lock): it may take
+    // leaf locks only. The client is to call OnDnsAnswer(id) from another
+    // thread (xds_dns_cluster.h says why).
     std::function<void(uint64_t id)> wake_dns;
   };
   explicit XdsWatchers(Options options);
@@ -110,8 +112,9 @@ class XdsWatchers {
   // The DNS watches and their source, taken at shutdown to be destroyed
   // outside the client's lock (the watches first); none is made after.
   struct Dns {
-    std::vector<DnsWatch> watches;
+    // Declared first, destroyed last: the source outlives its watches.
     std::shared_ptr<DiscoverySource> source;
+    std::vector<DnsWatch> watches;
   };
   Dns TakeDns();
 
@@ -137,11 +140,12 @@ class XdsWatchers {
   absl::Status WatchDnsHosts(ClusterWatch& w, const ClusterResource& cluster);
 
   const Options options_;
+  // The DNS clusters' source, shared by all of them: made on first need
+  // (null before, and after TakeDns), or why it could not be. Declared
+  // before the watches, so that it outlives their DNS subscriptions.
+  std::shared_ptr<DiscoverySource> dns_;
   std::vector<std::unique_ptr<TargetWatch>> targets_;
   std::vector<std::unique_ptr<ClusterWatch>> clusters_;
-  // The DNS clusters' source, shared by all of them: made on first need
-  // (null before, and after TakeDns), or why it could not be.
-  std::shared_ptr<DiscoverySource> dns_;
   absl::Status dns_status_;
   absl::Time dns_failed_at_;
   bool dns_taken_ = false;
