@@ -1,5 +1,9 @@
 #include "src/model/endpoint_set.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/model/address_set.h"
@@ -127,6 +131,39 @@ TEST(EndpointSetTest, UnchangedEndpointsKeepTheirSharedEntry) {
   ASSERT_TRUE(set.Apply(EndpointUpdate::Remove({"10.0.0.1:80"})).ok());
   EXPECT_THAT(Addresses(set), ElementsAre("10.0.0.2:80", "10.0.0.3:80"));
   EXPECT_EQ((*set.entries())[0], (*first)[1]);
+}
+
+TEST(SortedByAddressTest, OrdersAsTheStringsCompareWhateverTheirLength) {
+  // Addresses that share their first 16 bytes or more (IPv6), that are a
+  // prefix of another, and that differ only in the port; shuffled by a
+  // fixed permutation so that the input is not sorted.
+  const std::vector<std::string> addresses = {
+      "10.0.0.1:80",
+      "10.0.0.1:8080",
+      "10.0.0.10:80",
+      "10.0.0.2:80",
+      "127.0.0.1:7001",
+      "192.168.100.200:65535",
+      "192.168.100.200:6553",
+      "[2001:db8::1]:443",
+      "[2001:db8::1]:4430",
+      "[2001:db8::10]:443",
+      "[2001:db8:0:0:0:0:0:2]:443",
+      "[2001:db8:0:0:0:0:0:1]:443",
+      "[::1]:80",
+      "9.9.9.9:9",
+  };
+  std::vector<Endpoint> endpoints;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    endpoints.push_back(Ep(addresses[(i * 5 + 3) % addresses.size()]));
+  }
+  std::vector<std::string> expected = addresses;
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::string> got;
+  for (const Endpoint* e : SortedByAddress(endpoints)) {
+    got.push_back(e->address);
+  }
+  EXPECT_EQ(got, expected);
 }
 
 TEST(AddressSetTest, ContainsExactlyItsMembers) {
