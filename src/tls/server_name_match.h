@@ -60,7 +60,8 @@ bool MatchesServerNames(const std::vector<ServerNameMatcher>& matchers,
 
 // INVALID_ARGUMENT for a matcher that can never work: an empty value, or a
 // regex that does not compile (RE2's reason), or ignore_case with a regex.
-MESH_INTERNAL_EXPORT absl::Status ValidateServerNameMatcher(const ServerNameMatcher& matcher);
+MESH_INTERNAL_EXPORT absl::Status ValidateServerNameMatcher(
+    const ServerNameMatcher& matcher);
 
 // "exact 'a' or prefix 'spiffe://x/'" for messages; "any name" when empty.
 std::string DescribeMatchers(const std::vector<ServerNameMatcher>& matchers);
