@@ -12,7 +12,6 @@
 // applied (it used to wait behind the client's lock).
 //
 //   mesh_xds_ack_bench [--rounds 30] [--endpoints 10000]
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -23,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
+#include "bench/e2e/latency_stats.h"
 #include "mesh/discovery.h"
 #include "src/balance/balancer.h"
 #include "src/base/mutex.h"
@@ -138,14 +138,6 @@ double SendAndTimeAck(ScriptedAdsServer& server, const std::string& version,
   return ms;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(
-      v.size() - 1, static_cast<size_t>(p / 100.0 * (v.size() - 1) + 0.5));
-  return v[i];
-}
-
 }  // namespace
 }  // namespace mesh::bench
 
@@ -227,15 +219,18 @@ int main(int argc, char** argv) {
   destination.Detach(balancer->get());
   destination.Shutdown();
 
+  // Nearest-rank percentiles, as the other latency tables.
+  const LatencyStats floor = LatencyStats::From("floor", floor_ms, 0);
+  const LatencyStats during = LatencyStats::From("during", during_ms, 0);
+  const LatencyStats apply = LatencyStats::From("apply", a_apply_ms, 0);
   std::printf(
       "| what (%d rounds) | p50 (ms) | max (ms) |\n|---|---:|---:|\n"
       "| B's ACK, nothing else in flight | %.2f | %.2f |\n"
       "| B's ACK while A's %d-endpoint update is applied (%d rounds of %d "
       "overlapped) | %.2f | %.2f |\n"
       "| A's apply (Destination and balancer) | %.2f | %.2f |\n",
-      f.rounds, Percentile(floor_ms, 50), Percentile(floor_ms, 100),
-      f.endpoints, overlapped, f.rounds, Percentile(during_ms, 50),
-      Percentile(during_ms, 100), Percentile(a_apply_ms, 50),
-      Percentile(a_apply_ms, 100));
+      f.rounds, floor.Percentile(50), floor.Max(), f.endpoints, overlapped,
+      f.rounds, during.Percentile(50), during.Max(), apply.Percentile(50),
+      apply.Max());
   return 0;
 }
