@@ -61,18 +61,45 @@ void BalancerBase::SetSharedEndpoints(
     // no traffic until time decayed its default too (tens of seconds with
     // decay = 10 s). Linkerd starts every endpoint at default_rtt.
     double peers_ns = 0;
-    absl::flat_hash_map<absl::string_view, size_t> by_address;
-    by_address.reserve(old.size());
+    bool old_sorted = true;
     for (size_t i = 0; i < old.size(); ++i) {
       peers_ns += old[i]->ewma.Estimate(now);
-      by_address.emplace(old[i]->endpoint->address, i);
+      if (i > 0 && old[i]->endpoint->address < old[i - 1]->endpoint->address) {
+        old_sorted = false;
+      }
     }
     if (!old.empty()) peers_ns /= static_cast<double>(old.size());
+    // Each endpoint's current record, by address. Both lists in address
+    // order (as the endpoint set hands them) are walked side by side; a list
+    // out of order falls back to a map (built at most once).
+    bool walk = old_sorted;
+    size_t j = 0;
+    absl::string_view last;
+    bool mapped = false;
+    absl::flat_hash_map<absl::string_view, size_t> by_address;
+    auto previous_of =
+        [&](const Endpoint& e) -> const std::shared_ptr<EndpointLoad>* {
+      if (walk && e.address >= last) {
+        last = e.address;
+        while (j < old.size() && old[j]->endpoint->address < e.address) ++j;
+        return j < old.size() && old[j]->endpoint->address == e.address
+                   ? &old[j]
+                   : nullptr;
+      }
+      walk = false;
+      if (!mapped) {
+        mapped = true;
+        by_address.reserve(old.size());
+        for (size_t k = 0; k < old.size(); ++k) {
+          by_address.emplace(old[k]->endpoint->address, k);
+        }
+      }
+      auto it = by_address.find(e.address);
+      return it != by_address.end() ? &old[it->second] : nullptr;
+    };
     for (size_t i = 0; i < n; ++i) {
       const Endpoint& e = endpoint(i);
-      auto it = by_address.find(e.address);
-      const std::shared_ptr<EndpointLoad>* previous =
-          it != by_address.end() ? &old[it->second] : nullptr;
+      const std::shared_ptr<EndpointLoad>* previous = previous_of(e);
       if (previous != nullptr &&
           ((*previous)->endpoint.get() == &e || *(*previous)->endpoint == e)) {
         loads.push_back(*previous);

@@ -31,12 +31,18 @@ AdmittedUpdate AdmitEndpoints(const EndpointUpdate& update,
       update.kind != EndpointUpdate::Kind::kAdd) {
     return out;
   }
-  // Checked whole first, as the set would: an invalid endpoint rejects the
-  // update even if it is one of those left out.
-  if (!ValidateEndpointList(update.endpoints).ok()) return out;
+  // An invalid list passes unfiltered and unrejected: the set rejects it,
+  // naming the bad endpoint even if it is one that would be left out. The
+  // list is checked here only when that decides something, so that an
+  // update that is not filtered is checked once (by the set), not twice.
+  const bool filters = tls.require_identity || !tls.default_transport;
+  if (filters && !ValidateEndpointList(update.endpoints).ok()) return out;
   out.rejected = ValidateEndpointTls(update.endpoints);
-  if (!out.rejected.ok()) return out;
-  if (!tls.require_identity && tls.default_transport) return out;
+  if (!out.rejected.ok() && !filters &&
+      !ValidateEndpointList(update.endpoints).ok()) {
+    out.rejected = absl::OkStatus();
+  }
+  if (!out.rejected.ok() || !filters) return out;
   auto left_out_because = [&tls](const Endpoint& e) -> const char* {
     if (tls.require_identity && e.tls_identity.empty() && e.tls == nullptr) {
       return "without a TLS identity left out "

@@ -4,23 +4,30 @@
 #include <cstdint>
 #include <string>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace mesh::internal {
 
 absl::Status ValidateEndpointList(const std::vector<Endpoint>& endpoints) {
-  absl::flat_hash_set<absl::string_view> seen;
-  seen.reserve(endpoints.size());
+  return ValidatedAndSortedByAddress(endpoints).status();
+}
+
+absl::StatusOr<std::vector<const Endpoint*>> ValidatedAndSortedByAddress(
+    const std::vector<Endpoint>& endpoints) {
   for (const Endpoint& e : endpoints) {
     absl::Status s = ValidateEndpoint(e);
     if (!s.ok()) return s;
-    if (!seen.insert(e.address).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "address '", e.address, "' appears twice in one update"));
-    }
   }
-  return absl::OkStatus();
+  std::vector<const Endpoint*> sorted = SortedByAddress(endpoints);
+  auto twice = std::adjacent_find(sorted.begin(), sorted.end(),
+                                  [](const Endpoint* a, const Endpoint* b) {
+                                    return a->address == b->address;
+                                  });
+  if (twice != sorted.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "address '", (*twice)->address, "' appears twice in one update"));
+  }
+  return sorted;
 }
 
 namespace {

@@ -32,17 +32,24 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "mesh/endpoint.h"
 
 namespace mesh::internal {
 
-// OK, or INVALID_ARGUMENT naming the first invalid endpoint or the first
-// address that appears twice.
+// OK, or INVALID_ARGUMENT naming the first invalid endpoint or, if all are
+// valid, the lowest address that appears twice.
 absl::Status ValidateEndpointList(const std::vector<Endpoint>& endpoints);
 
-// `endpoints`, as pointers, sorted by address. REQUIRES: distinct addresses.
+// `endpoints`, as pointers, sorted by address (equal addresses side by side).
 std::vector<const Endpoint*> SortedByAddress(
+    const std::vector<Endpoint>& endpoints);
+
+// `endpoints` validated as ValidateEndpointList does and sorted by address
+// (an address that appears twice is found beside itself in the sorted order:
+// no set of the addresses is built).
+absl::StatusOr<std::vector<const Endpoint*>> ValidatedAndSortedByAddress(
     const std::vector<Endpoint>& endpoints);
 
 // The plain entry: the endpoint and nothing else.
@@ -124,10 +131,10 @@ absl::Status BasicEndpointSet<Entry>::Apply(const EndpointUpdate& update) {
   switch (update.kind) {
     case EndpointUpdate::Kind::kReset:
     case EndpointUpdate::Kind::kAdd: {
-      absl::Status s = ValidateEndpointList(update.endpoints);
-      if (!s.ok()) return s;
-      entries_ = Merge(SortedByAddress(update.endpoints),
-                       update.kind == EndpointUpdate::Kind::kReset);
+      absl::StatusOr<std::vector<const Endpoint*>> sorted =
+          ValidatedAndSortedByAddress(update.endpoints);
+      if (!sorted.ok()) return sorted.status();
+      entries_ = Merge(*sorted, update.kind == EndpointUpdate::Kind::kReset);
       exists_ = true;
       break;
     }

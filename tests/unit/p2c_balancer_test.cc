@@ -205,6 +205,30 @@ TEST_F(P2cTest, StatisticsSurviveResetAndAttributeChanges) {
   EXPECT_EQ(StatsOf(stats, "10.0.0.2:80").pending, 0);
 }
 
+// A record is found by address whatever the order of the lists: both in
+// address order (walked side by side), the new one out of order (a map), and
+// the current one out of order (a map from the start).
+TEST_F(P2cTest, StatisticsSurviveResetsInAnyOrder) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80"), Ep("10.0.0.3:80")});
+  GiveSample(*b, "10.0.0.2:80", absl::Milliseconds(200));
+  const double kept = StatsOf(b->Stats(), "10.0.0.2:80").rtt_estimate_ms;
+  ASSERT_GT(kept, 100.0);
+  // Sorted to sorted, with one gone before and one added after.
+  b->SetEndpoints({Ep("10.0.0.2:80"), Ep("10.0.0.3:80"), Ep("10.0.0.4:80")});
+  EXPECT_DOUBLE_EQ(StatsOf(b->Stats(), "10.0.0.2:80").rtt_estimate_ms, kept);
+  // Sorted to a list out of order after its first entries.
+  b->SetEndpoints({Ep("10.0.0.3:80"), Ep("10.0.0.4:80"), Ep("10.0.0.2:80")});
+  EXPECT_DOUBLE_EQ(StatsOf(b->Stats(), "10.0.0.2:80").rtt_estimate_ms, kept);
+  // From that unsorted list to a sorted one.
+  b->SetEndpoints({Ep("10.0.0.2:80"), Ep("10.0.0.5:80")});
+  auto stats = b->Stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_DOUBLE_EQ(StatsOf(stats, "10.0.0.2:80").rtt_estimate_ms, kept);
+  // The newcomer was seeded from its peers, not found as an old record.
+  EXPECT_NE(StatsOf(stats, "10.0.0.5:80").rtt_estimate_ms, kept);
+}
+
 TEST_F(P2cTest, NewcomerStartsAtItsPeersMeanEstimate) {
   auto b = Make();
   b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80")});
