@@ -321,7 +321,7 @@ void SetScheme(const std::string& scheme, wire_http::Scheme* out) {
 
 void SetHeaders(const Metadata& headers, wire_http::Headers* out) {
   for (const auto& [name, value] : headers) {
-    wire_http::Header* header = out->add_headers();
+    wire_http::Headers::Header* header = out->add_headers();
     header->set_name(name);
     header->set_value(value);
   }

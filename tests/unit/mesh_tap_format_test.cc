@@ -73,7 +73,7 @@ wire::TapEvent End() {
 
 void AddHeader(wire_http::Headers* headers, const std::string& name,
                const std::string& value) {
-  wire_http::Header* h = headers->add_headers();
+  wire_http::Headers::Header* h = headers->add_headers();
   h->set_name(name);
   h->set_value(value);
 }

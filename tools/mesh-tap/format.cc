@@ -109,7 +109,7 @@ std::string IdOf(const WireHttp& http) {
 }
 
 void AppendHeaderLines(const wire_http::Headers& headers, std::string* out) {
-  for (const wire_http::Header& h : headers.headers()) {
+  for (const wire_http::Headers::Header& h : headers.headers()) {
     absl::StrAppend(out, "  ", Printable(h.name()), ": ", Printable(h.value()),
                     "\n");
   }
@@ -133,7 +133,7 @@ void AppendJsonHeaders(absl::string_view field,
   if (headers.headers().empty()) return;
   absl::StrAppend(out, ",\"", field, "\":[");
   const char* sep = "";
-  for (const wire_http::Header& h : headers.headers()) {
+  for (const wire_http::Headers::Header& h : headers.headers()) {
     absl::StrAppend(out, sep, "{\"name\":", JsonString(h.name()),
                     ",\"value\":", JsonString(h.value()), "}");
     sep = ",";
