@@ -21,6 +21,8 @@
 #   FUZZ_SECONDS=600 scripts/fuzz.sh        # longer
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh      # a number of inputs each instead
 #   FUZZ_TARGETS=route_table_fuzz scripts/fuzz.sh
+#   FUZZ_PARALLEL=1 scripts/fuzz.sh         # one at a time (default: as
+#                                           # many at once as cores)
 #   FUZZ_BUILD_DIR=build/asan-clang scripts/fuzz.sh
 #                                           # in an existing clang tree (the
 #                                           # test command's ASan tree: no
@@ -58,7 +60,19 @@ cmake --build "${build}" -j"${jobs}" --target "${targets[@]}" \
   linkerd_convert_seeds xds_convert_seeds
 
 artifacts="${build}/artifacts"
-mkdir -p "${artifacts}"
+logs="${build}/fuzz-logs"
+mkdir -p "${artifacts}" "${logs}"
+# Each fuzzer runs on one core: FUZZ_PARALLEL of them at a time (default:
+# the number of cores), each one's output printed when it ends.
+parallel="${FUZZ_PARALLEL:-$(nproc)}"
+running=()
+failed=()
+finish_one() {
+  local pid=${running[0]%%:*} target=${running[0]#*:}
+  running=("${running[@]:1}")
+  if wait "${pid}"; then :; else failed+=("${target}"); fi
+  cat "${logs}/${target}.log"
+}
 for target in "${targets[@]}"; do
   seeds="${build}/seeds/${target}"
   corpus="${build}/corpus/${target}"
@@ -84,12 +98,21 @@ for target in "${targets[@]}"; do
         >"${seeds}/grpc.json" ;;
   esac
   if [[ -n "${runs}" ]]; then limit=(-runs="${runs}"); else limit=(-max_total_time="${seconds}"); fi
-  echo "== ${target}: ${runs:-${seconds} s}${runs:+ inputs}"
+  if ((${#running[@]} >= parallel)); then finish_one; fi
   # New inputs go to the first directory (corpus); seeds are read only.
-  "${build}/tests/fuzz/${target}" "${corpus}" "${seeds}" \
-    "${limit[@]}" \
-    -timeout=10 \
-    -rss_limit_mb=2048 \
-    -print_final_stats=1 \
-    -artifact_prefix="${artifacts}/${target}-"
+  {
+    echo "== ${target}: ${runs:-${seconds} s}${runs:+ inputs}"
+    "${build}/tests/fuzz/${target}" "${corpus}" "${seeds}" \
+      "${limit[@]}" \
+      -timeout=10 \
+      -rss_limit_mb=2048 \
+      -print_final_stats=1 \
+      -artifact_prefix="${artifacts}/${target}-"
+  } >"${logs}/${target}.log" 2>&1 &
+  running+=("$!:${target}")
 done
+while ((${#running[@]} > 0)); do finish_one; done
+if ((${#failed[@]} > 0)); then
+  echo "fuzz: failed: ${failed[*]} (inputs in ${artifacts})" >&2
+  exit 1
+fi
