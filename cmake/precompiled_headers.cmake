@@ -4,8 +4,9 @@
 # The test command turns it on in its clang trees only: gcc here loads its
 # (much larger) precompiled header in about the time it takes to parse the
 # headers, so its build was no faster (a cold build: 1,391 s of compiling
-# with them against 1,233 s without). Its gcc trees and Bazel compile every
-# file with its own includes only, so a missing include is still caught.
+# with them against 1,233 s without). Its gcc tree (every file) and Bazel
+# compile each file with its own includes only, so a missing include is
+# still caught.
 #
 # One header is compiled per group, in the group's first target, and the
 # others reuse it. A group is targets compiled with the same flags (a
