@@ -69,30 +69,28 @@ void BalancerBase::SetSharedEndpoints(
       }
     }
     if (!old.empty()) peers_ns /= static_cast<double>(old.size());
-    // Each endpoint's current record, by address. Both lists in address
-    // order (as the endpoint set hands them) are walked side by side; a list
-    // out of order falls back to a map (built at most once).
-    bool walk = old_sorted;
-    size_t j = 0;
-    absl::string_view last;
-    bool mapped = false;
+    // Each endpoint's current record, by address: with both lists in
+    // address order (as the endpoint set hands them) by walking them side
+    // by side, else through a map.
+    bool sorted = old_sorted;
+    for (size_t i = 1; sorted && i < n; ++i) {
+      sorted = !(endpoint(i).address < endpoint(i - 1).address);
+    }
     absl::flat_hash_map<absl::string_view, size_t> by_address;
+    if (!sorted) {
+      by_address.reserve(old.size());
+      for (size_t k = 0; k < old.size(); ++k) {
+        by_address.emplace(old[k]->endpoint->address, k);
+      }
+    }
+    size_t j = 0;  // the walk's place in `old`
     auto previous_of =
         [&](const Endpoint& e) -> const std::shared_ptr<EndpointLoad>* {
-      if (walk && e.address >= last) {
-        last = e.address;
+      if (sorted) {
         while (j < old.size() && old[j]->endpoint->address < e.address) ++j;
         return j < old.size() && old[j]->endpoint->address == e.address
                    ? &old[j]
                    : nullptr;
-      }
-      walk = false;
-      if (!mapped) {
-        mapped = true;
-        by_address.reserve(old.size());
-        for (size_t k = 0; k < old.size(); ++k) {
-          by_address.emplace(old[k]->endpoint->address, k);
-        }
       }
       auto it = by_address.find(e.address);
       return it != by_address.end() ? &old[it->second] : nullptr;
