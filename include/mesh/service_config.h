@@ -64,6 +64,7 @@ struct MESH_EXPORT RequestMatch {
     kPathPrefix,
     kPathExact,
     kFraction,
+    kQueryParam,
   };
 
   static RequestMatch All(std::vector<RequestMatch> children);
@@ -83,12 +84,18 @@ struct MESH_EXPORT RequestMatch {
   // True for a random share of calls, drawn per call: `per_million`
   // millionths (xDS runtime_fraction); 1,000,000 or more is always.
   static RequestMatch Fraction(uint32_t per_million);
+  // A parameter of the path's query ("?a=1&b=2"; HTTPRoute queryParams):
+  // `param.name` is compared exactly with each parameter's name, and the
+  // condition holds if one occurrence's value matches `param` as a header
+  // value would (kPresent: the name occurs). Names and values are compared
+  // decoded ("%2F" is "/", "+" is a space).
+  static RequestMatch QueryParam(HeaderMatch param);
 
   Kind kind = Kind::kAll;
   std::vector<RequestMatch> children;  // kAll, kAny; kNot has exactly one
   std::string path_regex;              // kPath
   std::string method;                  // kMethod
-  HeaderMatch header;                  // kHeader
+  HeaderMatch header;                  // kHeader; kQueryParam: the param
   std::string path;                    // kPathPrefix, kPathExact
   bool case_sensitive = true;          // kPathPrefix, kPathExact
   uint32_t per_million = 0;            // kFraction
@@ -119,6 +126,12 @@ struct MESH_EXPORT ResponseClass {
   bool is_failure = false;
 };
 
+// HTTP statuses from `min` to `max`, both included.
+struct MESH_EXPORT HttpStatusRange {
+  uint32_t min = 0;
+  uint32_t max = 0;
+};
+
 // Beyond Linkerd (the semantics of xDS RetryPolicy): how many attempts a
 // retryable route makes and how long it waits between them. Every retry is
 // still bounded by the route's timeout and the destination's retry budget.
@@ -136,6 +149,12 @@ struct MESH_EXPORT RetryPolicy {
   // and DEADLINE_EXCEEDED here mean the server's, never the caller's own.
   // Empty: the attempts the response classes call failures.
   std::vector<absl::StatusCode> retry_on;
+  // If not empty (and `retry_on` is), exactly these attempts are retried
+  // (HTTPRoute's retry conditions): those answered with an HTTP status in
+  // one of the ranges (each within 100..999), and those that got no
+  // response at all (refused, reset; never the caller's own cancel or
+  // deadline). A gRPC call's answer is HTTP 200 whatever its gRPC status.
+  std::vector<HttpStatusRange> retry_on_http_status;
 };
 
 // Beyond Linkerd (xDS's fault filter): calls of a route delayed or failed on
@@ -219,6 +238,10 @@ struct MESH_EXPORT Route {
   // Where this route's calls go (xDS clusters and weighted clusters). Empty:
   // the config's split (ServiceConfig::backends), else the destination.
   std::vector<WeightedBackend> backends;
+  // True: each call goes to the first of `backends`, in order, that has
+  // endpoints, whatever the weights (HTTPRoute's first_available). False:
+  // a draw by weight.
+  bool backends_first_available = false;
   // Delays and aborts on purpose. Default: none.
   FaultInjection fault;
   // What a call is hashed by for ring-hash backends. Empty: a random hash.
@@ -303,6 +326,9 @@ struct MESH_EXPORT ServiceConfig {
   // destination itself: xDS's rule (a request must match a route, as in
   // gRPC's and Envoy's clients). False for Linkerd profiles and code.
   bool require_route_match = false;
+  // The code of that failure: UNAVAILABLE (xDS, as gRPC's clients), or
+  // NOT_FOUND (Linkerd's policies, as its proxy answers a gRPC call).
+  absl::StatusCode unmatched_route_code = absl::StatusCode::kUnavailable;
 };
 
 // What a discovery source emits service configs into. Calls for one

@@ -159,9 +159,10 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
   if (call->route->unmatched_fails) {
     // gRPC's words for it: nothing to wait for, nowhere to send it.
     CallResult result;
-    result.status = absl::UnavailableError(
-        absl::StrCat("no matching route for '", call->method,
-                     "' in the routes of '", target_, "'"));
+    result.status =
+        absl::Status(call->route->unmatched_code,
+                     absl::StrCat("no matching route for '", call->method,
+                                  "' in the routes of '", target_, "'"));
     Finish(*call, std::move(result));
     if (call->waited) DestroyLater([c = std::move(call)] {});
     return;
@@ -640,6 +641,8 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.retry_connect_failures = options_.retry_connect_failures;
   end.connect_retries = call->connect_retries;
   end.retry_on = &route.retry_policy.retry_on;
+  end.retry_on_http_status = &route.retry_policy.retry_on_http_status;
+  end.http_status = response.http_status;
   // A stream that received anything is the caller's now: not retried.
   const bool committed = call->stream != nullptr && call->stream->committed();
   if (RetryWanted(end) && !mesh_->shut_down() && !call->cancelled() &&

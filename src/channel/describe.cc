@@ -62,8 +62,11 @@ std::string Match(const RequestMatch& m) {
     case RequestMatch::Kind::kMethod:
       return "{\"method\":" + JsonString(m.method) + "}";
     case RequestMatch::Kind::kHeader:
+    case RequestMatch::Kind::kQueryParam:
       return absl::StrCat(
-          "{\"header\":", JsonString(m.header.name),
+          m.kind == RequestMatch::Kind::kHeader ? "{\"header\":"
+                                                : "{\"query_param\":",
+          JsonString(m.header.name),
           ",\"kind\":", JsonString(HeaderKindName(m.header.kind)),
           ",\"value\":", JsonString(m.header.value),
           m.header.ignore_case ? ",\"ignore_case\":true" : "",

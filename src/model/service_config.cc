@@ -62,6 +62,13 @@ RequestMatch RequestMatch::PathExact(std::string path, bool case_sensitive) {
   return m;
 }
 
+RequestMatch RequestMatch::QueryParam(HeaderMatch param) {
+  RequestMatch m;
+  m.kind = Kind::kQueryParam;
+  m.header = std::move(param);
+  return m;
+}
+
 RequestMatch RequestMatch::Fraction(uint32_t per_million) {
   RequestMatch m;
   m.kind = Kind::kFraction;

@@ -20,6 +20,21 @@ bool RetryWanted(const AttemptEnd& end) {
     }
     return ConnectRetryWanted(end);
   }
+  const bool gave_up_early = end.code == absl::StatusCode::kDeadlineExceeded ||
+                             end.code == absl::StatusCode::kCancelled;
+  if (end.route_retryable && end.retry_on_http_status != nullptr &&
+      !end.retry_on_http_status->empty()) {
+    if (end.http_status == 0) {
+      // No answer: an error the request may not have caused.
+      if (end.code != absl::StatusCode::kOk && !gave_up_early) return true;
+      return ConnectRetryWanted(end);
+    }
+    for (const HttpStatusRange& range : *end.retry_on_http_status) {
+      const uint32_t status = static_cast<uint32_t>(end.http_status);
+      if (status >= range.min && status <= range.max) return true;
+    }
+    return ConnectRetryWanted(end);
+  }
   const bool gave_up = end.code == absl::StatusCode::kDeadlineExceeded ||
                        end.code == absl::StatusCode::kCancelled;
   if (end.route_retryable && end.classified_failure && !gave_up) return true;

@@ -17,6 +17,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "mesh/service_config.h"
 
 namespace mesh::internal {
 
@@ -38,12 +39,18 @@ struct AttemptEnd {
   uint32_t connect_retries = 0;
   // RetryPolicy::retry_on of the route; null or empty: classified failures.
   const std::vector<absl::StatusCode>* retry_on = nullptr;
+  // RetryPolicy::retry_on_http_status of the route, and the attempt's HTTP
+  // status (0: no response).
+  const std::vector<HttpStatusRange>* retry_on_http_status = nullptr;
+  int http_status = 0;
 };
 
 // A retry is wanted for a classified failure on a retryable route — never a
 // timeout or a cancellation: the deadline covers every attempt — or, with
 // `retry_on`, for an attempt that ended with one of its codes (the server's
-// CANCELLED and DEADLINE_EXCEEDED included), or, when
+// CANCELLED and DEADLINE_EXCEEDED included), or, with only
+// `retry_on_http_status`, for an attempt answered with a status in one of its
+// ranges or not answered at all (but not timed out or cancelled), or, when
 // the channel allows it, for a request that never reached a server (at most
 // kMaxConnectFailureRetries times a call). Never for a request whose body
 // was not kept.

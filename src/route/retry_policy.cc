@@ -26,6 +26,13 @@ absl::Status ValidateRetryPolicy(const RetryPolicy& policy) {
         "retry_policy.backoff_max ", absl::FormatDuration(policy.backoff_max),
         " is below backoff_base ", absl::FormatDuration(policy.backoff_base)));
   }
+  for (const HttpStatusRange& range : policy.retry_on_http_status) {
+    if (range.min < 100 || range.max > 999 || range.min > range.max) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("retry_policy.retry_on_http_status range ", range.min,
+                       "-", range.max, " is not within 100..999"));
+    }
+  }
   return absl::OkStatus();
 }
 

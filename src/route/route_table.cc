@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "src/base/utf8.h"
 #include "src/route/retry_policy.h"
 
@@ -19,10 +20,10 @@ namespace mesh::internal {
 struct RouteTable::Node {
   RequestMatch::Kind kind = RequestMatch::Kind::kAll;
   std::vector<Node> children;
-  std::unique_ptr<re2::RE2> regex;  // kPath, kHeader with kRegex
+  std::unique_ptr<re2::RE2> regex;  // kPath, kHeader/kQueryParam kRegex
   std::string method;               // kMethod
-  HeaderMatch header;               // kHeader; its value lower case if
-                                    // ignore_case
+  HeaderMatch header;               // kHeader, kQueryParam; its value lower
+                                    // case if ignore_case
   std::string path;                 // kPathPrefix, kPathExact; lower case if
                                     // !case_sensitive
   bool case_sensitive = true;
@@ -212,6 +213,7 @@ class ConditionCompiler {
         out->method = m.method;
         return true;
       case RequestMatch::Kind::kHeader:
+      case RequestMatch::Kind::kQueryParam:
         out->header = m.header;
         if (m.header.ignore_case) {
           out->header.value = absl::AsciiStrToLower(m.header.value);
@@ -222,9 +224,11 @@ class ConditionCompiler {
         }
         if (m.header.kind == HeaderMatch::Kind::kRange &&
             m.header.range_start >= m.header.range_end) {
-          *error = absl::StrCat("header '", PrintableText(m.header.name),
-                                "' range [", m.header.range_start, ", ",
-                                m.header.range_end, ") is empty");
+          *error = absl::StrCat(
+              m.kind == RequestMatch::Kind::kHeader ? "header '"
+                                                    : "query parameter '",
+              PrintableText(m.header.name), "' range [", m.header.range_start,
+              ", ", m.header.range_end, ") is empty");
           return false;
         }
         return true;
@@ -340,7 +344,8 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
     }
     if (!r.backends.empty()) {
       std::vector<std::string> split_dropped;
-      entry.route.split = TrafficSplit::Build(r.backends, &split_dropped);
+      entry.route.split = TrafficSplit::Build(r.backends, &split_dropped,
+                                              r.backends_first_available);
       if (dropped != nullptr) {
         for (std::string& line : split_dropped) {
           dropped->push_back(absl::StrCat(label, ": ", line));
@@ -394,6 +399,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
   }
   table->default_route_.index = table->routes_.size();
   table->default_route_.unmatched_fails = config.require_route_match;
+  table->default_route_.unmatched_code = config.unmatched_route_code;
   table->BuildExactIndex();
   return table;
 }
@@ -456,6 +462,8 @@ bool RouteTable::Matches(const Node& node, const RequestHead& head,
       }
       return false;
     }
+    case RequestMatch::Kind::kQueryParam:
+      return QueryParamMatches(node, head.path.substr(path.size()));
     case RequestMatch::Kind::kPathPrefix:
       return node.case_sensitive ? absl::StartsWith(path, node.path)
                                  : absl::StartsWithIgnoreCase(path, node.path);
@@ -485,7 +493,54 @@ bool ContainsIgnoreCase(absl::string_view text, absl::string_view pattern) {
   return false;
 }
 
+// `text` with "%XX" decoded and "+" as a space (a query's form encoding);
+// a '%' not followed by two hex digits stays as it is. Into `scratch`
+// only when there is something to decode.
+absl::string_view FormDecoded(absl::string_view text, std::string* scratch) {
+  if (text.find_first_of("%+") == absl::string_view::npos) return text;
+  scratch->clear();
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+') {
+      scratch->push_back(' ');
+    } else if (c == '%' && i + 2 < text.size() &&
+               absl::ascii_isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+               absl::ascii_isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      auto digit = [](char h) {
+        return absl::ascii_isdigit(static_cast<unsigned char>(h))
+                   ? h - '0'
+                   : absl::ascii_tolower(static_cast<unsigned char>(h)) - 'a' +
+                         10;
+      };
+      scratch->push_back(
+          static_cast<char>(digit(text[i + 1]) * 16 + digit(text[i + 2])));
+      i += 2;
+    } else {
+      scratch->push_back(c);
+    }
+  }
+  return *scratch;
+}
+
 }  // namespace
+
+bool RouteTable::QueryParamMatches(const Node& node, absl::string_view query) {
+  if (query.empty()) return false;
+  query.remove_prefix(1);  // the '?'
+  std::string name_scratch;
+  std::string value_scratch;
+  for (absl::string_view pair : absl::StrSplit(query, '&')) {
+    size_t eq = pair.find('=');
+    absl::string_view name = FormDecoded(pair.substr(0, eq), &name_scratch);
+    if (name != node.header.name) continue;
+    absl::string_view value =
+        eq == absl::string_view::npos
+            ? absl::string_view()
+            : FormDecoded(pair.substr(eq + 1), &value_scratch);
+    if (HeaderValueMatches(node, value)) return true;
+  }
+  return false;
+}
 
 bool RouteTable::HeaderValueMatches(const Node& node, absl::string_view value) {
   const HeaderMatch& h = node.header;

@@ -49,6 +49,7 @@ struct CompiledRoute {
   // The default route of a config that requires a match
   // (ServiceConfig::require_route_match): calls that take it fail.
   bool unmatched_fails = false;
+  absl::StatusCode unmatched_code = absl::StatusCode::kUnavailable;
   // Position among the kept routes; the default route's is size().
   size_t index = 0;
   absl::Duration timeout = absl::InfiniteDuration();
@@ -116,6 +117,8 @@ class MESH_INTERNAL_EXPORT RouteTable {
   static bool Matches(const Node& node, const RequestHead& head,
                       absl::string_view path_without_query);
   static bool HeaderValueMatches(const Node& node, absl::string_view value);
+  // Whether a parameter of `query` ("?…" or empty) matches `node`.
+  static bool QueryParamMatches(const Node& node, absl::string_view query);
 
   // Fills exact_index_ and scan_ once the routes are in, when enough of
   // them are an exact, case-sensitive path alone (a gRPC method's route).

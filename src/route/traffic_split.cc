@@ -21,11 +21,12 @@ const std::string& TrafficSplit::NameOf(const WeightedBackend& b) {
 
 std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
     const std::vector<WeightedBackend>& backends,
-    std::vector<std::string>* dropped) {
+    std::vector<std::string>* dropped, bool first_available) {
   auto drop = [dropped](std::string line) {
     if (dropped != nullptr) dropped->push_back(std::move(line));
   };
   auto split = std::make_shared<TrafficSplit>();
+  split->first_available_ = first_available;
   std::vector<uint64_t> wide;  // merged weights, beside split->backends_
   for (const WeightedBackend& b : backends) {
     if (b.weight == 0) {
@@ -86,6 +87,12 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
 }
 
 size_t TrafficSplit::Draw(absl::BitGenRef gen, uint64_t excluded) const {
+  if (first_available_) {
+    for (size_t i = 0; i < backends_.size(); ++i) {
+      if ((excluded >> i & 1) == 0) return i;
+    }
+    return backends_.size();
+  }
   uint64_t total = 0;
   for (size_t i = 0; i < backends_.size(); ++i) {
     if ((excluded >> i & 1) == 0) total += backends_[i].weight;

@@ -31,9 +31,11 @@ class TrafficSplit {
   // destination itself. Weights are then normalised so that each fits 32 bits
   // (scaled down together when a sum does not, none below 1): the draw's
   // proportions are those of the configured weights, whatever their size.
+  // `first_available`: Draw gives the first backend not excluded, in order
+  // (Route::backends_first_available).
   static std::shared_ptr<const TrafficSplit> Build(
       const std::vector<WeightedBackend>& backends,
-      std::vector<std::string>* dropped);
+      std::vector<std::string>* dropped, bool first_available = false);
 
   const std::vector<WeightedBackend>& backends() const { return backends_; }
   // Backend i's key among a channel's legs (KeyOf), made once here so that
@@ -44,8 +46,9 @@ class TrafficSplit {
   static std::string KeyOf(const WeightedBackend& b);
 
   // A backend index drawn with probability proportional to weight among
-  // those whose bit in `excluded` is clear (bit i: backend i); size() when
-  // all are excluded. At most 64 backends are kept.
+  // those whose bit in `excluded` is clear (bit i: backend i) — or the
+  // first of them, built first_available; size() when all are excluded.
+  // At most 64 backends are kept.
   size_t Draw(absl::BitGenRef gen, uint64_t excluded) const;
   size_t size() const { return backends_.size(); }
 
@@ -57,6 +60,7 @@ class TrafficSplit {
  private:
   std::vector<WeightedBackend> backends_;
   std::vector<std::string> keys_;  // beside backends_
+  bool first_available_ = false;
 };
 
 }  // namespace mesh::internal

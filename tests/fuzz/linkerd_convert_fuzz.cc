@@ -102,10 +102,12 @@ void CheckRequestMatch(const mesh::RequestMatch& m) {
     case Kind::kPathPrefix:
     case Kind::kPathExact:
     case Kind::kFraction:
-      // xDS's forms: a profile's path is a regex, and it has no fractions.
+    case Kind::kQueryParam:
+      // xDS's and HTTPRoute's forms: a profile's path is a regex, and it has no
+      // fractions.
       mesh::fuzz::Fail(
-          "Linkerd profiles have no prefix, exact-path or "
-          "fraction matches");
+          "Linkerd profiles have no prefix, exact-path, fraction or "
+          "query parameter matches");
   }
   for (const mesh::RequestMatch& c : m.children) CheckRequestMatch(c);
 }

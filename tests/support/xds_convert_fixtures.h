@@ -162,6 +162,8 @@ inline std::string Describe(const RequestMatch& m) {
       return absl::StrCat("path(", m.path, m.case_sensitive ? "" : " ci", ")");
     case RequestMatch::Kind::kFraction:
       return absl::StrCat("fraction(", m.per_million, ")");
+    case RequestMatch::Kind::kQueryParam:
+      return absl::StrCat("query(", Describe(m.header), ")");
   }
   return "?";
 }

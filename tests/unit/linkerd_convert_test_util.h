@@ -62,6 +62,8 @@ inline std::string Describe(const RequestMatch& m) {
       return absl::StrCat("path_exact(", m.path, ")");
     case RequestMatch::Kind::kFraction:
       return absl::StrCat("fraction(", m.per_million, ")");
+    case RequestMatch::Kind::kQueryParam:
+      return absl::StrCat("query(", m.header.name, ")");
   }
   return "?";
 }

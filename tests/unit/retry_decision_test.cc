@@ -25,6 +25,39 @@ TEST(RetryWantedTest, AClassifiedFailureOnARetryableRoute) {
   EXPECT_TRUE(RetryWanted(ClassifiedFailure(absl::StatusCode::kUnavailable)));
 }
 
+TEST(RetryWantedTest, HttpStatusRangesDecideAloneWithNoAnswerRetried) {
+  const std::vector<HttpStatusRange> ranges = {{502, 504}, {429, 429}};
+  AttemptEnd end;
+  end.route_retryable = true;
+  end.replayable = true;
+  end.retry_on_http_status = &ranges;
+  end.code = absl::StatusCode::kUnavailable;
+  end.classified_failure = true;
+  end.http_status = 503;
+  EXPECT_TRUE(RetryWanted(end));
+  end.http_status = 429;
+  EXPECT_TRUE(RetryWanted(end));
+  // A gRPC answer (HTTP 200) is not retried, whatever its gRPC status.
+  end.http_status = 200;
+  EXPECT_FALSE(RetryWanted(end));
+  end.http_status = 500;
+  EXPECT_FALSE(RetryWanted(end));
+  // No answer at all: an error, retried; but not a timeout or a cancel.
+  end.http_status = 0;
+  EXPECT_TRUE(RetryWanted(end));
+  end.code = absl::StatusCode::kDeadlineExceeded;
+  EXPECT_FALSE(RetryWanted(end));
+  end.code = absl::StatusCode::kCancelled;
+  EXPECT_FALSE(RetryWanted(end));
+  // Not on a route without retries, nor with a body not kept.
+  end.code = absl::StatusCode::kUnavailable;
+  end.route_retryable = false;
+  EXPECT_FALSE(RetryWanted(end));
+  end.route_retryable = true;
+  end.replayable = false;
+  EXPECT_FALSE(RetryWanted(end));
+}
+
 TEST(RetryWantedTest, NeverATimeoutOrACancellation) {
   EXPECT_FALSE(
       RetryWanted(ClassifiedFailure(absl::StatusCode::kDeadlineExceeded)));

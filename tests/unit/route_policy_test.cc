@@ -103,6 +103,13 @@ TEST(RetryPolicyTest, ValidationNamesTheField) {
   EXPECT_THAT(ValidateRetryPolicy(p).message(), HasSubstr("below"));
   p.backoff_max = absl::Milliseconds(25);
   EXPECT_TRUE(ValidateRetryPolicy(p).ok());
+  p.retry_on_http_status = {{500, 504}, {429, 429}};
+  EXPECT_TRUE(ValidateRetryPolicy(p).ok());
+  p.retry_on_http_status = {{500, 504}, {99, 200}};
+  EXPECT_THAT(ValidateRetryPolicy(p).message(),
+              HasSubstr("retry_on_http_status range 99-200"));
+  p.retry_on_http_status = {{504, 500}};
+  EXPECT_THAT(ValidateRetryPolicy(p).message(), HasSubstr("504-500"));
 }
 
 TEST(RetryPolicyTest, BackoffIsFullJitterUnderADoublingCeiling) {
@@ -161,6 +168,19 @@ TEST(TrafficSplitTest, DrawFollowsWeightsAndSkipsExcluded) {
   EXPECT_NEAR(counts[1], kDraws / 10, 570);
   EXPECT_EQ(split->Draw(gen, 0b01), 1u);  // v1 excluded: always v2
   EXPECT_EQ(split->Draw(gen, 0b11), split->size());
+}
+
+TEST(TrafficSplitTest, FirstAvailableDrawsTheFirstNotExcludedInOrder) {
+  auto split = TrafficSplit::Build(
+      {{"a.b:1", 1}, {"c.d:1", 1000}, {"e.f:1", 1}}, nullptr,
+      /*first_available=*/true);
+  ASSERT_NE(split, nullptr);
+  absl::BitGen gen;
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(split->Draw(gen, 0), 0u);
+  EXPECT_EQ(split->Draw(gen, 0b001), 1u);
+  EXPECT_EQ(split->Draw(gen, 0b011), 2u);
+  EXPECT_EQ(split->Draw(gen, 0b101), 1u);
+  EXPECT_EQ(split->Draw(gen, 0b111), split->size());
 }
 
 TEST(TrafficSplitTest, RepeatsMergeAndNothingLeftIsNull) {

@@ -66,6 +66,45 @@ TEST(RouteTableTest, PathRegexIsAFullMatchWithoutTheQuery) {
   EXPECT_EQ(RouteFor(*t, "/ab"), "(default)");
 }
 
+TEST(RouteTableTest, QueryParamsMatchDecodedValuesOfAnyOccurrence) {
+  HeaderMatch exact{"format", HeaderMatch::Kind::kExact, "a b/c"};
+  HeaderMatch regex{"page", HeaderMatch::Kind::kRegex, "[0-9]+"};
+  HeaderMatch present{"debug", HeaderMatch::Kind::kPresent, ""};
+  ServiceConfig c;
+  c.routes = {Named("Exact", RequestMatch::QueryParam(exact)),
+              Named("Regex", RequestMatch::QueryParam(regex)),
+              Named("Present", RequestMatch::QueryParam(present))};
+  auto t = RouteTable::Build(c, nullptr);
+  EXPECT_EQ(RouteFor(*t, "/b?format=a+b%2Fc"), "Exact");  // decoded
+  EXPECT_EQ(RouteFor(*t, "/b?format=a%20b%2fc"), "Exact");
+  EXPECT_EQ(RouteFor(*t, "/b?x=1&format=no&format=a+b/c"), "Exact");
+  EXPECT_EQ(RouteFor(*t, "/b?format=a+b%2Fcd"), "(default)");  // whole value
+  EXPECT_EQ(RouteFor(*t, "/b?forma=a+b%2Fc"), "(default)");    // whole name
+  EXPECT_EQ(RouteFor(*t, "/b?page=12"), "Regex");
+  EXPECT_EQ(RouteFor(*t, "/b?page=12a"), "(default)");  // a full match
+  EXPECT_EQ(RouteFor(*t, "/b?page"), "(default)");      // no value: ""
+  EXPECT_EQ(RouteFor(*t, "/b?debug"), "Present");
+  EXPECT_EQ(RouteFor(*t, "/b?de%62ug=1"), "Present");  // a decoded name
+  EXPECT_EQ(RouteFor(*t, "/b"), "(default)");
+  EXPECT_EQ(RouteFor(*t, "/b?"), "(default)");
+  EXPECT_EQ(RouteFor(*t, "/b?%zz=1&%4"), "(default)");  // bad escapes kept
+  // The path is matched without the query, and the query only by params.
+  c.routes = {
+      Named("Both", RequestMatch::All({RequestMatch::PathExact("/b"),
+                                       RequestMatch::QueryParam(exact)}))};
+  t = RouteTable::Build(c, nullptr);
+  EXPECT_EQ(RouteFor(*t, "/b?format=a+b/c"), "Both");
+  EXPECT_EQ(RouteFor(*t, "/bb?format=a+b/c"), "(default)");
+  // A regex that does not compile drops the route, naming the parameter.
+  std::vector<std::string> dropped;
+  c.routes = {Named("Bad", RequestMatch::QueryParam(HeaderMatch{
+                               "page", HeaderMatch::Kind::kRegex, "(("}))};
+  t = RouteTable::Build(c, &dropped);
+  EXPECT_EQ(t->size(), 0u);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], HasSubstr("'(('"));
+}
+
 TEST(RouteTableTest, TreeSemanticsAllAnyNotMethodHeaders) {
   ServiceConfig c;
   HeaderMatch canary{"x-canary", HeaderMatch::Kind::kExact, "yes"};
