@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "google/protobuf/duration.pb.h"
 #include "google/protobuf/map.h"
 #include "linkerd/destination.pb.h"
 #include "linkerd/net.pb.h"
@@ -70,6 +72,12 @@ absl::StatusOr<Endpoint> ConvertWeightedAddr(
 // rejected), or if no part of the oneof is set.
 absl::StatusOr<EndpointUpdate> ConvertUpdate(
     const io::linkerd::proxy::destination::Update& update);
+
+// A google.protobuf.Duration as absl::Duration. INVALID_ARGUMENT, quoting
+// it, outside duration.proto's range (|seconds| <= 315,576,000,000, |nanos|
+// <= 999,999,999, both of one sign).
+absl::StatusOr<absl::Duration> ConvertDuration(
+    const google::protobuf::Duration& d);
 
 struct ProfileConversion {
   ServiceConfig config;

@@ -17,8 +17,8 @@ namespace {
 
 namespace dst = ::io::linkerd::proxy::destination;
 
-// google/protobuf/duration.proto: |seconds| <= 315,576,000,000 (10,000
-// years), |nanos| <= 999,999,999, and both carry the same sign.
+}  // namespace
+
 absl::StatusOr<absl::Duration> ConvertDuration(
     const google::protobuf::Duration& d) {
   constexpr int64_t kMaxSeconds = 315'576'000'000;
@@ -33,6 +33,8 @@ absl::StatusOr<absl::Duration> ConvertDuration(
   }
   return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
 }
+
+namespace {
 
 // "route #2 ('books-get')", or "route #2" without a `route` label.
 std::string RouteName(int index, const dst::Route& route) {

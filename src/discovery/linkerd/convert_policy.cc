@@ -1,0 +1,733 @@
+// OutboundPolicies policies → ServiceConfig. See convert_policy.h.
+#include "src/discovery/linkerd/convert_policy.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "re2/re2.h"
+#include "src/discovery/linkerd/convert.h"
+#include "src/discovery/linkerd/convert_match.h"
+#include "src/model/address.h"
+#include "src/model/http_syntax.h"
+
+namespace mesh::internal::linkerd {
+namespace {
+
+namespace out = ::io::linkerd::proxy::outbound;
+namespace hr = ::io::linkerd::proxy::http_route;
+namespace gr = ::io::linkerd::proxy::grpc_route;
+namespace meta = ::io::linkerd::proxy::meta;
+
+// How well a route's hosts match the target's host: (2, length) exact,
+// (1, labels) a suffix, (0, 0) a route without hosts.
+using HostRank = std::pair<int, size_t>;
+
+// HTTP: (path kind: 2 whole path, 1 prefix, 0 none; prefix length; header
+// matches; query matches; method). gRPC: (0, service length, method
+// length, header matches, 0).
+using MatchRank = std::tuple<int, size_t, size_t, size_t, size_t>;
+
+// One model route, with where it ranks and where it came from.
+struct Ranked {
+  HostRank host;
+  MatchRank match;
+  Route route;
+};
+
+std::string Quoted(absl::string_view s) {
+  return absl::StrCat("'", absl::CEscape(s.substr(0, 200)),
+                      s.size() > 200 ? "…'" : "'");
+}
+
+// "HTTPRoute ns/name" or "default http".
+std::string MetaName(const meta::Metadata& m) {
+  if (m.has_resource()) {
+    const meta::Resource& r = m.resource();
+    return absl::StrCat(r.kind().empty() ? "route" : r.kind(), " ",
+                        r.namespace_().empty() ? "" : r.namespace_() + "/",
+                        r.name());
+  }
+  return absl::StrCat("default ", m.default_());
+}
+
+// linkerd2-proxy's route labels: {prefix}_group, _kind, _namespace, _name.
+void AddLabels(const meta::Metadata& m, absl::string_view prefix,
+               std::map<std::string, std::string>* labels) {
+  if (m.has_resource()) {
+    const meta::Resource& r = m.resource();
+    (*labels)[absl::StrCat(prefix, "_group")] = r.group();
+    (*labels)[absl::StrCat(prefix, "_kind")] = r.kind();
+    (*labels)[absl::StrCat(prefix, "_namespace")] = r.namespace_();
+    (*labels)[absl::StrCat(prefix, "_name")] = r.name();
+  } else {
+    (*labels)[absl::StrCat(prefix, "_group")] = "";
+    (*labels)[absl::StrCat(prefix, "_kind")] = "default";
+    (*labels)[absl::StrCat(prefix, "_namespace")] = "";
+    (*labels)[absl::StrCat(prefix, "_name")] = m.default_();
+  }
+}
+
+std::optional<HostRank> RankHost(
+    const google::protobuf::RepeatedPtrField<hr::HostMatch>& hosts,
+    absl::string_view host) {
+  if (hosts.empty()) return HostRank{0, 0};
+  std::optional<HostRank> best;
+  std::vector<absl::string_view> labels = absl::StrSplit(host, '.');
+  for (const hr::HostMatch& h : hosts) {
+    std::optional<HostRank> rank;
+    if (h.has_suffix()) {
+      const auto& reversed = h.suffix().reverse_labels();
+      // A wildcard stands for at least one more label.
+      if (static_cast<size_t>(reversed.size()) < labels.size()) {
+        bool match = true;
+        for (int i = 0; i < reversed.size() && match; ++i) {
+          match = absl::EqualsIgnoreCase(reversed[i],
+                                         labels[labels.size() - 1 - i]);
+        }
+        if (match) rank = HostRank{1, static_cast<size_t>(reversed.size())};
+      }
+    } else {
+      absl::string_view exact = h.exact();
+      if (absl::EndsWith(exact, ".")) exact.remove_suffix(1);
+      if (absl::EqualsIgnoreCase(exact, host)) {
+        rank = HostRank{2, host.size()};
+      }
+    }
+    if (rank.has_value() && (!best.has_value() || *rank > *best)) best = rank;
+  }
+  return best;
+}
+
+absl::Status Invalid(std::string what) {
+  return absl::InvalidArgumentError(std::move(what));
+}
+
+absl::Status CheckRegex(absl::string_view field, const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(1 << 20);
+  RE2 re(pattern, options);
+  if (!re.ok()) {
+    return Invalid(
+        absl::StrCat(field, " regex ", Quoted(pattern), ": ", re.error()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RequestMatch> ConvertHeader(int index,
+                                           const hr::HeaderMatch& wire) {
+  const std::string field = absl::StrCat("headers #", index);
+  std::string name = absl::AsciiStrToLower(wire.name());
+  if (!IsHttpToken(name)) {
+    return Invalid(absl::StrCat(field, " name ", Quoted(wire.name()),
+                                " is not a header name"));
+  }
+  HeaderMatch h;
+  h.name = std::move(name);
+  if (wire.value_case() == hr::HeaderMatch::kExact) {
+    h.kind = HeaderMatch::Kind::kExact;
+    h.value = wire.exact();
+  } else if (wire.value_case() == hr::HeaderMatch::kRegex) {
+    if (absl::Status s = CheckRegex(field, wire.regex()); !s.ok()) return s;
+    h.kind = HeaderMatch::Kind::kRegex;
+    h.value = wire.regex();
+  } else {
+    return Invalid(
+        absl::StrCat(field, " (", Quoted(h.name), ") has no value to match"));
+  }
+  return RequestMatch::Header(std::move(h));
+}
+
+absl::StatusOr<RequestMatch> ConvertQueryParam(
+    int index, const hr::QueryParamMatch& wire) {
+  const std::string field = absl::StrCat("query_params #", index);
+  if (wire.name().empty()) return Invalid(absl::StrCat(field, " has no name"));
+  HeaderMatch q;
+  q.name = wire.name();
+  if (wire.value_case() == hr::QueryParamMatch::kExact) {
+    q.kind = HeaderMatch::Kind::kExact;
+    q.value = wire.exact();
+  } else if (wire.value_case() == hr::QueryParamMatch::kRegex) {
+    if (absl::Status s = CheckRegex(field, wire.regex()); !s.ok()) return s;
+    q.kind = HeaderMatch::Kind::kRegex;
+    q.value = wire.regex();
+  } else {
+    return Invalid(
+        absl::StrCat(field, " (", Quoted(q.name), ") has no value to match"));
+  }
+  return RequestMatch::QueryParam(std::move(q));
+}
+
+// An HTTPRoute match: all its parts, and its rank.
+absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertHttpMatch(
+    const hr::HttpRouteMatch& wire) {
+  std::vector<RequestMatch> all;
+  int path_kind = 0;
+  size_t prefix_length = 0;
+  if (wire.has_path()) {
+    const hr::PathMatch& path = wire.path();
+    switch (path.kind_case()) {
+      case hr::PathMatch::kExact:
+        if (!absl::StartsWith(path.exact(), "/")) {
+          return Invalid(absl::StrCat("path exact ", Quoted(path.exact()),
+                                      " does not start with '/'"));
+        }
+        all.push_back(RequestMatch::PathExact(path.exact()));
+        path_kind = 2;
+        break;
+      case hr::PathMatch::kPrefix: {
+        absl::string_view prefix = path.prefix();
+        if (!absl::StartsWith(prefix, "/")) {
+          return Invalid(absl::StrCat("path prefix ", Quoted(prefix),
+                                      " does not start with '/'"));
+        }
+        // Whole segments: "/books" is "/books" and "/books/…", not
+        // "/bookshelf"; a trailing '/' changes nothing.
+        while (absl::EndsWith(prefix, "/")) prefix.remove_suffix(1);
+        if (!prefix.empty()) {
+          all.push_back(RequestMatch::Any(
+              {RequestMatch::PathExact(std::string(prefix)),
+               RequestMatch::PathPrefix(absl::StrCat(prefix, "/"))}));
+        }
+        path_kind = 1;
+        prefix_length = std::max<size_t>(prefix.size(), 1);
+        break;
+      }
+      case hr::PathMatch::kRegex:
+        if (absl::Status s = CheckRegex("path", path.regex()); !s.ok()) {
+          return s;
+        }
+        all.push_back(RequestMatch::Path(path.regex()));
+        path_kind = 2;
+        break;
+      case hr::PathMatch::KIND_NOT_SET:
+        return Invalid("path has no kind (exact, prefix or regex)");
+    }
+  }
+  for (int i = 0; i < wire.headers_size(); ++i) {
+    absl::StatusOr<RequestMatch> h = ConvertHeader(i, wire.headers(i));
+    if (!h.ok()) return h.status();
+    all.push_back(*std::move(h));
+  }
+  for (int i = 0; i < wire.query_params_size(); ++i) {
+    absl::StatusOr<RequestMatch> q = ConvertQueryParam(i, wire.query_params(i));
+    if (!q.ok()) return q.status();
+    all.push_back(*std::move(q));
+  }
+  if (wire.has_method()) {
+    absl::StatusOr<std::string> method = ConvertMethod(wire.method());
+    if (!method.ok()) {
+      return Invalid(absl::StrCat("method: ", method.status().message()));
+    }
+    all.push_back(RequestMatch::Method(*std::move(method)));
+  }
+  MatchRank rank{
+      path_kind, prefix_length, static_cast<size_t>(wire.headers_size()),
+      static_cast<size_t>(wire.query_params_size()), wire.has_method() ? 1 : 0};
+  return std::make_pair(RequestMatch::All(std::move(all)), rank);
+}
+
+// A GRPCRoute match: the method's path and the headers, and its rank.
+absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertGrpcMatch(
+    const gr::GrpcRouteMatch& wire) {
+  std::vector<RequestMatch> all;
+  const std::string& service = wire.rpc().service();
+  const std::string& method = wire.rpc().method();
+  if (absl::StrContains(service, '/') || absl::StrContains(method, '/')) {
+    return Invalid(absl::StrCat("rpc ", Quoted(service), "/", Quoted(method),
+                                ": a service or method name holds '/'"));
+  }
+  if (!service.empty() && !method.empty()) {
+    all.push_back(
+        RequestMatch::PathExact(absl::StrCat("/", service, "/", method)));
+  } else if (!service.empty()) {
+    all.push_back(RequestMatch::PathPrefix(absl::StrCat("/", service, "/")));
+  } else if (!method.empty()) {
+    all.push_back(
+        RequestMatch::Path(absl::StrCat("/[^/]+/", RE2::QuoteMeta(method))));
+  }
+  for (int i = 0; i < wire.headers_size(); ++i) {
+    absl::StatusOr<RequestMatch> h = ConvertHeader(i, wire.headers(i));
+    if (!h.ok()) return h.status();
+    all.push_back(*std::move(h));
+  }
+  MatchRank rank{0, service.size(), method.size(),
+                 static_cast<size_t>(wire.headers_size()), 0};
+  return std::make_pair(RequestMatch::All(std::move(all)), rank);
+}
+
+// The gRPC code a gRPC client reads for an HTTP status (gRPC's HTTP to
+// gRPC status mapping).
+absl::StatusCode GrpcCodeOfHttp(uint32_t status) {
+  switch (status) {
+    case 400:
+      return absl::StatusCode::kInternal;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kUnimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return absl::StatusCode::kUnknown;
+  }
+}
+
+// A ratio in millionths; nullopt for a zero denominator.
+std::optional<uint32_t> PerMillion(const hr::Ratio* ratio) {
+  if (ratio == nullptr) return 1'000'000;
+  if (ratio->denominator() == 0) return std::nullopt;
+  uint64_t n = std::min(ratio->numerator(), ratio->denominator());
+  return static_cast<uint32_t>(n * 1'000'000 / ratio->denominator());
+}
+
+// Calls of the route fail at once with `status`, reaching no backend.
+void FailAlways(Route* route, absl::Status status) {
+  route->fault.abort_per_million = 1'000'000;
+  route->fault.abort_code = status.code();
+  route->fault.abort_message = std::string(status.message());
+}
+
+// The context of a rule's lines: "GRPCRoute ns/name rule #1".
+struct RuleContext {
+  std::string name;
+  std::vector<std::string>* dropped;
+  void Line(absl::string_view what) const {
+    dropped->push_back(absl::StrCat(name, ": ", what));
+  }
+};
+
+// A Distribution (HTTP or gRPC: the same fields) → the route's backends;
+// false with a line if the rule must go.
+template <typename Distribution>
+bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
+                     Route* route) {
+  std::vector<WeightedBackend> backends;
+  uint64_t sum = 0;
+  auto add = [&](int index, const auto& route_backend, uint32_t weight) {
+    const std::string where = absl::StrCat("backend #", index);
+    if (weight == 0) return ctx.Line(absl::StrCat(where, " dropped: weight 0"));
+    if (route_backend.filters_size() > 0) {
+      ctx.Line(absl::StrCat(where, ": its ", route_backend.filters_size(),
+                            " filters are not applied yet"));
+    }
+    const out::Backend& b = route_backend.backend();
+    if (b.has_forward()) {
+      return ctx.Line(absl::StrCat(
+          where,
+          " dropped: a forward backend (one address) is not supported "
+          "yet"));
+    }
+    if (!b.has_balancer() || !b.balancer().discovery().has_dst()) {
+      return ctx.Line(absl::StrCat(
+          where, " dropped: it has no balancer with a DestinationGet path"));
+    }
+    const std::string& path = b.balancer().discovery().dst().path();
+    if (absl::Status s = ValidateDestination(path); !s.ok()) {
+      return ctx.Line(
+          absl::StrCat(where, " (", Quoted(path), ") dropped: ", s.message()));
+    }
+    sum += weight;
+    backends.push_back(WeightedBackend{path, weight});
+  };
+  switch (wire.kind_case()) {
+    case Distribution::kEmpty:
+      break;
+    case Distribution::kFirstAvailable:
+      route->backends_first_available = true;
+      for (int i = 0; i < wire.first_available().backends_size(); ++i) {
+        add(i, wire.first_available().backends(i), 1);
+      }
+      break;
+    case Distribution::kRandomAvailable:
+      for (int i = 0; i < wire.random_available().backends_size(); ++i) {
+        const auto& weighted = wire.random_available().backends(i);
+        add(i, weighted.backend(), weighted.weight());
+      }
+      break;
+    case Distribution::KIND_NOT_SET:
+      ctx.Line("dropped: its backends have no distribution");
+      return false;
+  }
+  if (sum > UINT32_MAX) {
+    ctx.Line(absl::StrCat("dropped: its backends' weights add up to ", sum,
+                          ", past 2^32 - 1"));
+    return false;
+  }
+  if (backends.empty()) {
+    FailAlways(route, absl::UnavailableError(
+                          absl::StrCat(ctx.name, " has no backend to send to (",
+                                       wire.kind_case() == Distribution::kEmpty
+                                           ? "an empty distribution"
+                                           : "none of its backends is usable",
+                                       ")")));
+  }
+  route->backends = std::move(backends);
+  return true;
+}
+
+// A retry's backoff bounds; false with a line if they do not convert.
+bool ConvertBackoff(const out::ExponentialBackoff& wire, const RuleContext& ctx,
+                    RetryPolicy* policy) {
+  absl::StatusOr<absl::Duration> min = ConvertDuration(wire.min_backoff());
+  absl::StatusOr<absl::Duration> max = ConvertDuration(wire.max_backoff());
+  if (!min.ok() || !max.ok() || *min < absl::ZeroDuration() || *max < *min) {
+    ctx.Line(absl::StrCat(
+        "retry dropped: backoff ",
+        !min.ok()   ? min.status().message()
+        : !max.ok() ? max.status().message()
+                    : absl::StrCat(absl::FormatDuration(*min), " to ",
+                                   absl::FormatDuration(*max),
+                                   " is not a range of zero or more")));
+    return false;
+  }
+  policy->backoff_base = *min;
+  policy->backoff_max = *max;
+  return true;
+}
+
+// What both retry kinds share; false with a line if the retry must go.
+template <typename Retry>
+bool ConvertRetryCommon(const Retry& wire, const RuleContext& ctx,
+                        Route* route) {
+  if (wire.max_retries() > 0xFFFF) {
+    ctx.Line(absl::StrCat("retry dropped: max_retries ", wire.max_retries(),
+                          " is above 65535"));
+    return false;
+  }
+  route->retry_policy.max_attempts = wire.max_retries() + 1;
+  if (wire.has_backoff() &&
+      !ConvertBackoff(wire.backoff(), ctx, &route->retry_policy)) {
+    return false;
+  }
+  if (wire.has_timeout()) {
+    ctx.Line("retry timeout (per try) is not applied yet");
+  }
+  if (wire.max_request_bytes() > 0) {
+    ctx.Line("retry max_request_bytes is not applied yet");
+  }
+  return true;
+}
+
+void ConvertRetry(const out::HttpRoute::Retry& wire, const RuleContext& ctx,
+                  Route* route) {
+  std::vector<HttpStatusRange> ranges;
+  for (int i = 0; i < wire.conditions().status_ranges_size(); ++i) {
+    const auto& r = wire.conditions().status_ranges(i);
+    if (r.start() == 0 || r.end() > 599 || r.start() > r.end()) {
+      return ctx.Line(absl::StrCat("retry dropped: status range #", i, " (",
+                                   r.start(), "-", r.end(),
+                                   ") is not within 1..599"));
+    }
+    ranges.push_back(HttpStatusRange{std::max(r.start(), 100u), r.end()});
+  }
+  if (ranges.empty() || !ConvertRetryCommon(wire, ctx, route)) return;
+  route->is_retryable = true;
+  route->retry_policy.retry_on_http_status = std::move(ranges);
+}
+
+void ConvertRetry(const out::GrpcRoute::Retry& wire, const RuleContext& ctx,
+                  Route* route) {
+  const auto& c = wire.conditions();
+  std::vector<absl::StatusCode> codes;
+  if (c.cancelled()) codes.push_back(absl::StatusCode::kCancelled);
+  if (c.deadine_exceeded()) {
+    codes.push_back(absl::StatusCode::kDeadlineExceeded);
+  }
+  if (c.resource_exhausted()) {
+    codes.push_back(absl::StatusCode::kResourceExhausted);
+  }
+  if (c.internal()) codes.push_back(absl::StatusCode::kInternal);
+  if (c.unavailable()) codes.push_back(absl::StatusCode::kUnavailable);
+  if (codes.empty() || !ConvertRetryCommon(wire, ctx, route)) return;
+  route->is_retryable = true;
+  route->retry_policy.retry_on = std::move(codes);
+}
+
+// Route::timeout from the rule's timeouts; false with a line if invalid.
+template <typename Rule>
+bool ConvertTimeouts(const Rule& wire, const RuleContext& ctx, Route* route) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  // The older field stands in for `timeouts.request` when that is absent,
+  // as the proxy reads it.
+  const bool has_old = wire.has_requesttimeout();
+  const google::protobuf::Duration& old = wire.requesttimeout();
+#pragma GCC diagnostic pop
+  const hr::Timeouts& t = wire.timeouts();
+  const google::protobuf::Duration* request = t.has_request() ? &t.request()
+                                              : has_old       ? &old
+                                                              : nullptr;
+  if (request != nullptr) {
+    absl::StatusOr<absl::Duration> d = ConvertDuration(*request);
+    if (!d.ok() || *d < absl::ZeroDuration()) {
+      ctx.Line(absl::StrCat("dropped: request timeout ",
+                            d.ok() ? absl::FormatDuration(*d) + " is negative"
+                                   : std::string(d.status().message())));
+      return false;
+    }
+    if (*d > absl::ZeroDuration()) route->timeout = *d;
+  }
+  if (t.has_response()) ctx.Line("response timeout is not applied yet");
+  if (t.has_idle()) ctx.Line("idle timeout is not applied yet");
+  return true;
+}
+
+// The rule's filters onto its route; false with a line if the rule must go.
+bool ConvertFilters(const out::HttpRoute::Rule& wire, const RuleContext& ctx,
+                    Route* route) {
+  for (int i = 0; i < wire.filters_size(); ++i) {
+    const out::HttpRoute::Filter& f = wire.filters(i);
+    const std::string where = absl::StrCat("filter #", i);
+    switch (f.kind_case()) {
+      case out::HttpRoute::Filter::kFailureInjector: {
+        const hr::HttpFailureInjector& fi = f.failure_injector();
+        std::optional<uint32_t> share =
+            PerMillion(fi.has_ratio() ? &fi.ratio() : nullptr);
+        if (fi.status() < 100 || fi.status() > 599 || !share.has_value()) {
+          ctx.Line(absl::StrCat(where, " (failure_injector) dropped: ",
+                                share.has_value()
+                                    ? absl::StrCat("status ", fi.status(),
+                                                   " is not within 100..599")
+                                    : "its ratio's denominator is 0"));
+          return false;
+        }
+        route->fault.abort_per_million = *share;
+        route->fault.abort_code = GrpcCodeOfHttp(fi.status());
+        route->fault.abort_message = absl::StrCat(
+            fi.message().empty() ? "failure injected" : fi.message(), " (HTTP ",
+            fi.status(), ", ", ctx.name, ")");
+        break;
+      }
+      case out::HttpRoute::Filter::kRedirect: {
+        const hr::RequestRedirect& r = f.redirect();
+        std::string to = absl::StrCat(
+            r.host().empty() ? "" : "host " + r.host(),
+            r.port() == 0 ? "" : absl::StrCat(" port ", r.port()),
+            r.path().has_full() ? " path " + r.path().full() : "",
+            r.path().has_prefix() ? " prefix " + r.path().prefix() : "");
+        FailAlways(route, absl::UnknownError(absl::StrCat(
+                              ctx.name, " redirects (HTTP ",
+                              r.status() == 0 ? 301 : r.status(), ",", to,
+                              "): a gRPC call cannot follow a redirect")));
+        break;
+      }
+      case out::HttpRoute::Filter::kRequestHeaderModifier:
+        ctx.Line(absl::StrCat(where,
+                              " (request_header_modifier) is not applied yet"));
+        break;
+      case out::HttpRoute::Filter::kResponseHeaderModifier:
+        ctx.Line(absl::StrCat(
+            where, " (response_header_modifier) is not applied yet"));
+        break;
+      case out::HttpRoute::Filter::KIND_NOT_SET:
+        ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
+        return false;
+    }
+  }
+  return true;
+}
+
+bool ConvertFilters(const out::GrpcRoute::Rule& wire, const RuleContext& ctx,
+                    Route* route) {
+  for (int i = 0; i < wire.filters_size(); ++i) {
+    const out::GrpcRoute::Filter& f = wire.filters(i);
+    const std::string where = absl::StrCat("filter #", i);
+    switch (f.kind_case()) {
+      case out::GrpcRoute::Filter::kFailureInjector: {
+        const gr::GrpcFailureInjector& fi = f.failure_injector();
+        std::optional<uint32_t> share =
+            PerMillion(fi.has_ratio() ? &fi.ratio() : nullptr);
+        if (fi.code() < 1 || fi.code() > 16 || !share.has_value()) {
+          ctx.Line(absl::StrCat(
+              where, " (failure_injector) dropped: ",
+              share.has_value()
+                  ? absl::StrCat("code ", fi.code(), " is not within 1..16")
+                  : "its ratio's denominator is 0"));
+          return false;
+        }
+        route->fault.abort_per_million = *share;
+        route->fault.abort_code = static_cast<absl::StatusCode>(fi.code());
+        route->fault.abort_message = absl::StrCat(
+            fi.message().empty() ? "failure injected" : fi.message(), " (",
+            ctx.name, ")");
+        break;
+      }
+      case out::GrpcRoute::Filter::kRequestHeaderModifier:
+        ctx.Line(absl::StrCat(where,
+                              " (request_header_modifier) is not applied yet"));
+        break;
+      case out::GrpcRoute::Filter::KIND_NOT_SET:
+        ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
+        return false;
+    }
+  }
+  return true;
+}
+
+auto ConvertMatch(const hr::HttpRouteMatch& m) { return ConvertHttpMatch(m); }
+auto ConvertMatch(const gr::GrpcRouteMatch& m) { return ConvertGrpcMatch(m); }
+
+// One HTTPRoute or GRPCRoute → its ranked model routes.
+template <typename WireRoute>
+void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
+                   absl::string_view kind, const meta::Metadata& parent,
+                   absl::string_view host, std::vector<Ranked>* ranked,
+                   std::vector<std::string>* dropped) {
+  for (int i = 0; i < routes.size(); ++i) {
+    const WireRoute& wire = routes[i];
+    const std::string route_name = wire.has_metadata()
+                                       ? MetaName(wire.metadata())
+                                       : absl::StrCat(kind, " #", i);
+    std::optional<HostRank> host_rank = RankHost(wire.hosts(), host);
+    if (!host_rank.has_value()) continue;  // for other hosts
+    if (!wire.has_metadata()) {
+      dropped->push_back(absl::StrCat(route_name, " dropped: no metadata"));
+      continue;
+    }
+    for (int j = 0; j < wire.rules_size(); ++j) {
+      const auto& rule = wire.rules(j);
+      RuleContext ctx{absl::StrCat(route_name, " rule #", j), dropped};
+      Route route;
+      route.name = wire.metadata().has_resource()
+                       ? wire.metadata().resource().name()
+                       : wire.metadata().default_();
+      AddLabels(parent, "parent", &route.metrics_labels);
+      AddLabels(wire.metadata(), "route", &route.metrics_labels);
+      if (!ConvertTimeouts(rule, ctx, &route) ||
+          !ConvertBackends(rule.backends(), ctx, &route) ||
+          !ConvertFilters(rule, ctx, &route)) {
+        continue;
+      }
+      if (rule.has_retry()) ConvertRetry(rule.retry(), ctx, &route);
+      if (rule.allow_l5d_request_headers()) {
+        ctx.Line("allow_l5d_request_headers is not applied yet");
+      }
+      std::vector<Ranked> of_rule;
+      std::string bad;
+      for (int k = 0; k < rule.matches_size() && bad.empty(); ++k) {
+        auto match = ConvertMatch(rule.matches(k));
+        if (!match.ok()) {
+          bad = absl::StrCat("match #", k, ": ", match.status().message());
+          continue;
+        }
+        Ranked r{*host_rank, match->second, route};
+        r.route.condition = std::move(match->first);
+        of_rule.push_back(std::move(r));
+      }
+      if (!bad.empty()) {
+        ctx.Line(absl::StrCat("dropped: ", bad));
+        continue;
+      }
+      if (rule.matches_size() == 0) {
+        of_rule.push_back(Ranked{*host_rank, MatchRank{}, std::move(route)});
+      }
+      for (Ranked& r : of_rule) ranked->push_back(std::move(r));
+    }
+  }
+}
+
+}  // namespace
+
+std::string PolicyHostOf(absl::string_view authority) {
+  absl::string_view host = authority;
+  if (absl::StartsWith(host, "[")) {
+    size_t end = host.find(']');
+    host = end == absl::string_view::npos ? host.substr(1)
+                                          : host.substr(1, end - 1);
+  } else if (size_t colon = host.rfind(':');
+             colon != absl::string_view::npos && host.find(':') == colon) {
+    host = host.substr(0, colon);
+  }
+  if (absl::EndsWith(host, ".")) host.remove_suffix(1);
+  return absl::AsciiStrToLower(host);
+}
+
+absl::StatusOr<PolicyConversion> ConvertPolicy(
+    const out::OutboundPolicy& policy, absl::string_view authority) {
+  using Protocol = out::ProxyProtocol;
+  PolicyConversion out;
+  out.parent = MetaName(policy.metadata());
+  const std::string host = PolicyHostOf(authority);
+  std::vector<Ranked> ranked;
+  const Protocol& protocol = policy.protocol();
+  bool has_routes = true;
+  switch (protocol.kind_case()) {
+    case Protocol::kGrpc:
+      out.protocol = "grpc";
+      ConvertRoutes(protocol.grpc().routes(), "GRPCRoute", policy.metadata(),
+                    host, &ranked, &out.dropped);
+      if (protocol.grpc().has_failure_accrual()) {
+        out.dropped.push_back("failure_accrual is not applied yet");
+      }
+      break;
+    case Protocol::kHttp1:
+    case Protocol::kHttp2: {
+      const bool h1 = protocol.kind_case() == Protocol::kHttp1;
+      out.protocol = h1 ? "http1" : "http2";
+      ConvertRoutes(h1 ? protocol.http1().routes() : protocol.http2().routes(),
+                    "HTTPRoute", policy.metadata(), host, &ranked,
+                    &out.dropped);
+      if (h1 ? protocol.http1().has_failure_accrual()
+             : protocol.http2().has_failure_accrual()) {
+        out.dropped.push_back("failure_accrual is not applied yet");
+      }
+      break;
+    }
+    case Protocol::kDetect:
+      out.protocol = "detect";
+      if (!protocol.detect().has_http2()) {
+        return absl::InvalidArgumentError(
+            "policy refused: protocol.detect has no http2 part (mesh's calls "
+            "are HTTP/2)");
+      }
+      ConvertRoutes(protocol.detect().http2().routes(), "HTTPRoute",
+                    policy.metadata(), host, &ranked, &out.dropped);
+      if (protocol.detect().http2().has_failure_accrual()) {
+        out.dropped.push_back("failure_accrual is not applied yet");
+      }
+      break;
+    case Protocol::kOpaque:
+      out.protocol = "opaque";
+      has_routes = false;
+      break;
+    case Protocol::kTls:
+      out.protocol = "tls";
+      has_routes = false;
+      break;
+    case Protocol::KIND_NOT_SET:
+      return absl::InvalidArgumentError("policy refused: it has no protocol");
+  }
+  // The most specific first; equals keep the policy's order.
+  std::stable_sort(
+      ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+        return std::tie(a.host, a.match) > std::tie(b.host, b.match);
+      });
+  ServiceConfig& config = out.config;
+  config.routes.reserve(ranked.size());
+  for (Ranked& r : ranked) config.routes.push_back(std::move(r.route));
+  if (has_routes) {
+    config.require_route_match = true;
+    config.unmatched_route_code = absl::StatusCode::kNotFound;
+    config.retry_budget = RetryBudget();
+  }
+  return out;
+}
+
+}  // namespace mesh::internal::linkerd
