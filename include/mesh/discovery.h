@@ -104,6 +104,20 @@ struct MESH_EXPORT LinkerdDiscoveryOptions {
   // servers (NewDnsDiscovery with default DnsOptions, mesh/dns.h), made when
   // first needed.
   std::shared_ptr<DiscoverySource> dns_fallback_source;
+  // gRPC target of Linkerd's policy controller (OutboundPolicies, Linkerd
+  // 2.13 and later): in a cluster
+  // "linkerd-policy.linkerd.svc.cluster.local:8090"; it may equal
+  // `address`. Set, each target's HTTPRoutes and GRPCRoutes are watched
+  // beside its profile, and route its calls unless the profile has routes
+  // or a traffic split of its own; a controller without the API
+  // (Unimplemented) or without a policy for the target (NotFound) leaves
+  // the profile alone in force (docs/linkerd.md). Empty: profiles only.
+  // Reached with the same credentials as `address`.
+  std::string policy_address;
+  // Sent as TrafficSpec.source_workload: who is asking, as Linkerd's proxy
+  // injector writes it, {"ns":"<namespace>","pod":"<pod name>"}. Opaque to
+  // mesh.
+  std::string source_workload;
 };
 
 // INVALID_ARGUMENT naming the field for bad options. Connecting is lazy: a

@@ -1,6 +1,7 @@
 // The Linkerd discovery source: Destination.Get and GetProfile streams per
-// target, parsed and converted into the model at this edge (convert.h) and
-// kept open with StreamWatch.
+// target, and OutboundPolicies.Watch where a policy controller is given,
+// parsed and converted into the model at this edge (convert.h,
+// convert_policy.h) and kept open with StreamWatch.
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "linkerd/destination.grpc.pb.h"
+#include "linkerd/outbound.grpc.pb.h"
 #include "mesh/discovery.h"
 #include "mesh/dns.h"
 #include "src/base/mutex.h"
@@ -18,6 +20,8 @@
 #include "src/discovery/common/builtin_source.h"
 #include "src/discovery/common/stream_watch.h"
 #include "src/discovery/linkerd/convert.h"
+#include "src/discovery/linkerd/convert_policy.h"
+#include "src/discovery/linkerd/routing_combiner.h"
 #include "src/model/address.h"
 #include "src/tls/tls_credentials.h"
 #include "src/transport/grpc_callback_queue.h"
@@ -26,13 +30,18 @@ namespace mesh {
 namespace {
 
 namespace dst = ::io::linkerd::proxy::destination;
+namespace outbound = ::io::linkerd::proxy::outbound;
 using internal::ExponentialBackoff;
 using internal::StreamWatch;
+using internal::linkerd::RoutingCombiner;
 
 // What every subscription of one source shares; subscriptions keep it alive.
 struct Shared {
   LinkerdDiscoveryOptions options;
   std::shared_ptr<grpc::Channel> channel;
+  // The policy controller's (null: no policy is watched); `channel` when
+  // both addresses are the same.
+  std::shared_ptr<grpc::Channel> policy_channel;
 
   // The timer thread of the streams' reconnects: the one a Mesh lent
   // (BuiltinSource::LendTimers), else one of the source's own, made when a
@@ -151,6 +160,129 @@ class Subscription final : public DiscoverySubscription {
   std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
 
+// "No policy for this target" (a controller older than 2.13 answers
+// Unimplemented), or a request it refuses: the profile alone routes.
+const std::vector<absl::StatusCode> kPolicyFinalCodes = {
+    absl::StatusCode::kNotFound, absl::StatusCode::kUnimplemented,
+    absl::StatusCode::kInvalidArgument, absl::StatusCode::kFailedPrecondition};
+
+// A target's config: its profile's stream and, with a policy controller,
+// its policy's, combined (routing_combiner.h).
+class ConfigSubscription final : public DiscoverySubscription {
+ public:
+  ConfigSubscription(std::shared_ptr<RoutingCombiner> combiner,
+                     std::unique_ptr<DiscoverySubscription> profile,
+                     std::unique_ptr<StreamWatch> policy, std::string target)
+      : combiner_(std::move(combiner)),
+        profile_(std::move(profile)),
+        policy_(std::move(policy)),
+        target_(std::move(target)) {}
+  ~ConfigSubscription() override {
+    policy_.reset();  // no hook of either runs after these
+    profile_.reset();
+  }
+
+  State GetState() const override {
+    State state = profile_->GetState();
+    if (policy_ == nullptr) return state;
+    State policy = policy_->State();
+    RoutingCombiner::Report report = combiner_->GetReport();
+    Resource p;
+    p.type = "Linkerd OutboundPolicy";
+    p.name = target_;
+    p.state = report.policy_state;
+    if (!report.policy_parent.empty()) {
+      absl::StrAppend(&p.state, " (", report.policy_protocol, ", parent ",
+                      report.policy_parent, ")");
+    }
+    p.error =
+        !report.policy_error.empty() ? report.policy_error : policy.last_error;
+    Resource r;
+    r.type = "Linkerd routing";
+    r.name = target_;
+    r.state = report.routing.empty() ? "waiting" : report.routing;
+    state.resources.push_back(std::move(p));
+    state.resources.push_back(std::move(r));
+    state.streams_started += policy.streams_started;
+    state.messages += policy.messages;
+    if (state.last_error.empty()) state.last_error = policy.last_error;
+    return state;
+  }
+
+ private:
+  std::shared_ptr<RoutingCombiner> combiner_;
+  std::unique_ptr<DiscoverySubscription> profile_;
+  std::unique_ptr<StreamWatch> policy_;
+  std::string target_;
+};
+
+// The policy watch of `target`, feeding `combiner`.
+std::unique_ptr<StreamWatch> WatchPolicy(
+    const std::shared_ptr<Shared>& shared, const std::string& target,
+    std::shared_ptr<RoutingCombiner> combiner) {
+  StreamWatch::Hooks hooks;
+  outbound::TrafficSpec spec;
+  spec.set_source_workload(shared->options.source_workload);
+  spec.set_authority(target);
+  hooks.request = spec.SerializeAsString();
+  hooks.method = absl::StrCat(
+      "/", outbound::OutboundPolicies::service_full_name(), "/Watch");
+  hooks.name = absl::StrCat("linkerd OutboundPolicies.Watch '", target, "'");
+  hooks.final_codes = kPolicyFinalCodes;
+  hooks.on_message = [combiner, target](const grpc::ByteBuffer& bytes,
+                                        bool) -> absl::Status {
+    outbound::OutboundPolicy policy;
+    if (absl::Status parsed = internal::ParseReceived(bytes, &policy);
+        !parsed.ok()) {
+      combiner->OnPolicyError(parsed);
+      return absl::Status(
+          parsed.code(), absl::StrCat("rejected a policy: ", parsed.message()));
+    }
+    absl::StatusOr<internal::linkerd::PolicyConversion> converted =
+        internal::linkerd::ConvertPolicy(policy, target);
+    if (!converted.ok()) {
+      // Well formed but unusable: the last good policy stays, and the
+      // stream too (the controller's next update may mend it).
+      gpr_log(GPR_ERROR,
+              "mesh: linkerd policy '%s': %s; the last good "
+              "policy stays",
+              target.c_str(),
+              std::string(converted.status().message()).c_str());
+      combiner->OnPolicyError(converted.status());
+      return absl::OkStatus();
+    }
+    for (const std::string& line : converted->dropped) {
+      gpr_log(GPR_ERROR, "mesh: linkerd policy '%s': %s", target.c_str(),
+              line.c_str());
+    }
+    combiner->OnPolicy(*std::move(converted));
+    return absl::OkStatus();
+  };
+  hooks.on_end = [combiner, target](const absl::Status& status, bool final) {
+    if (final) {
+      gpr_log(GPR_INFO,
+              "mesh: linkerd: no outbound policy for '%s' (%s); its profile "
+              "routes it",
+              target.c_str(), status.ToString().c_str());
+      combiner->OnPolicyGone(status);
+      return;
+    }
+    // Reconnects; the last good policy stays. StreamWatch has logged it.
+    combiner->OnPolicyError(
+        status.ok()
+            ? absl::UnavailableError("policy stream ended; reconnecting")
+            : status);
+  };
+  auto watch = std::make_unique<StreamWatch>(
+      shared->policy_channel, shared->Timers(),
+      ExponentialBackoff(shared->options.backoff_min,
+                         shared->options.backoff_max),
+      std::move(hooks));
+  combiner->SetWatching();
+  watch->Start();
+  return watch;
+}
+
 class LinkerdDiscovery final : public internal::BuiltinSource {
  public:
   explicit LinkerdDiscovery(std::shared_ptr<Shared> shared)
@@ -220,13 +352,14 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
 
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(
       const std::string& target, ServiceConfigObserver* observer) override {
+    auto combiner = std::make_shared<RoutingCombiner>(observer);
     StreamWatch::Hooks hooks;
-    hooks.on_message = [observer, target](const grpc::ByteBuffer& bytes,
+    hooks.on_message = [combiner, target](const grpc::ByteBuffer& bytes,
                                           bool) -> absl::Status {
       dst::DestinationProfile profile;
       if (absl::Status parsed = internal::ParseReceived(bytes, &profile);
           !parsed.ok()) {
-        observer->OnServiceConfigError(parsed);
+        combiner->OnProfileError(parsed);
         return absl::Status(parsed.code(), absl::StrCat("rejected a profile: ",
                                                         parsed.message()));
       }
@@ -238,20 +371,35 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
         gpr_log(GPR_ERROR, "mesh: linkerd profile '%s': %s", target.c_str(),
                 line.c_str());
       }
-      observer->OnServiceConfig(converted.config);
+      combiner->OnProfile(std::move(converted.config));
       return absl::OkStatus();
     };
-    hooks.on_end = [observer](const absl::Status& status, bool) {
+    hooks.on_end = [combiner](const absl::Status& status, bool final) {
+      // Not a mesh service: no profile will come.
+      if (final) return combiner->OnProfileGone(status);
       // Reconnects; the last profile stays. StreamWatch has logged the end.
-      if (!status.ok()) observer->OnServiceConfigError(status);
+      if (!status.ok()) combiner->OnProfileError(status);
     };
-    return std::make_unique<Subscription>(shared_, target, "GetProfile",
-                                          std::move(hooks));
+    auto profile = std::make_unique<Subscription>(shared_, target, "GetProfile",
+                                                  std::move(hooks));
+    std::unique_ptr<StreamWatch> policy =
+        shared_->policy_channel != nullptr
+            ? WatchPolicy(shared_, target, combiner)
+            : nullptr;
+    return std::make_unique<ConfigSubscription>(
+        std::move(combiner), std::move(profile), std::move(policy), target);
   }
 
   void LendTimers(
       const std::shared_ptr<internal::TimerThread>& timers) override {
     shared_->LendTimers(timers);
+  }
+
+  // With policies, a call waits for its target's (or for the profile, if
+  // the policy's stream fails or the controller has none): the policy may
+  // route it elsewhere than the default route.
+  bool RoutesRequired() const override {
+    return shared_->policy_channel != nullptr;
   }
 
  private:
@@ -300,6 +448,19 @@ absl::StatusOr<std::shared_ptr<DiscoverySource>> NewLinkerdDiscovery(
   }
   shared->channel =
       grpc::CreateCustomChannel(options.address, credentials, args);
+  if (!options.policy_address.empty()) {
+    if (absl::Status s =
+            internal::ValidateServerAddress(options.policy_address);
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LinkerdDiscoveryOptions.policy_address: ", s.message()));
+    }
+    shared->policy_channel =
+        options.policy_address == options.address
+            ? shared->channel
+            : grpc::CreateCustomChannel(options.policy_address, credentials,
+                                        args);
+  }
   return std::shared_ptr<DiscoverySource>(
       std::make_shared<LinkerdDiscovery>(std::move(shared)));
 }

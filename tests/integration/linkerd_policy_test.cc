@@ -1,0 +1,352 @@
+// Linkerd's outbound policies end to end: a scripted policy controller
+// (tests/support/policy_server.h) beside the real local control plane
+// serving Destination.Get and GetProfile, real gRPC backends on 127.0.0.1,
+// calls through a mesh::Channel. GRPCRoute matches, splits, timeouts,
+// retries and filters steer the calls; updates are followed while calls
+// flow; NotFound and Unimplemented fall back to the profile; a profile with
+// a split of its own overrides the policy; a hostile controller changes
+// nothing that worked.
+#include <google/protobuf/text_format.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "linkerd/outbound.pb.h"
+#include "mesh/mesh.h"
+#include "tests/support/policy_server.h"
+#include "tests/support/test_support.h"
+#include "tools/mesh-control-plane/control_plane.h"
+
+namespace mesh {
+namespace {
+
+namespace out = ::io::linkerd::proxy::outbound;
+using controlplane::Config;
+using controlplane::ControlPlane;
+using controlplane::EndpointSpec;
+using ::testing::HasSubstr;
+
+constexpr char kTarget[] = "books.ns.svc.cluster.local:8080";
+constexpr char kA[] = "books-a.ns.svc.cluster.local:8080";
+constexpr char kB[] = "books-b.ns.svc.cluster.local:8080";
+constexpr char kSay[] = "/test.Echo/Say";
+constexpr char kOther[] = "/test.Echo/Other";
+
+out::OutboundPolicy Parse(const std::string& text) {
+  out::OutboundPolicy p;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p)) << text;
+  return p;
+}
+
+// A Backend that balances the endpoints Destination.Get gives for `path`.
+std::string BackendTo(const std::string& path) {
+  return absl::StrCat("backend { metadata { default: '", path,
+                      "' } balancer { discovery { dst { path: '", path,
+                      "' } } peak_ewma { default_rtt { nanos: 30000000 } "
+                      "decay { seconds: 10 } } } queue { capacity: 100 "
+                      "failfast_timeout { seconds: 3 } } }");
+}
+
+// A random_available distribution of (path, weight).
+std::string Split(const std::vector<std::pair<std::string, int>>& to) {
+  std::string text = "backends { random_available { ";
+  for (const auto& [path, weight] : to) {
+    absl::StrAppend(&text, "backends { weight: ", weight, " backend { ",
+                    BackendTo(path), " } } ");
+  }
+  return text + "} }";
+}
+
+// A GRPCRoute rule: its matches, its distribution, then anything else.
+std::string GrpcRule(const std::string& matches, const std::string& split,
+                     const std::string& extra = "") {
+  return absl::StrCat("rules { ", matches, " ", split, " ", extra, " }");
+}
+
+out::OutboundPolicy GrpcPolicy(const std::string& rules) {
+  return Parse(absl::StrCat(
+      "metadata { resource { group: 'core' kind: 'Service' namespace: 'ns' "
+      "name: 'books' port: 8080 } } protocol { grpc { routes { metadata { "
+      "resource { group: 'gateway.networking.k8s.io' kind: 'GRPCRoute' "
+      "namespace: 'ns' name: 'books-route' } } ",
+      rules, " } } }"));
+}
+
+constexpr char kSayMatch[] =
+    "matches { rpc { service: 'test.Echo' method: 'Say' } }";
+
+class LinkerdPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backends_ = testing::StartBackends(3);  // 0: the target's, 1: a, 2: b
+    config_.targets[kTarget].endpoints = {Endpoint(0)};
+    config_.targets[kA].endpoints = {Endpoint(1)};
+    config_.targets[kB].endpoints = {Endpoint(2)};
+    policies_ = testing::PolicyServer::Start();
+  }
+
+  EndpointSpec Endpoint(int i) const {
+    EndpointSpec e;
+    e.address = backends_[i]->address();
+    return e;
+  }
+
+  // The Mesh, watching policies at `policy_address` (the scripted
+  // controller unless given).
+  void StartMesh(std::string policy_address = "") {
+    auto cp = ControlPlane::Start("127.0.0.1:0", config_);
+    ASSERT_TRUE(cp.ok()) << cp.status();
+    control_plane_ = *std::move(cp);
+    LinkerdDiscoveryOptions o;
+    o.address = absl::StrCat("127.0.0.1:", control_plane_->port());
+    o.policy_address =
+        policy_address.empty() ? policies_->address() : policy_address;
+    o.source_workload = R"({"ns":"ns","pod":"web-0"})";
+    o.backoff_min = absl::Milliseconds(20);
+    o.backoff_max = absl::Milliseconds(200);
+    auto discovery = NewLinkerdDiscovery(o);
+    ASSERT_TRUE(discovery.ok()) << discovery.status();
+    MeshOptions options;
+    options.discovery = *discovery;
+    auto m = Mesh::Create(options);
+    ASSERT_TRUE(m.ok()) << m.status();
+    mesh_ = *std::move(m);
+    auto c = mesh_->NewChannel(kTarget);
+    ASSERT_TRUE(c.ok()) << c.status();
+    channel_ = *std::move(c);
+  }
+
+  CallResult Call(const char* method = kSay) {
+    CallOptions options;
+    options.deadline = absl::Now() + absl::Seconds(5);
+    return channel_->CallRaw(method, "x", options);
+  }
+
+  // Calls `method` until `n` in a row end on backend `i` (10 s at most).
+  bool SettlesOn(int i, const char* method = kSay, int n = 5) {
+    int in_a_row = 0;
+    return testing::WaitFor(
+        [&] {
+          CallResult r = Call(method);
+          in_a_row = r.status.ok() && r.endpoint == backends_[i]->address()
+                         ? in_a_row + 1
+                         : 0;
+          return in_a_row >= n;
+        },
+        absl::Seconds(10));
+  }
+
+  std::vector<std::unique_ptr<tools::EchoBackend>> backends_;
+  Config config_;
+  std::unique_ptr<testing::PolicyServer> policies_;
+  std::unique_ptr<ControlPlane> control_plane_;
+  std::unique_ptr<Mesh> mesh_;
+  std::unique_ptr<mesh::Channel> channel_;
+};
+
+TEST_F(LinkerdPolicyTest, GrpcRouteMatchesSteerCallsAndUpdatesAreFollowed) {
+  policies_->Set(kTarget, GrpcPolicy(GrpcRule(kSayMatch, Split({{kB, 1}})) +
+                                     GrpcRule("", Split({{kA, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(2, kSay));    // Say → b
+  ASSERT_TRUE(SettlesOn(1, kOther));  // anything else → a
+  // The controller moves Say to a while calls flow.
+  policies_->Set(kTarget, GrpcPolicy(GrpcRule(kSayMatch, Split({{kA, 1}})) +
+                                     GrpcRule("", Split({{kB, 1}}))));
+  EXPECT_TRUE(SettlesOn(1, kSay));
+  EXPECT_TRUE(SettlesOn(2, kOther));
+  EXPECT_EQ(backends_[0]->calls_received(), 0);  // the policy routes all
+  EXPECT_EQ(policies_->watches(kTarget), 1);     // one stream did it all
+  EXPECT_THAT(policies_->source_workloads(),
+              ::testing::Each(R"({"ns":"ns","pod":"web-0"})"));
+  std::string describe = mesh_->Describe();
+  EXPECT_THAT(describe, HasSubstr("Linkerd OutboundPolicy"));
+  EXPECT_THAT(describe, HasSubstr("Service ns/books"));
+}
+
+TEST_F(LinkerdPolicyTest, AWeightedSplitSharesCallsByWeight) {
+  policies_->Set(kTarget, GrpcPolicy(GrpcRule("", Split({{kA, 3}, {kB, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Call().status.ok(); }, absl::Seconds(10)));
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {  // both backends' endpoints are known
+        Call();
+        return backends_[1]->calls_received() > 0 &&
+               backends_[2]->calls_received() > 0;
+      },
+      absl::Seconds(10)));
+  const int64_t a0 = backends_[1]->calls_received();
+  const int64_t b0 = backends_[2]->calls_received();
+  const int kCalls = 400;
+  for (int i = 0; i < kCalls; ++i) ASSERT_TRUE(Call().status.ok());
+  const double b_share =
+      static_cast<double>(backends_[2]->calls_received() - b0) / kCalls;
+  // 25 % ± 6σ (σ = sqrt(0.25 × 0.75 / 400) ≈ 2.2 %).
+  EXPECT_NEAR(b_share, 0.25, 0.13);
+  EXPECT_EQ(
+      backends_[1]->calls_received() - a0 + backends_[2]->calls_received() - b0,
+      kCalls);
+}
+
+TEST_F(LinkerdPolicyTest, RequestTimeoutRetriesAndFailureInjection) {
+  backends_[2]->set_delay(absl::Seconds(2));
+  policies_->Set(
+      kTarget,
+      GrpcPolicy(GrpcRule(kSayMatch, Split({{kB, 1}}),
+                          "timeouts { request { nanos: 200000000 } }") +
+                 GrpcRule("matches { rpc { method: 'Chaos' } }",
+                          Split({{kA, 1}}),
+                          "filters { failure_injector { code: 14 message: "
+                          "'chaos monkey' } }") +
+                 GrpcRule("", Split({{kA, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(1, kOther));
+  // The route's request timeout bounds the call.
+  absl::Time start = absl::Now();
+  CallResult slow = Call(kSay);
+  EXPECT_EQ(slow.status.code(), absl::StatusCode::kDeadlineExceeded)
+      << slow.status;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  // The injector answers without reaching a backend.
+  const int64_t before = backends_[1]->calls_received();
+  CallResult chaos = Call("/test.Echo/Chaos");
+  EXPECT_EQ(chaos.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(chaos.status.message(), HasSubstr("chaos monkey"));
+  EXPECT_EQ(backends_[1]->calls_received(), before);
+}
+
+TEST_F(LinkerdPolicyTest, RetriesFollowTheRulesConditionsOnly) {
+  // b has two endpoints: one answers UNAVAILABLE, one INTERNAL.
+  auto extra = testing::StartBackends(1);
+  backends_[2]->set_status(grpc::StatusCode::UNAVAILABLE);
+  extra[0]->set_status(grpc::StatusCode::INTERNAL);
+  EndpointSpec e;
+  e.address = extra[0]->address();
+  config_.targets[kB].endpoints.push_back(e);
+  policies_->Set(kTarget,
+                 GrpcPolicy(GrpcRule(kSayMatch, Split({{kB, 1}}),
+                                     "retry { max_retries: 1 conditions { "
+                                     "unavailable: true } }") +
+                            GrpcRule("", Split({{kA, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(1, kOther));
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        Call(kSay);
+        return backends_[2]->calls_received() > 0 &&
+               extra[0]->calls_received() > 0;
+      },
+      absl::Seconds(10)));
+  // UNAVAILABLE is retried (on the other endpoint, which says INTERNAL);
+  // INTERNAL is not: every call ends INTERNAL, and no call makes more
+  // than two attempts.
+  for (int i = 0; i < 20; ++i) {
+    const int64_t sent =
+        backends_[2]->calls_received() + extra[0]->calls_received();
+    CallResult r = Call(kSay);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kInternal) << r.status;
+    const int64_t attempts =
+        backends_[2]->calls_received() + extra[0]->calls_received() - sent;
+    EXPECT_GE(attempts, 1);
+    EXPECT_LE(attempts, 2);
+  }
+}
+
+TEST_F(LinkerdPolicyTest,
+       NoMatchingRouteIsNotFoundAndAnEmptyDistributionFails) {
+  policies_->Set(kTarget,
+                 GrpcPolicy(GrpcRule(kSayMatch, "backends { empty {} }")));
+  StartMesh();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return Call(kOther).status.code() == absl::StatusCode::kNotFound; },
+      absl::Seconds(10)));
+  CallResult r = Call(kOther);
+  EXPECT_THAT(r.status.message(), HasSubstr("no matching route"));
+  r = Call(kSay);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.status.message(), HasSubstr("an empty distribution"));
+  for (const auto& b : backends_) EXPECT_EQ(b->calls_received(), 0);
+}
+
+TEST_F(LinkerdPolicyTest, NotFoundFallsBackToTheProfileForGood) {
+  policies_->Refuse(kTarget,
+                    grpc::Status(grpc::StatusCode::NOT_FOUND, "no such svc"));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(0, kSay));  // the target's own endpoints
+  EXPECT_TRUE(SettlesOn(0, kOther));
+  // Final: no watch is opened again.
+  EXPECT_EQ(policies_->watches(kTarget), 1);
+  EXPECT_THAT(mesh_->Describe(), HasSubstr("NOT_FOUND"));
+}
+
+TEST_F(LinkerdPolicyTest, AControllerWithoutTheApiFallsBackToTheProfile) {
+  // The local control plane serves Destination only: OutboundPolicies is
+  // UNIMPLEMENTED there, as on a Linkerd 2.12 control plane. Its profile
+  // splits the target to b.
+  config_.targets[kTarget].profile.emplace().dst_overrides = {{kB, 1}};
+  auto cp = ControlPlane::Start("127.0.0.1:0", config_);
+  ASSERT_TRUE(cp.ok());
+  std::string address = absl::StrCat("127.0.0.1:", (*cp)->port());
+  StartMesh(address);
+  EXPECT_TRUE(SettlesOn(2, kSay));
+  EXPECT_THAT(mesh_->Describe(), HasSubstr("UNIMPLEMENTED"));
+}
+
+TEST_F(LinkerdPolicyTest, AProfileWithASplitOverridesThePolicy) {
+  config_.targets[kTarget].profile.emplace().dst_overrides = {{kA, 1}};
+  policies_->Set(kTarget, GrpcPolicy(GrpcRule("", Split({{kB, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(testing::WaitFor([&] { return policies_->open(kTarget) == 1; },
+                               absl::Seconds(10)));
+  EXPECT_TRUE(SettlesOn(1, kSay, 20));
+  EXPECT_EQ(backends_[2]->calls_received(), 0);
+}
+
+TEST_F(LinkerdPolicyTest, AHostileControllerLeavesTheLastGoodPolicy) {
+  policies_->Set(kTarget, GrpcPolicy(GrpcRule("", Split({{kB, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(2, kSay));
+  // Bytes that do not parse: the stream ends and is opened again; the
+  // policy stays in force meanwhile.
+  policies_->SendRaw(kTarget, std::string("\x0a\xff\xff\xff\xff\x0f", 6));
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        CallResult r = Call(kSay);
+        EXPECT_EQ(r.endpoint, backends_[2]->address());
+        return policies_->watches(kTarget) >= 2;
+      },
+      absl::Seconds(10)));
+  // A policy that parses but is refused (no protocol): kept out, stream
+  // kept.
+  const int watches = policies_->watches(kTarget);
+  policies_->Set(kTarget, Parse("metadata { default: 'broken' }"));
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return mesh_->Describe().find("it has no protocol") !=
+               std::string::npos;
+      },
+      absl::Seconds(10)));
+  EXPECT_TRUE(SettlesOn(2, kSay));
+  EXPECT_EQ(policies_->watches(kTarget), watches);
+  // A rule list past the route table's limit: the table keeps its first
+  // 1,000 routes, and the call still routes.
+  std::string rules;
+  for (int i = 0; i < 1500; ++i) {
+    absl::StrAppend(&rules, GrpcRule(absl::StrCat("matches { rpc { service: 'x",
+                                                  i, "' } }"),
+                                     Split({{kA, 1}})));
+  }
+  policies_->Set(kTarget,
+                 GrpcPolicy(rules + GrpcRule(kSayMatch, Split({{kA, 1}}))));
+  EXPECT_TRUE(testing::WaitFor([&] { return Call(kSay).status.ok(); },
+                               absl::Seconds(10)));
+}
+
+}  // namespace
+}  // namespace mesh

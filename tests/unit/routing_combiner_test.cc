@@ -1,0 +1,160 @@
+// RoutingCombiner (src/discovery/linkerd/): which of a target's profile and
+// policy routes it, as linkerd2-proxy decides, and when its calls may start.
+#include "src/discovery/linkerd/routing_combiner.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace mesh::internal::linkerd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// Records what the combiner delivers, by the first route's name ("-" for a
+// config without routes).
+class Recorder : public ServiceConfigObserver {
+ public:
+  void OnServiceConfig(const ServiceConfig& config) override {
+    delivered.push_back(config.routes.empty() ? "-" : config.routes[0].name);
+    last = config;
+  }
+  void OnServiceConfigError(const absl::Status& status) override {
+    errors.push_back(std::string(status.message()));
+  }
+  std::vector<std::string> delivered;
+  std::vector<std::string> errors;
+  ServiceConfig last;
+};
+
+ServiceConfig Profile(const std::string& route_name = "", bool split = false) {
+  ServiceConfig c;
+  if (!route_name.empty()) {
+    Route r;
+    r.name = route_name;
+    c.routes.push_back(r);
+  }
+  if (split) c.backends.push_back(WeightedBackend{"other:80", 1});
+  return c;
+}
+
+PolicyConversion Policy(const std::string& route_name) {
+  PolicyConversion p;
+  p.parent = "Service ns/books";
+  p.protocol = "grpc";
+  Route r;
+  r.name = route_name;
+  p.config.routes.push_back(r);
+  return p;
+}
+
+TEST(RoutingCombinerTest, WithoutAPolicyWatchTheProfileRoutesAtOnce) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.OnProfile(Profile());
+  EXPECT_THAT(rec.delivered, ::testing::ElementsAre("-"));
+  EXPECT_EQ(c.GetReport().routing, "default");
+  EXPECT_EQ(c.GetReport().policy_state, "");
+}
+
+TEST(RoutingCombinerTest, APlainProfileWaitsForThePolicyWhichThenRoutes) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  c.OnProfile(Profile());
+  EXPECT_THAT(rec.delivered, IsEmpty());  // calls wait for the policy
+  EXPECT_EQ(c.GetReport().policy_state, "watching");
+  c.OnPolicy(Policy("p1"));
+  EXPECT_THAT(rec.delivered, ::testing::ElementsAre("p1"));
+  EXPECT_EQ(c.GetReport().routing, "policy");
+  EXPECT_EQ(c.GetReport().policy_state, "received");
+  EXPECT_EQ(c.GetReport().policy_parent, "Service ns/books");
+  c.OnPolicy(Policy("p2"));
+  EXPECT_EQ(rec.delivered.back(), "p2");
+}
+
+TEST(RoutingCombinerTest, AProfileWithRoutesOrASplitOverridesThePolicy) {
+  for (bool split : {false, true}) {
+    Recorder rec;
+    RoutingCombiner c(&rec);
+    c.SetWatching();
+    c.OnPolicy(Policy("p"));
+    c.OnProfile(split ? Profile("", true) : Profile("profile-route"));
+    EXPECT_EQ(c.GetReport().routing, "profile");
+    EXPECT_EQ(rec.delivered.back(), split ? "-" : "profile-route");
+    const size_t n = rec.delivered.size();
+    c.OnPolicy(Policy("p2"));  // overridden: nothing new delivered
+    EXPECT_EQ(rec.delivered.size(), n);
+    c.OnProfile(Profile());  // the override goes: the policy routes again
+    EXPECT_EQ(rec.delivered.back(), "p2");
+  }
+}
+
+TEST(RoutingCombinerTest, NoPolicyForGoodLeavesTheProfile) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  c.OnProfile(Profile());
+  c.OnPolicyGone(absl::NotFoundError("no such service"));
+  EXPECT_THAT(rec.delivered, ::testing::ElementsAre("-"));
+  EXPECT_THAT(c.GetReport().policy_state,
+              HasSubstr("none (NOT_FOUND: no such service)"));
+  // A policy received before it went stops routing.
+  Recorder rec2;
+  RoutingCombiner c2(&rec2);
+  c2.SetWatching();
+  c2.OnProfile(Profile());
+  c2.OnPolicy(Policy("p"));
+  c2.OnPolicyGone(absl::UnimplementedError(""));
+  EXPECT_THAT(rec2.delivered, ::testing::ElementsAre("p", "-"));
+}
+
+TEST(RoutingCombinerTest, AFailingPolicyStreamLetsTheProfileRouteMeanwhile) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  c.OnProfile(Profile());
+  c.OnPolicyError(absl::UnavailableError("connection refused"));
+  EXPECT_THAT(rec.delivered, ::testing::ElementsAre("-"));
+  EXPECT_EQ(c.GetReport().policy_error, "connection refused");
+  c.OnPolicyError(absl::UnavailableError("again"));  // nothing new
+  EXPECT_EQ(rec.delivered.size(), 1u);
+  c.OnPolicy(Policy("p"));
+  EXPECT_EQ(rec.delivered.back(), "p");
+  EXPECT_EQ(c.GetReport().policy_error, "");
+  // Once a policy is in force, an error keeps it.
+  c.OnPolicyError(absl::UnavailableError("reset"));
+  EXPECT_EQ(rec.delivered.back(), "p");
+  EXPECT_EQ(rec.errors.back(), "reset");
+}
+
+TEST(RoutingCombinerTest, NoProfileForANonMeshTargetStandsAsAnEmptyOne) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  c.OnPolicyGone(absl::NotFoundError("not a service"));
+  EXPECT_THAT(rec.delivered, IsEmpty());  // nothing known yet
+  c.OnProfileGone(absl::InvalidArgumentError("not a mesh service"));
+  EXPECT_THAT(rec.delivered, ::testing::ElementsAre("-"));
+  EXPECT_EQ(rec.errors.back(), "not a mesh service");
+}
+
+TEST(RoutingCombinerTest, TheProfilesDirectEndpointGoesWithThePolicy) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  ServiceConfig profile;
+  profile.endpoint.emplace();
+  profile.endpoint->address = "10.0.0.1:80";
+  c.OnProfile(profile);
+  c.OnPolicy(Policy("p"));
+  ASSERT_TRUE(rec.last.endpoint.has_value());
+  EXPECT_EQ(rec.last.endpoint->address, "10.0.0.1:80");
+  EXPECT_EQ(rec.last.routes[0].name, "p");
+}
+
+}  // namespace
+}  // namespace mesh::internal::linkerd
