@@ -2,7 +2,9 @@
 // (src/discovery/linkerd/convert.h): whatever a control plane (or an attacker
 // in its place) sends must convert or be rejected, never crash, and what
 // converts must satisfy the model's rules. The first input byte picks the
-// message: even → Update, odd → DestinationProfile; the rest is the message.
+// message, by its remainder modulo 3: 0 → Update, 1 → DestinationProfile,
+// 2 → OutboundPolicy (convert_policy.h, then compiled into a route table
+// and matched); the rest is the message.
 //
 // Run through scripts/fuzz.sh. A violated invariant aborts with a message.
 #include <cstddef>
@@ -10,15 +12,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/logging.h"
 #include "linkerd/destination.pb.h"
+#include "linkerd/outbound.pb.h"
 #include "re2/re2.h"
 #include "src/discovery/linkerd/convert.h"
+#include "src/discovery/linkerd/convert_policy.h"
 #include "src/model/address.h"
+#include "src/route/retry_policy.h"
+#include "src/route/route_table.h"
 #include "tests/fuzz/fuzz_require.h"
 
 namespace {
@@ -187,16 +196,59 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   return 0;
 }
 
+// A policy converts or is refused as INVALID_ARGUMENT; what converts
+// compiles whole into a route table (the converter has checked every
+// regex, name and value: only the table's limits may leave a route out),
+// its backends, retries and faults are valid, and a request matches.
+void CheckPolicy(const io::linkerd::proxy::outbound::OutboundPolicy& wire) {
+  absl::StatusOr<mesh::internal::linkerd::PolicyConversion> p =
+      mesh::internal::linkerd::ConvertPolicy(wire, "books.ns:8080");
+  if (!p.ok()) {
+    REQUIRE(p.status().code() == absl::StatusCode::kInvalidArgument,
+            "refusal is not INVALID_ARGUMENT");
+    REQUIRE(!p.status().message().empty(), "refusal without message");
+    return;
+  }
+  const mesh::ServiceConfig& c = p->config;
+  for (const mesh::Route& r : c.routes) {
+    REQUIRE(r.timeout > absl::ZeroDuration(), "timeout not positive");
+    REQUIRE(mesh::internal::ValidateRetryPolicy(r.retry_policy).ok(),
+            "invalid retry policy");
+    REQUIRE(!r.is_retryable || r.retry_policy.max_attempts >= 1,
+            "retryable without attempts");
+    REQUIRE(r.fault.abort_per_million <= 1'000'000, "abort share > 100%");
+    REQUIRE(r.fault.abort_per_million == 0 ||
+                r.fault.abort_code != absl::StatusCode::kOk,
+            "an abort with OK");
+    for (const mesh::WeightedBackend& b : r.backends) {
+      REQUIRE(b.weight > 0, "backend weight 0");
+      REQUIRE(mesh::internal::ValidateDestination(b.authority).ok(),
+              absl::StrCat("bad backend authority ", b.authority));
+    }
+  }
+  std::vector<std::string> dropped;
+  auto table = mesh::internal::RouteTable::Build(c, &dropped);
+  for (const std::string& line : dropped) {
+    REQUIRE(absl::StrContains(line, "RouteLimits::"),
+            absl::StrCat("the table dropped what the converter kept: ", line));
+  }
+  std::vector<std::pair<std::string, std::string>> headers = {{"x", "1"}};
+  table->Match({"POST", "/books.Library/GetBook?page=1", &headers});
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const void* body = data + 1;
   const int body_size = static_cast<int>(size - 1);
-  if (data[0] % 2 == 0) {
+  if (data[0] % 3 == 0) {
     dst::Update update;
     if (update.ParseFromArray(body, body_size)) CheckUpdate(update);
-  } else {
+  } else if (data[0] % 3 == 1) {
     dst::DestinationProfile profile;
     if (profile.ParseFromArray(body, body_size)) CheckProfile(profile);
+  } else {
+    io::linkerd::proxy::outbound::OutboundPolicy policy;
+    if (policy.ParseFromArray(body, body_size)) CheckPolicy(policy);
   }
   return 0;
 }

@@ -1,17 +1,21 @@
 // Writes a seed corpus for linkerd_convert_fuzz: realistic Destination API
 // messages (and a few broken ones) in the fuzzer's input format, a selector
-// byte (0: Update, 1: DestinationProfile) then the serialized message. Seeds
+// byte (0: Update, 1: DestinationProfile, 2: OutboundPolicy) then the
+// serialized message. Seeds
 // are generated rather than checked in so they follow the .proto files.
 //
 //   linkerd_convert_seeds OUT_DIR
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "google/protobuf/message.h"
+#include "google/protobuf/text_format.h"
 #include "linkerd/destination.pb.h"
+#include "linkerd/outbound.pb.h"
 
 namespace {
 
@@ -120,6 +124,47 @@ std::vector<dst::DestinationProfile> Profiles() {
 
 }  // namespace
 
+// Policies in text: an HTTP one with each match kind, filters, retries and
+// a split, and a gRPC one.
+std::vector<io::linkerd::proxy::outbound::OutboundPolicy> Policies() {
+  const char* texts[] = {
+      "metadata { resource { kind: 'Service' namespace: 'ns' name: 'books' "
+      "} } protocol { http2 { routes { metadata { resource { kind: "
+      "'HTTPRoute' namespace: 'ns' name: 'r' } } hosts { exact: 'books.ns' } "
+      "hosts { suffix { reverse_labels: 'ns' } } rules { matches { path { "
+      "prefix: '/books' } headers { name: 'x' exact: '1' } query_params { "
+      "name: 'page' regex: '[0-9]+' } method { registered: GET } } matches { "
+      "path { regex: '/a/.*' } } filters { failure_injector { status: 503 "
+      "ratio { numerator: 1 denominator: 10 } } } filters { redirect { host: "
+      "'x' } } backends { random_available { backends { weight: 9 backend { "
+      "backend { balancer { discovery { dst { path: 'a.ns:80' } } } } } } "
+      "backends { weight: 1 backend { backend { balancer { discovery { dst { "
+      "path: 'b.ns:80' } } } } } } } } timeouts { request { seconds: 1 } } "
+      "retry { max_retries: 2 conditions { status_ranges { start: 500 end: "
+      "599 } } backoff { min_backoff { nanos: 1000000 } max_backoff { "
+      "seconds: 1 } } } } } } }",
+      "metadata { default: 'grpc' } protocol { grpc { routes { metadata { "
+      "default: 'r' } rules { matches { rpc { service: 'books.Library' "
+      "method: 'GetBook' } headers { name: 'x' regex: '.+' } } backends { "
+      "first_available { backends { backend { balancer { discovery { dst { "
+      "path: 'a.ns:80' } } } } } } } retry { max_retries: 1 conditions { "
+      "unavailable: true } } filters { failure_injector { code: 14 } } } } } "
+      "}",
+      "protocol { opaque { } }",
+  };
+  std::vector<io::linkerd::proxy::outbound::OutboundPolicy> out;
+  for (const char* text : texts) {
+    io::linkerd::proxy::outbound::OutboundPolicy p;
+    if (google::protobuf::TextFormat::ParseFromString(text, &p)) {
+      out.push_back(p);
+    } else {
+      std::fprintf(stderr, "seed policy does not parse: %s\n", text);
+      std::exit(1);
+    }
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
@@ -130,6 +175,9 @@ int main(int argc, char** argv) {
   }
   for (const dst::DestinationProfile& p : Profiles()) {
     if (!Write(argv[1], 1, p)) return 1;
+  }
+  for (const auto& p : Policies()) {
+    if (!Write(argv[1], 2, p)) return 1;
   }
   std::printf("wrote %d seeds to %s\n", written, argv[1]);
   return 0;
