@@ -76,6 +76,23 @@ TEST(RoutingCombinerTest, APlainProfileWaitsForThePolicyWhichThenRoutes) {
   EXPECT_EQ(rec.delivered.back(), "p2");
 }
 
+TEST(RoutingCombinerTest, APolicyFirstWaitsForTheProfileUnlessItFails) {
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  c.OnPolicy(Policy("p"));
+  EXPECT_THAT(rec.delivered, IsEmpty());  // the profile may override it
+  c.OnProfile(Profile("profile-route"));
+  EXPECT_THAT(rec.delivered, ::testing::ElementsAre("profile-route"));
+
+  Recorder rec2;
+  RoutingCombiner c2(&rec2);
+  c2.SetWatching();
+  c2.OnPolicy(Policy("p"));
+  c2.OnProfileError(absl::UnavailableError("connection refused"));
+  EXPECT_THAT(rec2.delivered, ::testing::ElementsAre("p"));
+}
+
 TEST(RoutingCombinerTest, AProfileWithRoutesOrASplitOverridesThePolicy) {
   for (bool split : {false, true}) {
     Recorder rec;

@@ -22,6 +22,9 @@ std::optional<ServiceConfig> RoutingCombiner::Effective(
     return profile_;
   }
   if (policy_.has_value() && gone_.empty()) {
+    // The profile may still override it: wait for the profile too, unless
+    // its stream has failed.
+    if (!profile_.has_value() && !profile_failed_) return std::nullopt;
     *routing = policy_->config.routes.empty() ? "default" : "policy";
     ServiceConfig config = policy_->config;
     if (profile_.has_value() && profile_->endpoint.has_value()) {
@@ -63,7 +66,14 @@ void RoutingCombiner::OnProfile(ServiceConfig config) {
 
 void RoutingCombiner::OnProfileError(const absl::Status& status) {
   MutexLock deliver(&deliver_mu_);
+  bool first_failure;
+  {
+    MutexLock lock(&mu_);
+    first_failure = !profile_failed_ && !profile_.has_value();
+    profile_failed_ = true;
+  }
   observer_->OnServiceConfigError(status);
+  if (first_failure) Deliver();  // the policy routes meanwhile
 }
 
 void RoutingCombiner::OnProfileGone(const absl::Status& why) {

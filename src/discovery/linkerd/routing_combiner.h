@@ -9,10 +9,10 @@
 //    said NotFound or Unimplemented: OnPolicyGone), the profile alone, as
 //    before policies existed.
 // Each event delivers the config in force if it changed what is known.
-// While a policy is watched and has not answered, nothing is delivered
-// unless the profile overrides it: the target's calls wait for their routes
-// (the source requires them) rather than take the default route the policy
-// may change. The policy stream's first failure lets the profile route
+// While a policy is watched, nothing is delivered until both have
+// answered (or the profile overrides): the target's calls wait for their
+// routes (the source requires them) rather than take a route the other
+// answer would change. Either stream's first failure lets the other route
 // meanwhile.
 //
 //   RoutingCombiner combiner(observer);
@@ -87,7 +87,8 @@ class RoutingCombiner {
   std::optional<PolicyConversion> policy_ ABSL_GUARDED_BY(mu_);
   bool watching_ ABSL_GUARDED_BY(mu_) = false;
   bool policy_failed_ ABSL_GUARDED_BY(mu_) = false;  // a stream ended once
-  std::string gone_ ABSL_GUARDED_BY(mu_);            // why no policy, if so
+  bool profile_failed_ ABSL_GUARDED_BY(mu_) = false;
+  std::string gone_ ABSL_GUARDED_BY(mu_);  // why no policy, if so
   std::string policy_error_ ABSL_GUARDED_BY(mu_);
   std::string routing_ ABSL_GUARDED_BY(mu_);
 };
