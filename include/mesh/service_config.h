@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "mesh/endpoint.h"
 #include "mesh/export.h"
+#include "mesh/metadata.h"
 
 namespace mesh {
 
@@ -202,6 +203,17 @@ struct MESH_EXPORT RequestHashPolicy {
   bool terminal = false;
 };
 
+// Headers changed on their way (HTTPRoute's and GRPCRoute's header modifier
+// filters): `add` appends each pair, then `set` replaces every value of each
+// name with its own, then `remove` drops each name. Names are gRPC metadata
+// names (lower case; none that gRPC or HTTP/2 reserve), values printable.
+struct MESH_EXPORT HeaderModifier {
+  Metadata add;
+  Metadata set;
+  std::vector<std::string> remove;
+  bool empty() const { return add.empty() && set.empty() && remove.empty(); }
+};
+
 // One backend of a traffic split: its own destination ("name:port"), or a
 // cluster of the destination's discovery source (xDS clusters).
 struct MESH_EXPORT WeightedBackend {
@@ -246,6 +258,10 @@ struct MESH_EXPORT Route {
   FaultInjection fault;
   // What a call is hashed by for ring-hash backends. Empty: a random hash.
   std::vector<RequestHashPolicy> hash_policies;
+  // The metadata of each attempt's request, and of the response's headers
+  // (not a stream's) as the caller gets them, changed so. Default: as sent.
+  HeaderModifier request_headers;
+  HeaderModifier response_headers;
 };
 
 // Builds a Route in one expression. Conditions given one after another must

@@ -522,6 +522,9 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   req.path = call->method;
   // Only a call that may be retried keeps copies for the next attempt.
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
+  if (!call->route->request_headers.empty()) {
+    ApplyHeaderModifier(call->route->request_headers, &req.headers);
+  }
   req.body = call->replayable ? call->body : std::move(call->body);
   req.deadline = call->deadline;
   req.cancel = call->cancel;
@@ -678,6 +681,9 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   result.body = std::move(response.body);
   result.headers = std::move(response.headers);
   result.trailers = std::move(response.trailers);
+  if (!route.response_headers.empty() && call->stream == nullptr) {
+    ApplyHeaderModifier(route.response_headers, &result.headers);
+  }
   Finish(*call, std::move(result), failure);
 }
 

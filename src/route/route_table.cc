@@ -2,7 +2,9 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/base/utf8.h"
+#include "src/model/http_syntax.h"
 #include "src/route/retry_policy.h"
 
 namespace mesh::internal {
@@ -387,6 +390,20 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
                               f.abort_from_header;
       entry.route.fault = f;
     }
+    for (auto [modifier, out, what] :
+         {std::make_tuple(&r.request_headers, &entry.route.request_headers,
+                          "request"),
+          std::make_tuple(&r.response_headers, &entry.route.response_headers,
+                          "response")}) {
+      if (absl::Status s = ValidateHeaderModifier(*modifier); !s.ok()) {
+        if (dropped != nullptr) {
+          dropped->push_back(absl::StrCat(
+              label, ": ", what, " header modifier dropped: ", s.message()));
+        }
+      } else {
+        *out = *modifier;
+      }
+    }
     entry.route.metrics_labels = r.metrics_labels;
     auto route_label = r.metrics_labels.find("route");
     entry.route.metrics_name = !r.name.empty() ? r.name
@@ -569,6 +586,47 @@ bool RouteTable::HeaderValueMatches(const Node& node, absl::string_view value) {
     }
   }
   return false;
+}
+
+absl::Status ValidateHeaderModifier(const HeaderModifier& modifier) {
+  if (absl::Status s = ValidateMetadata(modifier.add); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("add: ", s.message()));
+  }
+  if (absl::Status s = ValidateMetadata(modifier.set); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("set: ", s.message()));
+  }
+  for (const std::string& name : modifier.remove) {
+    if (!IsMetadataName(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "remove: '", PrintableText(name), "' is not a metadata name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void ApplyHeaderModifier(const HeaderModifier& modifier, Metadata* headers) {
+  for (const auto& pair : modifier.add) headers->push_back(pair);
+  for (const auto& [name, value] : modifier.set) {
+    bool kept = false;
+    for (auto it = headers->begin(); it != headers->end();) {
+      if (it->first != name) {
+        ++it;
+      } else if (!kept) {
+        it->second = value;
+        kept = true;
+        ++it;
+      } else {
+        it = headers->erase(it);
+      }
+    }
+    if (!kept) headers->emplace_back(name, value);
+  }
+  for (const std::string& name : modifier.remove) {
+    headers->erase(
+        std::remove_if(headers->begin(), headers->end(),
+                       [&](const auto& h) { return h.first == name; }),
+        headers->end());
+  }
 }
 
 const CompiledRoute& RouteTable::Match(const RequestHead& head) const {

@@ -74,7 +74,15 @@ struct CompiledRoute {
   // costs one branch).
   bool has_fault = false;
   FaultInjection fault;
+  // Route::request_headers and response_headers, valid (else empty).
+  HeaderModifier request_headers;
+  HeaderModifier response_headers;
 };
+
+// `headers` changed as `modifier` says (add, set, remove).
+void ApplyHeaderModifier(const HeaderModifier& modifier, Metadata* headers);
+// OK, or INVALID_ARGUMENT naming the bad name or value.
+absl::Status ValidateHeaderModifier(const HeaderModifier& modifier);
 
 class MESH_INTERNAL_EXPORT RouteTable {
  public:

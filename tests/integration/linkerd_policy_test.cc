@@ -221,6 +221,37 @@ TEST_F(LinkerdPolicyTest, RequestTimeoutRetriesAndFailureInjection) {
   EXPECT_EQ(backends_[1]->calls_received(), before);
 }
 
+TEST_F(LinkerdPolicyTest, HeaderModifiersChangeWhatIsSentAndReturned) {
+  // The echo backends answer with the request's "echo-*" metadata.
+  policies_->Set(
+      kTarget,
+      Parse(absl::StrCat(
+          "metadata { default: 'books' } protocol { http2 { routes { "
+          "metadata { default: 'http' } rules { ",
+          Split({{kA, 1}}),
+          " filters { request_header_modifier { add { headers { name: "
+          "'echo-added' value: 'yes' } } set { headers { name: 'echo-x' "
+          "value: 'new' } } remove: 'echo-gone' } } filters { "
+          "response_header_modifier { add { headers { name: 'x-route' value: "
+          "'books' } } remove: 'echo-kept' } } } } } }")));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(1, kSay));
+  CallOptions options;
+  options.deadline = absl::Now() + absl::Seconds(5);
+  options.metadata = {
+      {"echo-x", "old"}, {"echo-gone", "1"}, {"echo-kept", "k"}};
+  CallResult r = channel_->CallRaw(kSay, "x", options);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  std::map<std::string, std::string> got(r.headers.begin(), r.headers.end());
+  // Request: added, set, removed (what the backend echoed shows it).
+  EXPECT_EQ(got["echo-added"], "yes");
+  EXPECT_EQ(got["echo-x"], "new");
+  EXPECT_EQ(got.count("echo-gone"), 0u);
+  // Response: added, removed (the backend echoed echo-kept).
+  EXPECT_EQ(got["x-route"], "books");
+  EXPECT_EQ(got.count("echo-kept"), 0u);
+}
+
 TEST_F(LinkerdPolicyTest, RetriesFollowTheRulesConditionsOnly) {
   // b has two endpoints: one answers UNAVAILABLE, one INTERNAL.
   auto extra = testing::StartBackends(1);

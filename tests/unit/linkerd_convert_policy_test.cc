@@ -413,6 +413,32 @@ TEST(ConvertPolicyTest, FailureInjectorsAndRedirects) {
                                      HasSubstr("denominator is 0")));
 }
 
+TEST(ConvertPolicyTest, HeaderModifiers) {
+  PolicyConversion c = Convert(Http2({HttpRoute(
+      "h", "rules { backends { random_available { " + Weighted("a:80", 1) +
+               " } } filters { request_header_modifier { add { headers { "
+               "name: 'X-Added' value: '1' } } set { headers { name: "
+               "'x-set' value: '2' } } remove: 'X-Gone' } } filters { "
+               "response_header_modifier { add { headers { name: 'x-r' "
+               "value: '3' } } } } }")}));
+  ASSERT_EQ(c.config.routes.size(), 1u);
+  const Route& r = c.config.routes[0];
+  EXPECT_THAT(r.request_headers.add,
+              ElementsAre(std::make_pair("x-added", "1")));
+  EXPECT_THAT(r.request_headers.set, ElementsAre(std::make_pair("x-set", "2")));
+  EXPECT_THAT(r.request_headers.remove, ElementsAre("x-gone"));
+  EXPECT_THAT(r.response_headers.add, ElementsAre(std::make_pair("x-r", "3")));
+  EXPECT_THAT(c.dropped, IsEmpty());
+  // A name gRPC reserves drops the rule.
+  c = Convert(Grpc(GrpcRoute("g", "",
+                             "filters { request_header_modifier { set { "
+                             "headers { name: 'grpc-timeout' value: '1S' } } "
+                             "} }")));
+  EXPECT_THAT(c.config.routes, IsEmpty());
+  EXPECT_THAT(c.dropped,
+              ElementsAre(HasSubstr("request_header_modifier) dropped")));
+}
+
 TEST(ConvertPolicyTest, AnInvalidMatchDropsItsRuleNamingIt) {
   PolicyConversion c = Convert(Http2({
       HttpRoute("good", Rule("matches { path { exact: '/ok' } }")),

@@ -170,6 +170,60 @@ TEST(TrafficSplitTest, DrawFollowsWeightsAndSkipsExcluded) {
   EXPECT_EQ(split->Draw(gen, 0b11), split->size());
 }
 
+TEST(HeaderModifierTest, AddThenSetThenRemove) {
+  HeaderModifier m;
+  m.add = {{"x-a", "1"}, {"x-b", "new"}};
+  m.set = {{"x-b", "only"}, {"x-c", "3"}};
+  m.remove = {"x-gone"};
+  Metadata headers = {{"x-b", "old1"},
+                      {"x-gone", "1"},
+                      {"x-b", "old2"},
+                      {"x-keep", "k"},
+                      {"x-gone", "2"}};
+  ApplyHeaderModifier(m, &headers);
+  // set replaces every value of its name (the added one too) with one; a
+  // name not sent is added; remove drops every value.
+  EXPECT_THAT(headers, ::testing::ElementsAre(std::make_pair("x-b", "only"),
+                                              std::make_pair("x-keep", "k"),
+                                              std::make_pair("x-a", "1"),
+                                              std::make_pair("x-c", "3")));
+  // Removing what add added: remove comes last.
+  HeaderModifier r;
+  r.add = {{"x-a", "1"}};
+  r.remove = {"x-a"};
+  Metadata none;
+  ApplyHeaderModifier(r, &none);
+  EXPECT_TRUE(none.empty());
+}
+
+TEST(HeaderModifierTest, BadNamesAndValuesAreNamedAndDroppedFromTheRoute) {
+  HeaderModifier m;
+  m.add = {{"X-Upper", "1"}};
+  EXPECT_THAT(ValidateHeaderModifier(m).message(), HasSubstr("add: "));
+  m.add = {{"grpc-timeout", "1S"}};  // gRPC's own
+  EXPECT_FALSE(ValidateHeaderModifier(m).ok());
+  m.add.clear();
+  m.set = {{"x-a", "line\nbreak"}};
+  EXPECT_THAT(ValidateHeaderModifier(m).message(), HasSubstr("set: "));
+  m.set.clear();
+  m.remove = {":path"};
+  EXPECT_THAT(ValidateHeaderModifier(m).message(),
+              HasSubstr("':path' is not a metadata name"));
+  ServiceConfig c;
+  Route route;
+  route.name = "r";
+  route.request_headers = m;
+  route.response_headers.add = {{"x-ok", "1"}};
+  c.routes.push_back(route);
+  std::vector<std::string> dropped;
+  auto table = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(table->size(), 1u);
+  EXPECT_TRUE(table->At(0).request_headers.empty());
+  EXPECT_EQ(table->At(0).response_headers.add.size(), 1u);
+  EXPECT_THAT(dropped, ::testing::ElementsAre(
+                           HasSubstr("request header modifier dropped")));
+}
+
 TEST(TrafficSplitTest, FirstAvailableDrawsTheFirstNotExcludedInOrder) {
   auto split = TrafficSplit::Build(
       {{"a.b:1", 1}, {"c.d:1", 1000}, {"e.f:1", 1}}, nullptr,

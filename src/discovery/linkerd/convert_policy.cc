@@ -20,6 +20,7 @@
 #include "src/discovery/linkerd/convert_match.h"
 #include "src/model/address.h"
 #include "src/model/http_syntax.h"
+#include "src/route/route_table.h"
 
 namespace mesh::internal::linkerd {
 namespace {
@@ -304,6 +305,23 @@ std::optional<uint32_t> PerMillion(const hr::Ratio* ratio) {
   return static_cast<uint32_t>(n * 1'000'000 / ratio->denominator());
 }
 
+// A header modifier filter; INVALID_ARGUMENT naming the bad name or value.
+template <typename Wire>
+absl::StatusOr<HeaderModifier> ConvertHeaderModifier(const Wire& wire) {
+  HeaderModifier m;
+  for (const auto& h : wire.add().headers()) {
+    m.add.emplace_back(absl::AsciiStrToLower(h.name()), h.value());
+  }
+  for (const auto& h : wire.set().headers()) {
+    m.set.emplace_back(absl::AsciiStrToLower(h.name()), h.value());
+  }
+  for (const std::string& name : wire.remove()) {
+    m.remove.push_back(absl::AsciiStrToLower(name));
+  }
+  if (absl::Status s = ValidateHeaderModifier(m); !s.ok()) return s;
+  return m;
+}
+
 // Calls of the route fail at once with `status`, reaching no backend.
 void FailAlways(Route* route, absl::Status status) {
   route->fault.abort_per_million = 1'000'000;
@@ -536,13 +554,23 @@ bool ConvertFilters(const out::HttpRoute::Rule& wire, const RuleContext& ctx,
         break;
       }
       case out::HttpRoute::Filter::kRequestHeaderModifier:
-        ctx.Line(absl::StrCat(where,
-                              " (request_header_modifier) is not applied yet"));
+      case out::HttpRoute::Filter::kResponseHeaderModifier: {
+        const bool request =
+            f.kind_case() == out::HttpRoute::Filter::kRequestHeaderModifier;
+        absl::StatusOr<HeaderModifier> m =
+            request ? ConvertHeaderModifier(f.request_header_modifier())
+                    : ConvertHeaderModifier(f.response_header_modifier());
+        if (!m.ok()) {
+          ctx.Line(absl::StrCat(where,
+                                request ? " (request_header_modifier)"
+                                        : " (response_header_modifier)",
+                                " dropped the rule: ", m.status().message()));
+          return false;
+        }
+        (request ? route->request_headers : route->response_headers) =
+            *std::move(m);
         break;
-      case out::HttpRoute::Filter::kResponseHeaderModifier:
-        ctx.Line(absl::StrCat(
-            where, " (response_header_modifier) is not applied yet"));
-        break;
+      }
       case out::HttpRoute::Filter::KIND_NOT_SET:
         ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
         return false;
@@ -576,10 +604,18 @@ bool ConvertFilters(const out::GrpcRoute::Rule& wire, const RuleContext& ctx,
             ctx.name, ")");
         break;
       }
-      case out::GrpcRoute::Filter::kRequestHeaderModifier:
-        ctx.Line(absl::StrCat(where,
-                              " (request_header_modifier) is not applied yet"));
+      case out::GrpcRoute::Filter::kRequestHeaderModifier: {
+        absl::StatusOr<HeaderModifier> m =
+            ConvertHeaderModifier(f.request_header_modifier());
+        if (!m.ok()) {
+          ctx.Line(absl::StrCat(where,
+                                " (request_header_modifier) dropped the rule: ",
+                                m.status().message()));
+          return false;
+        }
+        route->request_headers = *std::move(m);
         break;
+      }
       case out::GrpcRoute::Filter::KIND_NOT_SET:
         ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
         return false;

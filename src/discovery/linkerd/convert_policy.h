@@ -73,13 +73,16 @@ struct PolicyConversion {
 //    retry), under the default retry budget.
 //  - Filters: failure_injector → a FaultInjection abort (its ratio; an HTTP
 //    status becomes the gRPC code a gRPC client reads for it); a redirect
-//    fails a call with UNKNOWN (a gRPC client cannot follow it), naming it.
+//    fails a call with UNKNOWN (a gRPC client cannot follow it), naming it;
+//    request and response header modifiers → Route::request_headers and
+//    response_headers (names lower-cased; a name gRPC reserves or a value
+//    that is not printable drops the rule).
 //  - A call that matches no route fails with NOT_FOUND, as the proxy
 //    answers it, when the protocol has routes.
 //  - Route metrics carry the parent's and the route's group, kind,
 //    namespace and name, as linkerd2-proxy labels them.
-// Not applied yet, each with a line when present: header modifier
-// filters, response and idle timeouts, a retry's per-try timeout and
+// Not applied yet, each with a line when present: response and idle
+// timeouts, a retry's per-try timeout and
 // max_request_bytes, backend-level filters, failure accrual and queues.
 absl::StatusOr<PolicyConversion> ConvertPolicy(
     const io::linkerd::proxy::outbound::OutboundPolicy& policy,
