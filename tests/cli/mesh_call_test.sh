@@ -153,6 +153,24 @@ assert report["status"] == {"OK": 20}, report["status"]
 EOF
 echo "ok: --wait 0 calls at once and the calls wait for discovery"
 
+# --linkerd-policy: the local control plane has no OutboundPolicies API
+# (UNIMPLEMENTED, as a Linkerd 2.12 control plane): the calls fall back to
+# the profile and all succeed.
+"$call" --linkerd "$cp_address" --linkerd-policy "$cp_address" \
+  --source-workload '{"ns":"demo","pod":"cli-0"}' --target echo.local:7000 \
+  --method /demo.Echo/Say --wait 0 --count 10 --json >"$tmp/policy.json" ||
+  fail "--linkerd-policy exited $?"
+python3 - "$tmp/policy.json" <<'EOF' || fail "--linkerd-policy report: $(cat "$tmp/policy.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["status"] == {"OK": 10}, report["status"]
+EOF
+expect_exit 2 --linkerd-policy 127.0.0.1:1 --static 127.0.0.1:1 \
+  --target echo.local:7000 --method /demo.Echo/Say
+grep -qF -- "--linkerd-policy: only goes with --linkerd" "$tmp/stderr" ||
+  fail "--linkerd-policy without --linkerd: $(cat "$tmp/stderr")"
+echo "ok: --linkerd-policy falls back to the profile without the policy API"
+
 # A target the control plane says does not exist: named as such, at once.
 got=0
 "$call" --linkerd "$cp_address" --target nowhere.local:80 \

@@ -163,6 +163,13 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set, bool* tls_refresh_set) {
        "Linkerd Destination API, e.g. 127.0.0.1:8086"},
       {"context-token", "TOKEN", TextFlag(&f->context_token),
        "with --linkerd: GetDestination.context_token"},
+      {"linkerd-policy", "ADDR",
+       TextFlag(&f->linkerd_policy, "needs an address"),
+       "with --linkerd: Linkerd's policy controller\n"
+       "(HTTPRoute/GRPCRoute routing), e.g. 127.0.0.1:8090"},
+      {"source-workload", "JSON", TextFlag(&f->source_workload),
+       "with --linkerd-policy: TrafficSpec.source_workload,\n"
+       "e.g. {\"ns\":\"default\",\"pod\":\"web-0\"}"},
       {"linkerd-identity", "ID",
        TextFlag(&f->linkerd_identity, "needs an identity"),
        "with --linkerd and --tls-*: mutual TLS to the\n"
@@ -320,6 +327,12 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set,
   }
   if (!f.context_token.empty() && f.linkerd.empty()) {
     return Bad("--context-token: only goes with --linkerd");
+  }
+  if (!f.linkerd_policy.empty() && f.linkerd.empty()) {
+    return Bad("--linkerd-policy: only goes with --linkerd");
+  }
+  if (!f.source_workload.empty() && f.linkerd_policy.empty()) {
+    return Bad("--source-workload: only goes with --linkerd-policy");
   }
   if (f.metrics && f.json) {
     return Bad("--metrics: not with --json (its output is one JSON object)");

@@ -26,6 +26,10 @@ struct CallFlags {
   std::string linkerd;        // --linkerd ADDR
   std::string xds_bootstrap;  // --xds-bootstrap FILE
   std::string context_token;  // --context-token (Linkerd)
+  // --linkerd-policy ADDR: Linkerd's policy controller (OutboundPolicies),
+  // and --source-workload its TrafficSpec.source_workload.
+  std::string linkerd_policy;
+  std::string source_workload;
   // --linkerd-identity ID: mutual TLS to the destination service (with the
   // --tls-* identity), whose certificate must carry ID.
   std::string linkerd_identity;

@@ -372,6 +372,8 @@ int Main(int argc, char** argv) {
     LinkerdDiscoveryOptions options;
     options.address = flags.linkerd;
     options.context_token = flags.context_token;
+    options.policy_address = flags.linkerd_policy;
+    options.source_workload = flags.source_workload;
     options.dns_fallback_source = dns;  // null: the system's servers
     if (!flags.linkerd_identity.empty()) {
       options.identity.cert_chain_file = flags.tls_cert;
