@@ -402,6 +402,21 @@ TEST(ConvertPolicyTest, FailureInjectorsAndRedirects) {
   EXPECT_THAT(r.abort_message,
               AllOf(HasSubstr("HTTP 302"), HasSubstr("new.example.com")));
 
+  // A redirect needs no backend: it still answers, with its own words; an
+  // injector's share over an empty distribution fails as the rest does.
+  c = Convert(Http2({HttpRoute(
+      "h",
+      "rules { backends { empty {} } filters { redirect { host: 'x' } } "
+      "}")}));
+  EXPECT_EQ(c.config.routes[0].fault.abort_code, absl::StatusCode::kUnknown);
+  c = Convert(
+      Grpc("routes { metadata { default: 'g' } rules { backends { empty {} } "
+           "filters { failure_injector { code: 13 ratio { numerator: 1 "
+           "denominator: 2 } } } } }"));
+  EXPECT_EQ(c.config.routes[0].fault.abort_per_million, 1'000'000u);
+  EXPECT_EQ(c.config.routes[0].fault.abort_code,
+            absl::StatusCode::kUnavailable);
+
   // Out of range: the rule goes.
   c = Convert(
       Grpc(GrpcRoute("bad", "", "filters { failure_injector { code: 0 } }") +

@@ -395,7 +395,9 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
                           ", past 2^32 - 1"));
     return false;
   }
-  if (backends.empty()) {
+  // Nowhere to send: every call fails, unless a filter answers every call
+  // already (a redirect; a failure injector's share fails this way too).
+  if (backends.empty() && route->fault.abort_per_million < 1'000'000) {
     FailAlways(route, absl::UnavailableError(
                           absl::StrCat(ctx.name, " has no backend to send to (",
                                        wire.kind_case() == Distribution::kEmpty
@@ -653,9 +655,10 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
                        : wire.metadata().default_();
       AddLabels(parent, "parent", &route.metrics_labels);
       AddLabels(wire.metadata(), "route", &route.metrics_labels);
+      // Filters first: a redirect answers every call, backends or not.
       if (!ConvertTimeouts(rule, ctx, &route) ||
-          !ConvertBackends(rule.backends(), ctx, &route) ||
-          !ConvertFilters(rule, ctx, &route)) {
+          !ConvertFilters(rule, ctx, &route) ||
+          !ConvertBackends(rule.backends(), ctx, &route)) {
         continue;
       }
       if (rule.has_retry()) ConvertRetry(rule.retry(), ctx, &route);

@@ -62,9 +62,9 @@ struct PolicyConversion {
 //  - Backends: random_available → a weighted split, first_available →
 //    Route::backends_first_available, of the backends' DestinationGet
 //    paths; empty, or no backend left → every call of the rule fails
-//    UNAVAILABLE naming the route. A `forward` backend, weight 0, a path
-//    that is not "name:port", or a weight sum past 2^32 - 1 drops the
-//    backend (the sum: the rule's distribution).
+//    UNAVAILABLE naming the route (unless a redirect answers them all). A
+//    `forward` backend, weight 0, a path that is not "name:port", or a weight
+//    sum past 2^32 - 1 drops the backend (the sum: the rule's distribution).
 //  - Timeouts: `timeouts.request` (or the deprecated `requestTimeout`) →
 //    Route::timeout; zero means none.
 //  - Retries: max_retries + 1 attempts, the backoff's bounds, gRPC

@@ -395,9 +395,10 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
     shared_->LendTimers(timers);
   }
 
-  // With policies, a call waits for its target's (or for the profile, if
-  // the policy's stream fails or the controller has none): the policy may
-  // route it elsewhere than the default route.
+  // With policies, a call waits for its target's routes (the policy and
+  // the profile, or one of them once the other's stream fails or the
+  // controller has no policy): the policy may route it elsewhere than the
+  // default route.
   bool RoutesRequired() const override {
     return shared_->policy_channel != nullptr;
   }
