@@ -92,9 +92,12 @@ class PolicyServer::Reactor final : public grpc::ServerGenericBidiReactor {
       if (ok && !queue_.empty()) {
         TakeNextLocked();
       } else {
+        // Done writing (or the write failed: the call is cancelled). An end
+        // asked for meanwhile finishes the call now; else OnCancel's will.
         writing_ = false;
-        if (!ok || !end_status_.has_value()) return;
+        if (!end_status_.has_value()) return;
         end = std::move(end_status_);
+        end_status_.reset();
       }
     }
     if (end.has_value()) {

@@ -216,7 +216,8 @@ class ConfigSubscription final : public DiscoverySubscription {
   std::string target_;
 };
 
-// The policy watch of `target`, feeding `combiner`.
+// The policy watch of `target`, feeding `combiner` (already told it is
+// watched).
 std::unique_ptr<StreamWatch> WatchPolicy(
     const std::shared_ptr<Shared>& shared, const std::string& target,
     std::shared_ptr<RoutingCombiner> combiner) {
@@ -278,7 +279,6 @@ std::unique_ptr<StreamWatch> WatchPolicy(
       ExponentialBackoff(shared->options.backoff_min,
                          shared->options.backoff_max),
       std::move(hooks));
-  combiner->SetWatching();
   watch->Start();
   return watch;
 }
@@ -353,6 +353,9 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(
       const std::string& target, ServiceConfigObserver* observer) override {
     auto combiner = std::make_shared<RoutingCombiner>(observer);
+    // Before the profile's stream starts: a profile that came first must
+    // wait for the policy too.
+    if (shared_->policy_channel != nullptr) combiner->SetWatching();
     StreamWatch::Hooks hooks;
     hooks.on_message = [combiner, target](const grpc::ByteBuffer& bytes,
                                           bool) -> absl::Status {
