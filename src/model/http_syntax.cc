@@ -78,4 +78,24 @@ absl::Status ValidateMetadata(const Metadata& metadata) {
   return absl::OkStatus();
 }
 
+absl::StatusCode GrpcCodeOfHttpStatus(uint32_t status) {
+  switch (status) {
+    case 400:
+      return absl::StatusCode::kInternal;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kUnimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return absl::StatusCode::kUnknown;
+  }
+}
+
 }  // namespace mesh::internal

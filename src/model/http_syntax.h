@@ -1,6 +1,7 @@
 // The syntax of what goes into HTTP/2 and gRPC headers, checked in one
 // place: tokens (methods), authorities, gRPC metadata names and values, and
-// gRPC method paths.
+// gRPC method paths; and the gRPC code an HTTP status means to a gRPC
+// client.
 //
 //   if (!IsAuthority(name)) return absl::InvalidArgumentError(...);
 //   if (absl::Status s = ValidateMetadata(metadata); !s.ok()) return s;
@@ -9,9 +10,12 @@
 #ifndef MESH_SRC_MODEL_HTTP_SYNTAX_H_
 #define MESH_SRC_MODEL_HTTP_SYNTAX_H_
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "mesh/metadata.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
@@ -34,6 +38,12 @@ bool IsPrintableHeaderValue(absl::string_view s);
 // HTTP/2 reserve) or value.
 absl::Status ValidateMethod(absl::string_view method);
 absl::Status ValidateMetadata(const Metadata& metadata);
+
+// The code a gRPC client reads from a response with this HTTP status and no
+// grpc-status (gRPC's HTTP to gRPC status mapping): 400 INTERNAL, 401
+// UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 UNIMPLEMENTED, 429 and
+// 502-504 UNAVAILABLE, any other UNKNOWN.
+MESH_INTERNAL_EXPORT absl::StatusCode GrpcCodeOfHttpStatus(uint32_t status);
 
 }  // namespace mesh::internal
 

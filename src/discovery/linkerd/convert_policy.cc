@@ -275,28 +275,6 @@ absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertGrpcMatch(
   return std::make_pair(AllOf(std::move(all)), rank);
 }
 
-// The gRPC code a gRPC client reads for an HTTP status (gRPC's HTTP to
-// gRPC status mapping).
-absl::StatusCode GrpcCodeOfHttp(uint32_t status) {
-  switch (status) {
-    case 400:
-      return absl::StatusCode::kInternal;
-    case 401:
-      return absl::StatusCode::kUnauthenticated;
-    case 403:
-      return absl::StatusCode::kPermissionDenied;
-    case 404:
-      return absl::StatusCode::kUnimplemented;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return absl::StatusCode::kUnavailable;
-    default:
-      return absl::StatusCode::kUnknown;
-  }
-}
-
 // A ratio in millionths; nullopt for a zero denominator.
 std::optional<uint32_t> PerMillion(const hr::Ratio* ratio) {
   if (ratio == nullptr) return 1'000'000;
@@ -536,7 +514,7 @@ bool ConvertFilters(const out::HttpRoute::Rule& wire, const RuleContext& ctx,
           return false;
         }
         route->fault.abort_per_million = *share;
-        route->fault.abort_code = GrpcCodeOfHttp(fi.status());
+        route->fault.abort_code = GrpcCodeOfHttpStatus(fi.status());
         route->fault.abort_message = absl::StrCat(
             fi.message().empty() ? "failure injected" : fi.message(), " (HTTP ",
             fi.status(), ", ", ctx.name, ")");

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "envoy/extensions/filters/http/router/v3/router.pb.h"
 #include "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.pb.h"
+#include "src/model/http_syntax.h"
 
 namespace mesh::internal::xds {
 namespace {
@@ -23,28 +24,6 @@ using envoy::extensions::filters::http::router::v3::Router;
 constexpr int64_t kMaxDurationSeconds = 315'576'000'000;
 constexpr int32_t kMaxDurationNanos = 999'999'999;
 constexpr uint32_t kMillion = 1'000'000;
-
-// An HTTP status as gRPC reads it when a response carries no grpc-status
-// (grpc/doc/http-grpc-status-mapping.md), as gRFC A33 says for http_status.
-absl::StatusCode FromHttpStatus(uint32_t status) {
-  switch (status) {
-    case 400:
-      return absl::StatusCode::kInternal;
-    case 401:
-      return absl::StatusCode::kUnauthenticated;
-    case 403:
-      return absl::StatusCode::kPermissionDenied;
-    case 404:
-      return absl::StatusCode::kUnimplemented;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return absl::StatusCode::kUnavailable;
-    default:
-      return absl::StatusCode::kUnknown;
-  }
-}
 
 absl::Status ConvertFaultAbort(const fault_v3::FaultAbort& abort,
                                FaultInjection* out) {
@@ -62,7 +41,7 @@ absl::Status ConvertFaultAbort(const fault_v3::FaultAbort& abort,
         return FieldError("http_status", absl::StrCat(abort.http_status(),
                                                       " is outside 200..599"));
       }
-      out->abort_code = FromHttpStatus(abort.http_status());
+      out->abort_code = GrpcCodeOfHttpStatus(abort.http_status());
       break;
     case fault_v3::FaultAbort::kHeaderAbort:
       out->abort_from_header = true;
