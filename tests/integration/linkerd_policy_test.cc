@@ -357,18 +357,18 @@ TEST_F(LinkerdPolicyTest, AHostileControllerLeavesTheLastGoodPolicy) {
       absl::Seconds(10)));
   EXPECT_TRUE(SettlesOn(2, kSay));
   EXPECT_EQ(policies_->watches(kTarget), watches);
-  // A rule list past the route table's limit: the table keeps its first
-  // 1,000 routes, and the call still routes.
-  std::string rules;
+  // A rule list past the route table's limit: the first 1,000 rules are
+  // kept (Say's, first, moves its calls from b to a), the rest dropped
+  // with one line, and the stream stays.
+  std::string rules = GrpcRule(kSayMatch, Split({{kA, 1}}));
   for (int i = 0; i < 1500; ++i) {
     absl::StrAppend(&rules, GrpcRule(absl::StrCat("matches { rpc { service: 'x",
                                                   i, "' } }"),
-                                     Split({{kA, 1}})));
+                                     Split({{kB, 1}})));
   }
-  policies_->Set(kTarget,
-                 GrpcPolicy(rules + GrpcRule(kSayMatch, Split({{kA, 1}}))));
-  EXPECT_TRUE(testing::WaitFor([&] { return Call(kSay).status.ok(); },
-                               absl::Seconds(10)));
+  policies_->Set(kTarget, GrpcPolicy(rules));
+  EXPECT_TRUE(SettlesOn(1, kSay));
+  EXPECT_EQ(policies_->watches(kTarget), watches);
 }
 
 }  // namespace

@@ -476,6 +476,27 @@ TEST(ConvertPolicyTest, AnInvalidMatchDropsItsRuleNamingIt) {
                           HasSubstr("method: ")));
 }
 
+TEST(ConvertPolicyTest, AHugePolicyStopsAtTheRouteTablesLimit) {
+  // 1,500 rules: the first 1,000 are converted, one line says the rest
+  // went (not 500 lines, nor 500 more regexes compiled).
+  std::string rules;
+  for (int i = 0; i < 1500; ++i) {
+    absl::StrAppend(&rules, "rules { matches { path { regex: '/r", i,
+                    "/.*' } } backends { empty {} } } ");
+  }
+  PolicyConversion c = Convert(Http2({HttpRoute("many", rules)}));
+  EXPECT_EQ(c.config.routes.size(), 1000u);
+  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("RouteLimits::max_routes")));
+  // One rule of 1,500 matches.
+  std::string matches;
+  for (int i = 0; i < 1500; ++i) {
+    absl::StrAppend(&matches, "matches { path { exact: '/m", i, "' } } ");
+  }
+  c = Convert(Http2({HttpRoute("wide", Rule(matches))}));
+  EXPECT_EQ(c.config.routes.size(), 1000u);
+  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("matches past #999 dropped")));
+}
+
 TEST(ConvertPolicyTest, RoutesCarryTheProxysLabels) {
   PolicyConversion c = Convert(Http2({HttpRoute("get-books", Rule(""))}));
   ASSERT_EQ(c.config.routes.size(), 1u);

@@ -607,12 +607,28 @@ bool ConvertFilters(const out::GrpcRoute::Rule& wire, const RuleContext& ctx,
 auto ConvertMatch(const hr::HttpRouteMatch& m) { return ConvertHttpMatch(m); }
 auto ConvertMatch(const gr::GrpcRouteMatch& m) { return ConvertGrpcMatch(m); }
 
-// One HTTPRoute or GRPCRoute → its ranked model routes.
+// Rules looked at and model routes made, per policy: as many as a route
+// table keeps (RouteLimits::max_routes), so that a hostile policy costs no
+// more to convert, nor more log lines, than a table can hold.
+constexpr size_t kMaxPolicyRoutes = RouteLimits().max_routes;
+
+// One HTTPRoute or GRPCRoute → its ranked model routes, within
+// kMaxPolicyRoutes in all.
 template <typename WireRoute>
 void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
                    absl::string_view kind, const meta::Metadata& parent,
                    absl::string_view host, std::vector<Ranked>* ranked,
                    std::vector<std::string>* dropped) {
+  size_t rules_seen = 0;
+  auto over = [&]() {
+    if (rules_seen < kMaxPolicyRoutes && ranked->size() < kMaxPolicyRoutes) {
+      return false;
+    }
+    dropped->push_back(absl::StrCat(
+        "rules past the first ", kMaxPolicyRoutes, " (or past ",
+        kMaxPolicyRoutes, " matches) dropped (RouteLimits::max_routes)"));
+    return true;
+  };
   for (int i = 0; i < routes.size(); ++i) {
     const WireRoute& wire = routes[i];
     const std::string route_name = wire.has_metadata()
@@ -625,6 +641,8 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
       continue;
     }
     for (int j = 0; j < wire.rules_size(); ++j) {
+      if (over()) return;
+      ++rules_seen;
       const auto& rule = wire.rules(j);
       RuleContext ctx{absl::StrCat(route_name, " rule #", j), dropped};
       Route route;
@@ -645,7 +663,10 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
       }
       std::vector<Ranked> of_rule;
       std::string bad;
-      for (int k = 0; k < rule.matches_size() && bad.empty(); ++k) {
+      int k = 0;
+      for (; k < rule.matches_size() && bad.empty() &&
+             ranked->size() + of_rule.size() < kMaxPolicyRoutes;
+           ++k) {
         auto match = ConvertMatch(rule.matches(k));
         if (!match.ok()) {
           bad = absl::StrCat("match #", k, ": ", match.status().message());
@@ -658,6 +679,11 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
       if (!bad.empty()) {
         ctx.Line(absl::StrCat("dropped: ", bad));
         continue;
+      }
+      if (k < rule.matches_size()) {
+        ctx.Line(absl::StrCat("matches past #", k - 1, " dropped: more than ",
+                              kMaxPolicyRoutes,
+                              " in the policy (RouteLimits::max_routes)"));
       }
       if (rule.matches_size() == 0) {
         of_rule.push_back(Ranked{*host_rank, MatchRank{}, std::move(route)});

@@ -55,6 +55,9 @@ struct PolicyConversion {
 //    more header matches, more query parameter matches, a method over none;
 //    gRPC: the longer service name, then the longer method name, then more
 //    header matches — and, when equal, the order of the policy.
+//  - At most RouteLimits::max_routes (1,000) rules are looked at and as
+//    many model routes made, in the policy's order; one line names the
+//    limit when more came.
 //  - A rule is dropped, with a line, when one of its matches is invalid
 //    (a path that does not start with '/', a regex RE2 refuses, a header or
 //    query parameter without a name or a value, a bad method, a gRPC
