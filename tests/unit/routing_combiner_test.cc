@@ -20,13 +20,16 @@ class Recorder : public ServiceConfigObserver {
  public:
   void OnServiceConfig(const ServiceConfig& config) override {
     delivered.push_back(config.routes.empty() ? "-" : config.routes[0].name);
+    events.push_back("config " + delivered.back());
     last = config;
   }
   void OnServiceConfigError(const absl::Status& status) override {
     errors.push_back(std::string(status.message()));
+    events.push_back("error " + errors.back());
   }
   std::vector<std::string> delivered;
   std::vector<std::string> errors;
+  std::vector<std::string> events;  // both, in order
   ServiceConfig last;
 };
 
@@ -90,7 +93,8 @@ TEST(RoutingCombinerTest, APolicyFirstWaitsForTheProfileUnlessItFails) {
   c2.SetWatching();
   c2.OnPolicy(Policy("p"));
   c2.OnProfileError(absl::UnavailableError("connection refused"));
-  EXPECT_THAT(rec2.delivered, ::testing::ElementsAre("p"));
+  EXPECT_THAT(rec2.events,
+              ::testing::ElementsAre("config p", "error connection refused"));
 }
 
 TEST(RoutingCombinerTest, AProfileWithRoutesOrASplitOverridesThePolicy) {
@@ -136,6 +140,10 @@ TEST(RoutingCombinerTest, AFailingPolicyStreamLetsTheProfileRouteMeanwhile) {
   c.OnProfile(Profile());
   c.OnPolicyError(absl::UnavailableError("connection refused"));
   EXPECT_THAT(rec.delivered, ::testing::ElementsAre("-"));
+  // The config before the error: an error before any config fails the
+  // calls waiting for one.
+  EXPECT_THAT(rec.events,
+              ::testing::ElementsAre("config -", "error connection refused"));
   EXPECT_EQ(c.GetReport().policy_error, "connection refused");
   c.OnPolicyError(absl::UnavailableError("again"));  // nothing new
   EXPECT_EQ(rec.delivered.size(), 1u);

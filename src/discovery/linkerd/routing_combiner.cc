@@ -72,8 +72,10 @@ void RoutingCombiner::OnProfileError(const absl::Status& status) {
     first_failure = !profile_failed_ && !profile_.has_value();
     profile_failed_ = true;
   }
-  observer_->OnServiceConfigError(status);
+  // The config first: an error before any config fails the calls waiting
+  // for one, and the policy can route them.
   if (first_failure) Deliver();  // the policy routes meanwhile
+  observer_->OnServiceConfigError(status);
 }
 
 void RoutingCombiner::OnProfileGone(const absl::Status& why) {
@@ -82,8 +84,8 @@ void RoutingCombiner::OnProfileGone(const absl::Status& why) {
     MutexLock lock(&mu_);
     if (!profile_.has_value()) profile_.emplace();
   }
-  observer_->OnServiceConfigError(why);
   Deliver();
+  observer_->OnServiceConfigError(why);
 }
 
 void RoutingCombiner::OnPolicy(PolicyConversion policy) {
@@ -107,8 +109,9 @@ void RoutingCombiner::OnPolicyError(const absl::Status& status) {
     first_failure = !policy_failed_ && !policy_.has_value();
     policy_failed_ = true;
   }
-  observer_->OnServiceConfigError(status);
+  // The config first, as in OnProfileError.
   if (first_failure) Deliver();  // the profile routes meanwhile
+  observer_->OnServiceConfigError(status);
 }
 
 void RoutingCombiner::OnPolicyGone(const absl::Status& why) {
