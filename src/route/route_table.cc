@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <tuple>
 
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
@@ -390,20 +389,19 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
                               f.abort_from_header;
       entry.route.fault = f;
     }
-    for (auto [modifier, out, what] :
-         {std::make_tuple(&r.request_headers, &entry.route.request_headers,
-                          "request"),
-          std::make_tuple(&r.response_headers, &entry.route.response_headers,
-                          "response")}) {
-      if (absl::Status s = ValidateHeaderModifier(*modifier); !s.ok()) {
-        if (dropped != nullptr) {
-          dropped->push_back(absl::StrCat(
-              label, ": ", what, " header modifier dropped: ", s.message()));
-        }
-      } else {
-        *out = *modifier;
+    // A header modifier kept if valid, else dropped with a line.
+    auto keep = [&](const HeaderModifier& modifier, absl::string_view what,
+                    HeaderModifier* out) {
+      absl::Status s = ValidateHeaderModifier(modifier);
+      if (s.ok()) {
+        *out = modifier;
+      } else if (dropped != nullptr) {
+        dropped->push_back(absl::StrCat(
+            label, ": ", what, " header modifier dropped: ", s.message()));
       }
-    }
+    };
+    keep(r.request_headers, "request", &entry.route.request_headers);
+    keep(r.response_headers, "response", &entry.route.response_headers);
     entry.route.metrics_labels = r.metrics_labels;
     auto route_label = r.metrics_labels.find("route");
     entry.route.metrics_name = !r.name.empty() ? r.name

@@ -178,7 +178,7 @@ absl::StatusOr<RequestMatch> ConvertQueryParam(
 }
 
 // An HTTPRoute match: all its parts, and its rank.
-absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertHttpMatch(
+absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertMatch(
     const hr::HttpRouteMatch& wire) {
   std::vector<RequestMatch> all;
   int path_kind = 0;
@@ -247,7 +247,7 @@ absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertHttpMatch(
 }
 
 // A GRPCRoute match: the method's path and the headers, and its rank.
-absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertGrpcMatch(
+absl::StatusOr<std::pair<RequestMatch, MatchRank>> ConvertMatch(
     const gr::GrpcRouteMatch& wire) {
   std::vector<RequestMatch> all;
   const std::string& service = wire.rpc().service();
@@ -494,33 +494,62 @@ bool ConvertTimeouts(const Rule& wire, const RuleContext& ctx, Route* route) {
   return true;
 }
 
+// A failure injector onto the route: its share of calls fails with `code`
+// and `message`. False with a line if `bad` names a field out of range or
+// the ratio's denominator is 0.
+bool Inject(const std::string& where, const hr::Ratio* ratio,
+            const std::string& bad, absl::StatusCode code, std::string message,
+            const RuleContext& ctx, Route* route) {
+  std::optional<uint32_t> share = PerMillion(ratio);
+  if (!bad.empty() || !share.has_value()) {
+    ctx.Line(absl::StrCat(where, " (failure_injector) dropped: ",
+                          !bad.empty() ? bad : "its ratio's denominator is 0"));
+    return false;
+  }
+  route->fault.abort_per_million = *share;
+  route->fault.abort_code = code;
+  route->fault.abort_message = std::move(message);
+  return true;
+}
+
+// A header modifier filter into `out`; false with a line if it is invalid.
+template <typename Wire>
+bool Modify(const std::string& where, absl::string_view kind, const Wire& wire,
+            const RuleContext& ctx, HeaderModifier* out) {
+  absl::StatusOr<HeaderModifier> m = ConvertHeaderModifier(wire);
+  if (!m.ok()) {
+    ctx.Line(absl::StrCat(where, " (", kind,
+                          ") dropped the rule: ", m.status().message()));
+    return false;
+  }
+  *out = *std::move(m);
+  return true;
+}
+
 // The rule's filters onto its route; false with a line if the rule must go.
 bool ConvertFilters(const out::HttpRoute::Rule& wire, const RuleContext& ctx,
                     Route* route) {
+  using Filter = out::HttpRoute::Filter;
   for (int i = 0; i < wire.filters_size(); ++i) {
-    const out::HttpRoute::Filter& f = wire.filters(i);
+    const Filter& f = wire.filters(i);
     const std::string where = absl::StrCat("filter #", i);
+    bool kept = true;
     switch (f.kind_case()) {
-      case out::HttpRoute::Filter::kFailureInjector: {
+      case Filter::kFailureInjector: {
         const hr::HttpFailureInjector& fi = f.failure_injector();
-        std::optional<uint32_t> share =
-            PerMillion(fi.has_ratio() ? &fi.ratio() : nullptr);
-        if (fi.status() < 100 || fi.status() > 599 || !share.has_value()) {
-          ctx.Line(absl::StrCat(where, " (failure_injector) dropped: ",
-                                share.has_value()
-                                    ? absl::StrCat("status ", fi.status(),
-                                                   " is not within 100..599")
-                                    : "its ratio's denominator is 0"));
-          return false;
-        }
-        route->fault.abort_per_million = *share;
-        route->fault.abort_code = GrpcCodeOfHttpStatus(fi.status());
-        route->fault.abort_message = absl::StrCat(
-            fi.message().empty() ? "failure injected" : fi.message(), " (HTTP ",
-            fi.status(), ", ", ctx.name, ")");
+        kept = Inject(where, fi.has_ratio() ? &fi.ratio() : nullptr,
+                      fi.status() < 100 || fi.status() > 599
+                          ? absl::StrCat("status ", fi.status(),
+                                         " is not within 100..599")
+                          : "",
+                      GrpcCodeOfHttpStatus(fi.status()),
+                      absl::StrCat(fi.message().empty() ? "failure injected"
+                                                        : fi.message(),
+                                   " (HTTP ", fi.status(), ", ", ctx.name, ")"),
+                      ctx, route);
         break;
       }
-      case out::HttpRoute::Filter::kRedirect: {
+      case Filter::kRedirect: {
         const hr::RequestRedirect& r = f.redirect();
         std::string to = absl::StrCat(
             r.host().empty() ? "" : "host " + r.host(),
@@ -533,79 +562,62 @@ bool ConvertFilters(const out::HttpRoute::Rule& wire, const RuleContext& ctx,
                               "): a gRPC call cannot follow a redirect")));
         break;
       }
-      case out::HttpRoute::Filter::kRequestHeaderModifier:
-      case out::HttpRoute::Filter::kResponseHeaderModifier: {
-        const bool request =
-            f.kind_case() == out::HttpRoute::Filter::kRequestHeaderModifier;
-        absl::StatusOr<HeaderModifier> m =
-            request ? ConvertHeaderModifier(f.request_header_modifier())
-                    : ConvertHeaderModifier(f.response_header_modifier());
-        if (!m.ok()) {
-          ctx.Line(absl::StrCat(where,
-                                request ? " (request_header_modifier)"
-                                        : " (response_header_modifier)",
-                                " dropped the rule: ", m.status().message()));
-          return false;
-        }
-        (request ? route->request_headers : route->response_headers) =
-            *std::move(m);
+      case Filter::kRequestHeaderModifier:
+        kept =
+            Modify(where, "request_header_modifier",
+                   f.request_header_modifier(), ctx, &route->request_headers);
         break;
-      }
-      case out::HttpRoute::Filter::KIND_NOT_SET:
+      case Filter::kResponseHeaderModifier:
+        kept =
+            Modify(where, "response_header_modifier",
+                   f.response_header_modifier(), ctx, &route->response_headers);
+        break;
+      case Filter::KIND_NOT_SET:
         ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
-        return false;
+        kept = false;
+        break;
     }
+    if (!kept) return false;
   }
   return true;
 }
 
 bool ConvertFilters(const out::GrpcRoute::Rule& wire, const RuleContext& ctx,
                     Route* route) {
+  using Filter = out::GrpcRoute::Filter;
   for (int i = 0; i < wire.filters_size(); ++i) {
-    const out::GrpcRoute::Filter& f = wire.filters(i);
+    const Filter& f = wire.filters(i);
     const std::string where = absl::StrCat("filter #", i);
+    bool kept = true;
     switch (f.kind_case()) {
-      case out::GrpcRoute::Filter::kFailureInjector: {
+      case Filter::kFailureInjector: {
         const gr::GrpcFailureInjector& fi = f.failure_injector();
-        std::optional<uint32_t> share =
-            PerMillion(fi.has_ratio() ? &fi.ratio() : nullptr);
-        if (fi.code() < 1 || fi.code() > 16 || !share.has_value()) {
-          ctx.Line(absl::StrCat(
-              where, " (failure_injector) dropped: ",
-              share.has_value()
-                  ? absl::StrCat("code ", fi.code(), " is not within 1..16")
-                  : "its ratio's denominator is 0"));
-          return false;
-        }
-        route->fault.abort_per_million = *share;
-        route->fault.abort_code = static_cast<absl::StatusCode>(fi.code());
-        route->fault.abort_message = absl::StrCat(
-            fi.message().empty() ? "failure injected" : fi.message(), " (",
-            ctx.name, ")");
+        kept = Inject(
+            where, fi.has_ratio() ? &fi.ratio() : nullptr,
+            fi.code() < 1 || fi.code() > 16
+                ? absl::StrCat("code ", fi.code(), " is not within 1..16")
+                : "",
+            static_cast<absl::StatusCode>(fi.code()),
+            absl::StrCat(
+                fi.message().empty() ? "failure injected" : fi.message(), " (",
+                ctx.name, ")"),
+            ctx, route);
         break;
       }
-      case out::GrpcRoute::Filter::kRequestHeaderModifier: {
-        absl::StatusOr<HeaderModifier> m =
-            ConvertHeaderModifier(f.request_header_modifier());
-        if (!m.ok()) {
-          ctx.Line(absl::StrCat(where,
-                                " (request_header_modifier) dropped the rule: ",
-                                m.status().message()));
-          return false;
-        }
-        route->request_headers = *std::move(m);
+      case Filter::kRequestHeaderModifier:
+        kept =
+            Modify(where, "request_header_modifier",
+                   f.request_header_modifier(), ctx, &route->request_headers);
         break;
-      }
-      case out::GrpcRoute::Filter::KIND_NOT_SET:
+      case Filter::KIND_NOT_SET:
         ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
-        return false;
+        kept = false;
+        break;
     }
+    if (!kept) return false;
   }
   return true;
 }
-
-auto ConvertMatch(const hr::HttpRouteMatch& m) { return ConvertHttpMatch(m); }
-auto ConvertMatch(const gr::GrpcRouteMatch& m) { return ConvertGrpcMatch(m); }
 
 // Rules looked at and model routes made, per policy: as many as a route
 // table keeps (RouteLimits::max_routes), so that a hostile policy costs no
@@ -718,28 +730,27 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
   std::vector<Ranked> ranked;
   const Protocol& protocol = policy.protocol();
   bool has_routes = true;
+  // A protocol's routes (Http1, Http2 or Grpc: routes and failure_accrual).
+  auto routes_of = [&](const auto& part, absl::string_view kind) {
+    ConvertRoutes(part.routes(), kind, policy.metadata(), host, &ranked,
+                  &out.dropped);
+    if (part.has_failure_accrual()) {
+      out.dropped.push_back("failure_accrual is not applied yet");
+    }
+  };
   switch (protocol.kind_case()) {
     case Protocol::kGrpc:
       out.protocol = "grpc";
-      ConvertRoutes(protocol.grpc().routes(), "GRPCRoute", policy.metadata(),
-                    host, &ranked, &out.dropped);
-      if (protocol.grpc().has_failure_accrual()) {
-        out.dropped.push_back("failure_accrual is not applied yet");
-      }
+      routes_of(protocol.grpc(), "GRPCRoute");
       break;
     case Protocol::kHttp1:
-    case Protocol::kHttp2: {
-      const bool h1 = protocol.kind_case() == Protocol::kHttp1;
-      out.protocol = h1 ? "http1" : "http2";
-      ConvertRoutes(h1 ? protocol.http1().routes() : protocol.http2().routes(),
-                    "HTTPRoute", policy.metadata(), host, &ranked,
-                    &out.dropped);
-      if (h1 ? protocol.http1().has_failure_accrual()
-             : protocol.http2().has_failure_accrual()) {
-        out.dropped.push_back("failure_accrual is not applied yet");
-      }
+      out.protocol = "http1";
+      routes_of(protocol.http1(), "HTTPRoute");
       break;
-    }
+    case Protocol::kHttp2:
+      out.protocol = "http2";
+      routes_of(protocol.http2(), "HTTPRoute");
+      break;
     case Protocol::kDetect:
       out.protocol = "detect";
       if (!protocol.detect().has_http2()) {
@@ -747,11 +758,7 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
             "policy refused: protocol.detect has no http2 part (mesh's calls "
             "are HTTP/2)");
       }
-      ConvertRoutes(protocol.detect().http2().routes(), "HTTPRoute",
-                    policy.metadata(), host, &ranked, &out.dropped);
-      if (protocol.detect().http2().has_failure_accrual()) {
-        out.dropped.push_back("failure_accrual is not applied yet");
-      }
+      routes_of(protocol.detect().http2(), "HTTPRoute");
       break;
     case Protocol::kOpaque:
       out.protocol = "opaque";
