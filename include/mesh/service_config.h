@@ -152,9 +152,9 @@ struct MESH_EXPORT RetryPolicy {
   std::vector<absl::StatusCode> retry_on;
   // If not empty (and `retry_on` is), exactly these attempts are retried
   // (HTTPRoute's retry conditions): those answered with an HTTP status in
-  // one of the ranges (each within 100..999), and those that got no
-  // response at all (refused, reset; never the caller's own cancel or
-  // deadline). A gRPC call's answer is HTTP 200 whatever its gRPC status.
+  // one of the ranges (each within 100..999), and those that never reached
+  // a server (the connection could not be made). A gRPC call's answer is
+  // HTTP 200 whatever its gRPC status, so it is not retried.
   std::vector<HttpStatusRange> retry_on_http_status;
 };
 

@@ -20,20 +20,18 @@ bool RetryWanted(const AttemptEnd& end) {
     }
     return ConnectRetryWanted(end);
   }
-  const bool gave_up_early = end.code == absl::StatusCode::kDeadlineExceeded ||
-                             end.code == absl::StatusCode::kCancelled;
   if (end.route_retryable && end.retry_on_http_status != nullptr &&
       !end.retry_on_http_status->empty()) {
-    if (end.http_status == 0) {
-      // No answer: an error the request may not have caused.
-      if (end.code != absl::StatusCode::kOk && !gave_up_early) return true;
-      return ConnectRetryWanted(end);
-    }
+    // A request that never reached a server is safe to send again; an
+    // answer is retried by its HTTP status. Without a status (0) the attempt
+    // is not retried: a gRPC answer sent as trailers only cannot be told
+    // from a broken connection.
+    if (end.never_sent) return true;
     for (const HttpStatusRange& range : *end.retry_on_http_status) {
       const uint32_t status = static_cast<uint32_t>(end.http_status);
       if (status >= range.min && status <= range.max) return true;
     }
-    return ConnectRetryWanted(end);
+    return false;
   }
   const bool gave_up = end.code == absl::StatusCode::kDeadlineExceeded ||
                        end.code == absl::StatusCode::kCancelled;

@@ -50,7 +50,7 @@ struct AttemptEnd {
 // `retry_on`, for an attempt that ended with one of its codes (the server's
 // CANCELLED and DEADLINE_EXCEEDED included), or, with only
 // `retry_on_http_status`, for an attempt answered with a status in one of its
-// ranges or not answered at all (but not timed out or cancelled), or, when
+// ranges or never sent, or, when
 // the channel allows it, for a request that never reached a server (at most
 // kMaxConnectFailureRetries times a call). Never for a request whose body
 // was not kept.

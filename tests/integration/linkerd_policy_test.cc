@@ -281,6 +281,34 @@ TEST_F(LinkerdPolicyTest, RetriesFollowTheRulesConditionsOnly) {
   }
 }
 
+TEST_F(LinkerdPolicyTest, HttpStatusRetryConditionsLeaveAGrpcAnswerAlone) {
+  // An HTTPRoute retrying 5xx: a gRPC answer is HTTP 200 whatever its
+  // status, so an UNAVAILABLE answer is not retried (the default failure
+  // classes would retry it).
+  backends_[2]->set_status(grpc::StatusCode::UNAVAILABLE);
+  policies_->Set(
+      kTarget,
+      Parse(absl::StrCat(
+          "metadata { default: 'books' } protocol { http2 { routes { "
+          "metadata { default: 'http' } rules { ",
+          Split({{kB, 1}}),
+          " retry { max_retries: 2 conditions { status_ranges { start: 500 "
+          "end: 599 } } } } } } }")));
+  StartMesh();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        Call(kSay);
+        return backends_[2]->calls_received() > 0;
+      },
+      absl::Seconds(10)));
+  for (int i = 0; i < 10; ++i) {
+    const int64_t before = backends_[2]->calls_received();
+    CallResult r = Call(kSay);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable) << r.status;
+    EXPECT_EQ(backends_[2]->calls_received() - before, 1);
+  }
+}
+
 TEST_F(LinkerdPolicyTest,
        NoMatchingRouteIsNotFoundAndAnEmptyDistributionFails) {
   policies_->Set(kTarget,

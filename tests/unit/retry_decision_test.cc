@@ -42,13 +42,13 @@ TEST(RetryWantedTest, HttpStatusRangesDecideAloneWithNoAnswerRetried) {
   EXPECT_FALSE(RetryWanted(end));
   end.http_status = 500;
   EXPECT_FALSE(RetryWanted(end));
-  // No answer at all: an error, retried; but not a timeout or a cancel.
+  // No status known (a trailers-only gRPC answer looks so): not retried;
+  // a request that never reached a server is.
   end.http_status = 0;
+  EXPECT_FALSE(RetryWanted(end));
+  end.never_sent = true;
   EXPECT_TRUE(RetryWanted(end));
-  end.code = absl::StatusCode::kDeadlineExceeded;
-  EXPECT_FALSE(RetryWanted(end));
-  end.code = absl::StatusCode::kCancelled;
-  EXPECT_FALSE(RetryWanted(end));
+  end.never_sent = false;
   // Not on a route without retries, nor with a body not kept.
   end.code = absl::StatusCode::kUnavailable;
   end.route_retryable = false;

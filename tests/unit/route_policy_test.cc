@@ -237,6 +237,20 @@ TEST(TrafficSplitTest, FirstAvailableDrawsTheFirstNotExcludedInOrder) {
   EXPECT_EQ(split->Draw(gen, 0b111), split->size());
 }
 
+TEST(TrafficSplitTest, ARoutesFirstAvailableBackendsCompileSo) {
+  ServiceConfig c;
+  Route r;
+  r.name = "failover";
+  r.backends = {{"a.b:1", 1}, {"c.d:1", 1000}};
+  r.backends_first_available = true;
+  c.routes.push_back(r);
+  auto table = RouteTable::Build(c, nullptr);
+  ASSERT_NE(table->At(0).split, nullptr);
+  absl::BitGen gen;
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(table->At(0).split->Draw(gen, 0), 0u);
+  EXPECT_EQ(table->At(0).split->Draw(gen, 0b01), 1u);
+}
+
 TEST(TrafficSplitTest, RepeatsMergeAndNothingLeftIsNull) {
   auto merged = TrafficSplit::Build({{"a.b:1", 1}, {"a.b:1", 2}}, nullptr);
   ASSERT_NE(merged, nullptr);
