@@ -156,6 +156,39 @@ TEST(RoutingCombinerTest, AFailingPolicyStreamLetsTheProfileRouteMeanwhile) {
   EXPECT_EQ(rec.errors.back(), "reset");
 }
 
+TEST(RoutingCombinerTest, AnErrorBeforeAnyConfigWaitsForTheOtherStream) {
+  // The policy server refuses connections before the profile has come: the
+  // calls waiting for routes must not fail, as the profile will route them.
+  Recorder rec;
+  RoutingCombiner c(&rec);
+  c.SetWatching();
+  c.OnPolicyError(absl::UnavailableError("connection refused"));
+  EXPECT_THAT(rec.events, IsEmpty());
+  EXPECT_EQ(c.GetReport().policy_error, "connection refused");
+  c.OnProfile(Profile());
+  EXPECT_THAT(rec.events, ::testing::ElementsAre("config -"));
+  // The same the other way round: the profile's stream fails first.
+  Recorder rec2;
+  RoutingCombiner c2(&rec2);
+  c2.SetWatching();
+  c2.OnProfileError(absl::UnavailableError("profile refused"));
+  EXPECT_THAT(rec2.events, IsEmpty());
+  c2.OnPolicy(Policy("p"));
+  EXPECT_THAT(rec2.events, ::testing::ElementsAre("config p"));
+  // Both fail: now the error goes on, and the waiting calls fail with it.
+  Recorder rec3;
+  RoutingCombiner c3(&rec3);
+  c3.SetWatching();
+  c3.OnPolicyError(absl::UnavailableError("policy refused"));
+  c3.OnProfileError(absl::UnavailableError("profile refused"));
+  EXPECT_THAT(rec3.events, ::testing::ElementsAre("error profile refused"));
+  // Without a policy watch, a profile error goes on at once, as before.
+  Recorder rec4;
+  RoutingCombiner c4(&rec4);
+  c4.OnProfileError(absl::UnavailableError("profile refused"));
+  EXPECT_THAT(rec4.events, ::testing::ElementsAre("error profile refused"));
+}
+
 TEST(RoutingCombinerTest, NoProfileForANonMeshTargetStandsAsAnEmptyOne) {
   Recorder rec;
   RoutingCombiner c(&rec);

@@ -44,6 +44,18 @@ std::optional<ServiceConfig> RoutingCombiner::Effective(
   return std::nullopt;
 }
 
+bool RoutingCombiner::ForwardError() const {
+  MutexLock lock(&mu_);
+  if (delivered_) return true;  // the last good config stays; news only
+  // Before any config, an error fails the calls waiting for routes: only
+  // when no answer can come from the other stream either (it failed too,
+  // or there is none).
+  const bool policy_pending =
+      watching_ && gone_.empty() && !policy_failed_ && !policy_.has_value();
+  const bool profile_pending = !profile_failed_ && !profile_.has_value();
+  return !policy_pending && !profile_pending;
+}
+
 void RoutingCombiner::Deliver() {
   std::optional<ServiceConfig> config;
   {
@@ -51,6 +63,7 @@ void RoutingCombiner::Deliver() {
     std::string routing;
     config = Effective(&routing);
     routing_ = std::move(routing);
+    delivered_ |= config.has_value();
   }
   if (config.has_value()) observer_->OnServiceConfig(*config);
 }
@@ -75,7 +88,7 @@ void RoutingCombiner::OnProfileError(const absl::Status& status) {
   // The config first: an error before any config fails the calls waiting
   // for one, and the policy can route them.
   if (first_failure) Deliver();  // the policy routes meanwhile
-  observer_->OnServiceConfigError(status);
+  if (ForwardError()) observer_->OnServiceConfigError(status);
 }
 
 void RoutingCombiner::OnProfileGone(const absl::Status& why) {
@@ -111,7 +124,7 @@ void RoutingCombiner::OnPolicyError(const absl::Status& status) {
   }
   // The config first, as in OnProfileError.
   if (first_failure) Deliver();  // the profile routes meanwhile
-  observer_->OnServiceConfigError(status);
+  if (ForwardError()) observer_->OnServiceConfigError(status);
 }
 
 void RoutingCombiner::OnPolicyGone(const absl::Status& why) {

@@ -13,7 +13,9 @@
 // answered (or the profile overrides): the target's calls wait for their
 // routes (the source requires them) rather than take a route the other
 // answer would change. Either stream's first failure lets the other route
-// meanwhile.
+// meanwhile; an error reaches the observer only once a config has, or when
+// neither stream can answer (so a refused policy connection does not fail
+// calls that the profile, still on its way, will route).
 //
 //   RoutingCombiner combiner(observer);
 //   combiner.OnProfile(ConvertProfile(profile).config);  // from one stream
@@ -77,6 +79,8 @@ class RoutingCombiner {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delivers Effective() to the observer. Under deliver_mu_ only.
   void Deliver() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
+  // Whether a stream's error goes on to the observer now.
+  bool ForwardError() const ABSL_LOCKS_EXCLUDED(mu_);
 
   ServiceConfigObserver* const observer_;
   // Held across an observer call: its calls come one at a time, in the
@@ -88,7 +92,8 @@ class RoutingCombiner {
   bool watching_ ABSL_GUARDED_BY(mu_) = false;
   bool policy_failed_ ABSL_GUARDED_BY(mu_) = false;  // a stream ended once
   bool profile_failed_ ABSL_GUARDED_BY(mu_) = false;
-  std::string gone_ ABSL_GUARDED_BY(mu_);  // why no policy, if so
+  bool delivered_ ABSL_GUARDED_BY(mu_) = false;  // a config went out
+  std::string gone_ ABSL_GUARDED_BY(mu_);        // why no policy, if so
   std::string policy_error_ ABSL_GUARDED_BY(mu_);
   std::string routing_ ABSL_GUARDED_BY(mu_);
 };
