@@ -63,7 +63,7 @@ Config OneTarget(size_t n, int variant) {
 // before anything is compared or sent.
 void BM_XdsEdsBuild(benchmark::State& state) {
   const TargetSpec spec{MakeEndpoints(static_cast<size_t>(state.range(0)), 0),
-                        std::nullopt};
+                        std::nullopt, std::nullopt};
   size_t bytes = 0;
   for (auto _ : state) {
     google::protobuf::Any any;

@@ -106,7 +106,8 @@ void BM_XdsEdsApply10k(benchmark::State& state) {
       MakeSpecs(0, kEndpoints), MakeSpecs(kEndpoints / 2, kEndpoints)};
   std::string wire[2];
   for (int v = 0; v < 2; ++v) {
-    controlplane::LoadAssignmentFor(kTarget, {specs[v], std::nullopt})
+    controlplane::LoadAssignmentFor(kTarget,
+                                    {specs[v], std::nullopt, std::nullopt})
         .SerializeToString(&wire[v]);
   }
   Destination destination(

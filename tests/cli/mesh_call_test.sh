@@ -8,7 +8,8 @@
 # both endpoints used); checks that a bad flag exits 2 and that a target with
 # no reachable control plane fails set-up with 1. Then through
 # mesh-control-plane: `--wait 0` calls at once and the calls wait for
-# discovery, a target that does not exist is named as such, and an oversized
+# discovery, a GRPCRoute from its OutboundPolicies API splits and answers
+# calls, a target that does not exist is named as such, and an oversized
 # config file is refused. The processes are killed on exit, whatever
 # happens.
 set -euo pipefail
@@ -128,8 +129,24 @@ echo "ok: exit codes"
 # The local control plane, serving a file.
 cp_bin="$bin/mesh-control-plane"
 [[ -x "$cp_bin" ]] || fail "$cp_bin not built"
+# split.local:7000 has one endpoint of its own, and a GRPCRoute that splits
+# demo.Echo between echo-a and echo-b, or answers PERMISSION_DENIED for a
+# request with x-fault: 1.
 cat >"$tmp/mesh.json" <<JSON
-{"targets": {"echo.local:7000": {"endpoints": [{"address": "$a"}, {"address": "$b"}]}}}
+{"targets": {
+  "echo.local:7000": {"endpoints": [{"address": "$a"}, {"address": "$b"}]},
+  "echo-a.local:7000": {"endpoints": [{"address": "$a"}]},
+  "echo-b.local:7000": {"endpoints": [{"address": "$b"}]},
+  "split.local:7000": {"endpoints": [{"address": "$a"}], "policy": {
+    "protocol": "grpc",
+    "routes": [{"name": "echo-split", "rules": [
+      {"matches": [{"service": "demo.Echo", "method": "Say",
+                    "headers": [{"name": "x-fault", "exact": "1"}]}],
+       "failure_injector": {"code": 7, "message": "refused by the policy"}},
+      {"matches": [{"service": "demo.Echo"}],
+       "backends": [{"authority": "echo-a.local:7000", "weight": 1},
+                    {"authority": "echo-b.local:7000", "weight": 1}]}]}]}}
+}}
 JSON
 : >"$tmp/cp.out"
 "$cp_bin" --config="$tmp/mesh.json" --listen=127.0.0.1:0 >"$tmp/cp.out" \
@@ -153,23 +170,46 @@ assert report["status"] == {"OK": 20}, report["status"]
 EOF
 echo "ok: --wait 0 calls at once and the calls wait for discovery"
 
-# --linkerd-policy: the local control plane has no OutboundPolicies API
-# (UNIMPLEMENTED, as a Linkerd 2.12 control plane): the calls fall back to
-# the profile and all succeed.
-"$call" --linkerd "$cp_address" --linkerd-policy "$cp_address" \
-  --source-workload '{"ns":"demo","pod":"cli-0"}' --target echo.local:7000 \
-  --method /demo.Echo/Say --wait 0 --count 10 --json >"$tmp/policy.json" ||
+# --linkerd-policy: the control plane's GRPCRoute splits split.local's calls
+# between echo-a and echo-b (without it all go to split.local's one
+# endpoint), and its failure injector answers x-fault requests.
+policy=(--linkerd "$cp_address" --linkerd-policy "$cp_address"
+  --source-workload '{"ns":"demo","pod":"cli-0"}' --target split.local:7000
+  --method /demo.Echo/Say --wait 0)
+"$call" "${policy[@]}" --count 40 --json >"$tmp/policy.json" ||
   fail "--linkerd-policy exited $?"
-python3 - "$tmp/policy.json" <<'EOF' || fail "--linkerd-policy report: $(cat "$tmp/policy.json")"
+python3 - "$tmp/policy.json" "$a" "$b" <<'EOF' || fail "--linkerd-policy report: $(cat "$tmp/policy.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["status"] == {"OK": 40}, report["status"]
+used = {e["address"]: e["calls"] for e in report["endpoints"]}
+assert set(used) == set(sys.argv[2:4]), used
+EOF
+"$call" "${policy[@]}" --count 5 --header 'x-fault: 1' --json \
+  >"$tmp/fault.json" || fail "--linkerd-policy with x-fault exited $?"
+python3 - "$tmp/fault.json" <<'EOF' || fail "x-fault report: $(cat "$tmp/fault.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["status"] == {"PERMISSION_DENIED": 5}, report["status"]
+EOF
+# No policy server listening: the first failure of its stream lets the calls
+# go by the profile (split.local's own endpoint) rather than wait.
+"$call" --linkerd "$cp_address" --linkerd-policy 127.0.0.1:1 \
+  --target split.local:7000 \
+  --method /demo.Echo/Say --wait 0 --count 10 --json >"$tmp/fallback.json" ||
+  fail "--linkerd-policy fallback exited $?"
+python3 - "$tmp/fallback.json" "$a" <<'EOF' || fail "fallback report: $(cat "$tmp/fallback.json")"
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["status"] == {"OK": 10}, report["status"]
+used = {e["address"] for e in report["endpoints"]}
+assert used == {sys.argv[2]}, used
 EOF
 expect_exit 2 --linkerd-policy 127.0.0.1:1 --static 127.0.0.1:1 \
   --target echo.local:7000 --method /demo.Echo/Say
 grep -qF -- "--linkerd-policy: only goes with --linkerd" "$tmp/stderr" ||
   fail "--linkerd-policy without --linkerd: $(cat "$tmp/stderr")"
-echo "ok: --linkerd-policy falls back to the profile without the policy API"
+echo "ok: --linkerd-policy: the GRPCRoute split and injector; the profile without a policy server"
 
 # A target the control plane says does not exist: named as such, at once.
 got=0

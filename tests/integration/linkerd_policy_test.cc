@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "linkerd/destination.grpc.pb.h"
 #include "linkerd/outbound.pb.h"
 #include "mesh/mesh.h"
 #include "tests/support/policy_server.h"
@@ -29,6 +30,11 @@ namespace out = ::io::linkerd::proxy::outbound;
 using controlplane::Config;
 using controlplane::ControlPlane;
 using controlplane::EndpointSpec;
+using controlplane::PolicyFailureSpec;
+using controlplane::PolicyMatchSpec;
+using controlplane::PolicyRouteSpec;
+using controlplane::PolicyRuleSpec;
+using controlplane::PolicySpec;
 using ::testing::HasSubstr;
 
 constexpr char kTarget[] = "books.ns.svc.cluster.local:8080";
@@ -82,6 +88,9 @@ constexpr char kSayMatch[] =
 
 class LinkerdPolicyTest : public ::testing::Test {
  protected:
+  // StartMesh's policy address: the local control plane's own.
+  static constexpr char kControlPlane[] = "control plane";
+
   void SetUp() override {
     backends_ = testing::StartBackends(3);  // 0: the target's, 1: a, 2: b
     config_.targets[kTarget].endpoints = {Endpoint(0)};
@@ -104,8 +113,9 @@ class LinkerdPolicyTest : public ::testing::Test {
     control_plane_ = *std::move(cp);
     LinkerdDiscoveryOptions o;
     o.address = absl::StrCat("127.0.0.1:", control_plane_->port());
-    o.policy_address =
-        policy_address.empty() ? policies_->address() : policy_address;
+    o.policy_address = policy_address.empty()            ? policies_->address()
+                       : policy_address == kControlPlane ? o.address
+                                                         : policy_address;
     o.source_workload = R"({"ns":"ns","pod":"web-0"})";
     o.backoff_min = absl::Milliseconds(20);
     o.backoff_max = absl::Milliseconds(200);
@@ -337,16 +347,65 @@ TEST_F(LinkerdPolicyTest, NotFoundFallsBackToTheProfileForGood) {
 }
 
 TEST_F(LinkerdPolicyTest, AControllerWithoutTheApiFallsBackToTheProfile) {
-  // The local control plane serves Destination only: OutboundPolicies is
-  // UNIMPLEMENTED there, as on a Linkerd 2.12 control plane. Its profile
-  // splits the target to b.
+  // A gRPC server with the Destination service only answers
+  // OutboundPolicies UNIMPLEMENTED, as a Linkerd 2.12 control plane does.
+  // The profile splits the target to b.
   config_.targets[kTarget].profile.emplace().dst_overrides = {{kB, 1}};
-  auto cp = ControlPlane::Start("127.0.0.1:0", config_);
-  ASSERT_TRUE(cp.ok());
-  std::string address = absl::StrCat("127.0.0.1:", (*cp)->port());
-  StartMesh(address);
+  io::linkerd::proxy::destination::Destination::Service destination_only;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(&destination_only);
+  std::unique_ptr<grpc::Server> bare = builder.BuildAndStart();
+  ASSERT_NE(bare, nullptr);
+  StartMesh(absl::StrCat("127.0.0.1:", port));
   EXPECT_TRUE(SettlesOn(2, kSay));
   EXPECT_THAT(mesh_->Describe(), HasSubstr("UNIMPLEMENTED"));
+}
+
+TEST_F(LinkerdPolicyTest, TheLocalControlPlaneServesPoliciesAndFollowsEdits) {
+  // The control plane's own OutboundPolicies: a GRPCRoute from its config
+  // sends Say to b; an edit sends it to a, and a rule with a failure
+  // injector answers for it; a target without a policy is served Linkerd's
+  // default (its own endpoints).
+  auto route_to = [](const std::string& backend, bool fail) {
+    PolicySpec p;
+    p.protocol = "grpc";
+    PolicyRuleSpec rule;
+    PolicyMatchSpec say;
+    say.service = "test.Echo";
+    say.rpc_method = "Say";
+    rule.matches.push_back(say);
+    rule.backends.emplace();
+    rule.backends->emplace_back(backend, 1);
+    if (fail) rule.failure_injector = PolicyFailureSpec{7, "refused", 1.0};
+    p.routes.push_back(PolicyRouteSpec{"say", {}, {rule}});
+    return p;
+  };
+  config_.targets[kTarget].policy = route_to(kB, false);
+  StartMesh(kControlPlane);
+  EXPECT_TRUE(SettlesOn(2, kSay));
+  EXPECT_EQ(control_plane_->calls("OutboundPolicies.Watch", kTarget), 1);
+  EXPECT_THAT(mesh_->Describe(), HasSubstr(R"("route_kind":"GRPCRoute")"));
+  EXPECT_THAT(mesh_->Describe(), HasSubstr(R"("route_name":"say")"));
+
+  config_.targets[kTarget].policy = route_to(kA, false);
+  control_plane_->SetConfig(config_);
+  EXPECT_TRUE(SettlesOn(1, kSay));
+  config_.targets[kTarget].policy = route_to(kA, true);
+  control_plane_->SetConfig(config_);
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        return Call(kSay).status.code() == absl::StatusCode::kPermissionDenied;
+      },
+      absl::Seconds(10)));
+  // No policy in the config: the default policy routes to the target.
+  config_.targets[kTarget].policy.reset();
+  control_plane_->SetConfig(config_);
+  EXPECT_TRUE(SettlesOn(0, kSay));
+  // One stream all along: edits are followed, not re-asked.
+  EXPECT_EQ(control_plane_->calls("OutboundPolicies.Watch", kTarget), 1);
 }
 
 TEST_F(LinkerdPolicyTest, AProfileWithASplitOverridesThePolicy) {

@@ -2,59 +2,16 @@
 
 #include <re2/re2.h>
 
-#include <cmath>
-
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "src/base/utf8.h"
 #include "src/model/address.h"
-#include "src/model/http_syntax.h"
+#include "tools/mesh-control-plane/config_fields.h"
 #include "tools/mesh-control-plane/json.h"
 
 namespace mesh::controlplane {
 namespace {
 
 using Type = JsonValue::Type;
-
-absl::Status Bad(const JsonValue& v, const std::string& path,
-                 absl::string_view problem) {
-  // Printable: names and values from the file may hold any byte.
-  return absl::InvalidArgumentError(
-      absl::StrCat("line ", v.line, ": ", internal::PrintableText(path), ": ",
-                   internal::PrintableText(problem)));
-}
-
-absl::Status Expect(const JsonValue& v, Type type, const std::string& path) {
-  static const char* kNames[] = {"null",     "true or false", "a number",
-                                 "a string", "an array",      "an object"};
-  if (v.is(type)) return absl::OkStatus();
-  return Bad(v, path,
-             absl::StrCat("expected ", kNames[static_cast<int>(type)]));
-}
-
-// Every key of `object` must be one of `known`: a typo is an error, not a
-// silently ignored field.
-absl::Status OnlyKeys(const JsonValue& object, const std::string& path,
-                      std::initializer_list<absl::string_view> known) {
-  for (const auto& [key, value] : object.object) {
-    bool ok = false;
-    for (absl::string_view k : known) ok |= key == k;
-    if (!ok) return Bad(value, absl::StrCat(path, ".", key), "unknown field");
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> Integer(const JsonValue& v, const std::string& path,
-                                int64_t min, int64_t max) {
-  if (absl::Status s = Expect(v, Type::kNumber, path); !s.ok()) return s;
-  if (v.number != std::floor(v.number) || v.number < min || v.number > max) {
-    return Bad(v, path,
-               absl::StrCat("expected a whole number in ", min, "..", max));
-  }
-  return static_cast<int64_t>(v.number);
-}
 
 absl::StatusOr<EndpointSpec> ParseEndpoint(const JsonValue& v,
                                            const std::string& path) {
@@ -150,35 +107,6 @@ absl::Status ParseDstOverrides(
 // program of at most this size (a bound on what a client compiles).
 constexpr size_t kMaxHeaderConditions = 16;
 constexpr int kMaxRegexProgramSize = 10000;
-
-// The pseudo-headers a condition may test; any other name starting with ':'
-// is refused.
-constexpr absl::string_view kMatchablePseudoHeaders[] = {
-    ":authority", ":method", ":path", ":scheme"};
-
-// Empty, or what is wrong with `name` as the name of a header condition: HTTP/2
-// sends names in lower case, so one with an upper-case letter never matches.
-std::string HeaderNameProblem(const std::string& name) {
-  if (name.empty()) return "a header name cannot be empty";
-  if (name[0] == ':') {
-    for (absl::string_view p : kMatchablePseudoHeaders) {
-      if (name == p) return "";
-    }
-    return absl::StrCat("pseudo-header '", name,
-                        "' cannot be matched (only :authority, :method, "
-                        ":path, :scheme)");
-  }
-  if (!internal::IsHttpToken(name)) {
-    return absl::StrCat("header name '", name,
-                        "' holds a character not allowed in an HTTP token");
-  }
-  if (absl::AsciiStrToLower(name) != name) {
-    return absl::StrCat("header name '", name,
-                        "' must be lower case (HTTP/2 sends names in lower "
-                        "case)");
-  }
-  return "";
-}
 
 absl::StatusOr<HeaderMatchSpec> ParseHeaderMatch(const JsonValue& v,
                                                  const std::string& path) {
@@ -504,7 +432,8 @@ absl::StatusOr<Config> ParseConfig(absl::string_view text) {
         return Bad(spec, path, s.message());
       }
       if (absl::Status s = Expect(spec, Type::kObject, path); !s.ok()) return s;
-      if (absl::Status s = OnlyKeys(spec, path, {"endpoints", "profile"});
+      if (absl::Status s =
+              OnlyKeys(spec, path, {"endpoints", "profile", "policy"});
           !s.ok())
         return s;
       TargetSpec target;
@@ -533,6 +462,13 @@ absl::StatusOr<Config> ParseConfig(absl::string_view text) {
             ParseProfile(profile->second, path + ".profile");
         if (!p.ok()) return p.status();
         target.profile = *std::move(p);
+      }
+      if (auto policy = spec.object.find("policy");
+          policy != spec.object.end()) {
+        absl::StatusOr<PolicySpec> p =
+            ParsePolicy(policy->second, path + ".policy");
+        if (!p.ok()) return p.status();
+        target.policy = *std::move(p);
       }
       config.targets.emplace(name, std::move(target));
     }

@@ -1,6 +1,6 @@
-// The local control plane's configuration: which endpoints and which service
-// profile each target has, read from a JSON file (docs/linkerd.md shows the
-// format). Errors name the line and the field.
+// The local control plane's configuration: which endpoints, which service
+// profile and which outbound policy each target has, read from a JSON file
+// (docs/linkerd.md shows the format). Errors name the line and the field.
 //
 //   absl::StatusOr<Config> c = ParseConfig(text);
 //   // "line 7: targets["books.local:7001"].endpoints[1].address: port ..."
@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tools/mesh-control-plane/policy_config.h"
 
 namespace mesh::controlplane {
 
@@ -83,6 +84,9 @@ struct ProfileSpec {
 struct TargetSpec {
   std::vector<EndpointSpec> endpoints;
   std::optional<ProfileSpec> profile;
+  // Linkerd's OutboundPolicies; unset: a default policy (every request to
+  // the target itself), as Linkerd serves for a Service without routes.
+  std::optional<PolicySpec> policy;
 };
 
 struct Config {

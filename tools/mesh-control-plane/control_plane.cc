@@ -6,14 +6,17 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "linkerd/destination.grpc.pb.h"
+#include "linkerd/outbound.grpc.pb.h"
 #include "src/base/mutex.h"
 #include "src/base/utf8.h"
 #include "tools/mesh-control-plane/linkerd_resources.h"
+#include "tools/mesh-control-plane/policy_resources.h"
 
 namespace mesh::controlplane {
 namespace {
 
 namespace dst = ::io::linkerd::proxy::destination;
+namespace out = ::io::linkerd::proxy::outbound;
 
 // The endpoints a stream last sent, keyed by address, as serialized wire
 // messages so that any change of attributes counts.
@@ -106,7 +109,6 @@ class ControlPlane::Service final : public dst::Destination::Service {
                  });
   }
 
- private:
   // Runs `send` with the config at each new version until the client goes
   // away, the server stops, or a write fails.
   template <typename Send>
@@ -155,7 +157,86 @@ class ControlPlane::Service final : public dst::Destination::Service {
     return result;
   }
 
+ private:
   ControlPlane* const owner_;
+};
+
+class ControlPlane::PolicyService final
+    : public out::OutboundPolicies::Service {
+ public:
+  PolicyService(ControlPlane* owner, ControlPlane::Service* streams)
+      : owner_(owner), streams_(streams) {}
+
+  grpc::Status Get(grpc::ServerContext* context,
+                   const out::TrafficSpec* request,
+                   out::OutboundPolicy* response) override {
+    (void)context;
+    if (!request->has_authority()) return AddressTarget();
+    const std::string target = TargetOf(*request);
+    absl::StatusOr<out::OutboundPolicy> policy;
+    {
+      internal::MutexLock lock(&owner_->mu_);
+      ++owner_->calls_[{"OutboundPolicies.Get", target}];
+      if (owner_->config_.not_mesh.count(target)) return NotMesh(target);
+      policy = PolicyFor(owner_->config_, target);
+    }
+    if (!policy.ok()) return NotFound(policy.status());
+    *response = *std::move(policy);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Watch(grpc::ServerContext* context,
+                     const out::TrafficSpec* request,
+                     grpc::ServerWriter<out::OutboundPolicy>* writer) override {
+    if (!request->has_authority()) return AddressTarget();
+    const std::string target = TargetOf(*request);
+    std::string sent;
+    bool any = false;
+    grpc::Status end = grpc::Status::OK;
+    grpc::Status served =
+        streams_->Serve(context, target, "OutboundPolicies.Watch",
+                        [&](const Config& config) -> bool {
+                          absl::StatusOr<out::OutboundPolicy> policy =
+                              PolicyFor(config, target);
+                          // A target the config no longer names ends the stream
+                          // as one it never named: NOT_FOUND, which clients
+                          // take as final.
+                          if (!policy.ok()) {
+                            end = NotFound(policy.status());
+                            return false;
+                          }
+                          std::string bytes = policy->SerializeAsString();
+                          if (any && bytes == sent) return true;
+                          any = true;
+                          sent = std::move(bytes);
+                          return writer->Write(*policy);
+                        });
+    return end.ok() ? served : end;
+  }
+
+ private:
+  // Only an authority ("name:port") names a config target; an address
+  // target is not found.
+  static std::string TargetOf(const out::TrafficSpec& spec) {
+    return spec.authority();
+  }
+  static grpc::Status AddressTarget() {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "the local control plane has policies for authority "
+                        "targets (name:port) only, not for addresses");
+  }
+  static grpc::Status NotFound(const absl::Status& status) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        std::string(status.message()));
+  }
+  static grpc::Status NotMesh(const std::string& target) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat(internal::PrintableText(target),
+                                     " is not a mesh service"));
+  }
+
+  ControlPlane* const owner_;
+  ControlPlane::Service* const streams_;
 };
 
 absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
@@ -166,6 +247,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
   cp->ads_->Publish(config);
   cp->config_ = std::move(config);
   cp->service_ = std::make_unique<Service>(cp.get());
+  cp->policy_service_ =
+      std::make_unique<PolicyService>(cp.get(), cp->service_.get());
   grpc::ServerBuilder builder;
   // Without this gRPC sets SO_REUSEPORT, and a second server on a port in
   // use would start and silently share it.
@@ -178,6 +261,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(
       credentials != nullptr ? credentials : grpc::InsecureServerCredentials(),
       &cp->port_);
   builder.RegisterService(cp->service_.get());
+  builder.RegisterService(cp->policy_service_.get());
   builder.RegisterService(cp->ads_.get());
   cp->server_ = builder.BuildAndStart();
   if (cp->server_ == nullptr || cp->port_ == 0) {

@@ -1,7 +1,8 @@
 // ControlPlane: a real gRPC server for Linkerd's Destination API (Get and
-// GetProfile) and xDS's ADS (ads_service.h), both answering from one Config,
-// and streaming the differences — Add, Remove, NoEndpoints, a new profile;
-// the xDS resources that changed — to every open stream when the config
+// GetProfile) and OutboundPolicies API (Get and Watch), and xDS's ADS
+// (ads_service.h), all answering from one Config, and streaming the
+// differences — Add, Remove, NoEndpoints, a new profile or policy; the xDS
+// resources that changed — to every open stream when the config
 // changes (SetConfig, or the watched file). It is `mesh-control-plane`, and
 // the tests embed it.
 //
@@ -56,8 +57,8 @@ class ControlPlane {
                          absl::Duration interval = absl::Milliseconds(200),
                          int64_t max_bytes = kDefaultMaxConfigBytes);
 
-  // Calls received per method ("Get", "GetProfile") and target, and streams
-  // open now.
+  // Calls received per method ("Get", "GetProfile", "OutboundPolicies.Get",
+  // "OutboundPolicies.Watch") and target, and streams open now.
   int64_t calls(const std::string& method, const std::string& target) const;
   int open_streams() const;
   // File versions rejected by WatchFile, and the last rejection's message
@@ -76,6 +77,7 @@ class ControlPlane {
 
  private:
   class Service;
+  class PolicyService;
   ControlPlane() = default;
   // One look at the watched file: read and apply it if it changed.
   void PollFile(const std::string& path, int64_t max_bytes, FileStamp* last,
@@ -83,6 +85,7 @@ class ControlPlane {
   void RejectFile(const std::string& error);
 
   std::unique_ptr<Service> service_;
+  std::unique_ptr<PolicyService> policy_service_;
   std::unique_ptr<AdsService> ads_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
