@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo, in six parts:
+# The demo, in seven parts:
 #   1. the quickstart: 5 echo backends on loopback, one slow, called through
 #      a P2C channel and a round-robin channel (static discovery);
 #   2. Linkerd discovery: mesh-control-plane serving a config file, three
@@ -24,7 +24,12 @@
 #      certificate: every call is served by the two, the impostor is
 #      refused at the handshake with both identities named; then the same
 #      over xDS, the control plane sending a TLS cluster and mesh-call
-#      taking its certificate from its bootstrap's certificate_providers.
+#      taking its certificate from its bootstrap's certificate_providers;
+#   7. Linkerd's OutboundPolicies: the control plane serves a GRPCRoute from
+#      its file that splits echo.local 3:1 between two backend services and
+#      retries UNAVAILABLE; one backend endpoint fails every call, and
+#      mesh-call --linkerd-policy shows the split, the retries and all
+#      calls OK.
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -233,3 +238,28 @@ if grep -q 'NACK from' "$work/control-plane.err"; then
   grep 'NACK from' "$work/control-plane.err" >&2
   exit 1
 fi
+
+echo
+echo "demo: part 7 — Linkerd's OutboundPolicies: a GRPCRoute split and retries from the file"
+start flaky "$bin/mesh-echo-server" --port 0 --fail-status UNAVAILABLE
+flaky=$line
+echo "demo: echo-v1.local:7000 = A, B and F=$flaky (F answers every call UNAVAILABLE);"
+echo "demo: echo-v2.local:7000 = C. echo.local:7000's policy (mesh-control-plane's"
+echo "demo: OutboundPolicies API) has one GRPCRoute: demo.Echo split 3:1 between"
+echo "demo: v1 and v2, retried on UNAVAILABLE up to 2 times"
+printf '{"targets": {\n  "echo-v1.local:7000": {"endpoints": [{"address": "%s"}, {"address": "%s"}, {"address": "%s"}]},\n  "echo-v2.local:7000": {"endpoints": [{"address": "%s"}]},\n  "echo.local:7000": {"endpoints": [{"address": "%s"}], "policy": {"protocol": "grpc",\n    "routes": [{"name": "echo-split", "rules": [{"matches": [{"service": "demo.Echo"}],\n      "backends": [{"authority": "echo-v1.local:7000", "weight": 3}, {"authority": "echo-v2.local:7000", "weight": 1}],\n      "timeout_ms": 3000, "retry": {"max_retries": 2, "codes": ["UNAVAILABLE"]}}]}]}}\n}}\n' \
+  "${backends[0]}" "${backends[1]}" "$flaky" "${backends[2]}" "${backends[0]}" >"$config.tmp"
+applied=$(grep -c 'changed; applied' "$work/control-plane.err" || true)
+mv "$config.tmp" "$config"
+for _ in $(seq 50); do
+  [ "$(grep -c 'changed; applied' "$work/control-plane.err" || true)" -gt "$applied" ] && break
+  sleep 0.1
+done
+echo "demo: mesh-call --linkerd-policy: 400 calls (A and B carry v1's 3/4, C v2's 1/4;"
+echo "demo: F's failures are retried elsewhere and P2C learns to avoid it):"
+"$bin/mesh-call" --linkerd "127.0.0.1:$port" --linkerd-policy "127.0.0.1:$port" \
+  --source-workload '{"ns":"demo","pod":"demo-0"}' --target echo.local:7000 \
+  --method /demo.Echo/Say --count 400 --concurrency 8 --deadline 3000 \
+  --metrics 2>"$work/policy-call.err" >"$work/policy-call.out"
+sed -n '/^endpoint/,/^status/p' "$work/policy-call.out" | sed 's/^/  /'
+grep -E '^  route_(request|retry)_total\{.*route="echo-split"' "$work/policy-call.out"
