@@ -108,6 +108,9 @@ struct MESH_EXPORT BalancerOptions {
   // its next failure tries again). Lower keeps more capacity in a broad
   // outage, where failures are not the endpoints' fault. Must be in [0, 1].
   double ejection_max_share = 0.5;
+  // A floor: an endpoint is ejected only while at least this many others
+  // stay un-ejected. 0: none beyond ejection_max_share's.
+  uint32_t ejection_min_ready = 0;
   // Also eject by interval statistics (see IntervalEjection). When set, the
   // ejection rules become Envoy's throughout: an endpoint may be ejected
   // while fewer than ejection_max_share × n of the n are (so 0 ejects none,

@@ -122,6 +122,13 @@ struct MESH_EXPORT BackendPolicy {
     absl::Duration max = absl::Seconds(300);  // >= base
     double max_share = 0.1;                   // 0..1
     IntervalEjection interval;
+    // true: Envoy's interval rules (xDS). false: the channel's rules for
+    // consecutive failures (BalancerOptions), `interval` unused — Linkerd's
+    // failure accrual.
+    bool interval_rules = true;
+    // An endpoint is ejected only while this many others stay un-ejected
+    // (Linkerd's min_ready_endpoints); 0: no floor beyond the rules' own.
+    uint32_t min_ready_endpoints = 0;
   };
   std::optional<Ejection> ejection;
 };

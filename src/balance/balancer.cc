@@ -45,6 +45,7 @@ bool SameBalancerOptions(const BalancerOptions& a, const BalancerOptions& b) {
          a.ejection_base == b.ejection_base &&
          a.ejection_max == b.ejection_max &&
          a.ejection_max_share == b.ejection_max_share &&
+         a.ejection_min_ready == b.ejection_min_ready &&
          a.ring_min_size == b.ring_min_size &&
          a.ring_max_size == b.ring_max_size &&
          SameIntervalEjection(a.interval_ejection, b.interval_ejection);

@@ -26,6 +26,7 @@ EjectionGroup::EjectionGroup(const BalancerOptions& options, int64_t now_ns)
       base_ns_(absl::ToInt64Nanoseconds(options.ejection_base)),
       max_ns_(absl::ToInt64Nanoseconds(options.ejection_max)),
       max_share_(options.ejection_max_share),
+      min_ready_(options.ejection_min_ready),
       interval_(options.interval_ejection),
       interval_ns_(interval_ ? absl::ToInt64Nanoseconds(interval_->interval)
                              : 0),
@@ -57,6 +58,8 @@ void EjectionGroup::Replace(const EndpointLoad& from, EndpointLoad& to) {
 }
 
 bool EjectionGroup::MayEjectOneMore(size_t ejected, size_t members) const {
+  // The floor: one more ejected must leave min_ready_ un-ejected.
+  if (ejected + 1 + min_ready_ > members) return false;
   if (interval_) {
     // Envoy's rule: while the ejected share is below the maximum. (The
     // margin keeps 7 of 100 at 7% from passing as 7.000000000000001.)

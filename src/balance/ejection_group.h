@@ -102,6 +102,7 @@ class EjectionGroup {
   const int64_t base_ns_;
   const int64_t max_ns_;
   const double max_share_;
+  const uint32_t min_ready_;
   const std::optional<IntervalEjection> interval_;
   const int64_t interval_ns_;  // 0 without interval ejection
   // When the next look is due (written under mu_, read without it first).

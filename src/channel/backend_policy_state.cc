@@ -18,6 +18,8 @@ bool SameEjection(const std::optional<BackendPolicy::Ejection>& a,
   return a->consecutive_failures == b->consecutive_failures &&
          a->base == b->base && a->max == b->max &&
          a->max_share == b->max_share &&
+         a->interval_rules == b->interval_rules &&
+         a->min_ready_endpoints == b->min_ready_endpoints &&
          SameIntervalEjection(a->interval, b->interval);
 }
 
@@ -125,7 +127,10 @@ BalancerOptions BackendPolicyState::BalancerOptionsFor(
     options.ejection_base = e.base;
     options.ejection_max = std::max(e.base, e.max);
     options.ejection_max_share = e.max_share;
-    options.interval_ejection = e.interval;
+    options.ejection_min_ready = e.min_ready_endpoints;
+    options.interval_ejection =
+        e.interval_rules ? std::optional<IntervalEjection>(e.interval)
+                         : std::nullopt;
   }
   return options;
 }

@@ -206,6 +206,8 @@ std::string Policy(const DestinationView& v) {
         ",\"base_ms\":", absl::ToInt64Milliseconds(e.base),
         ",\"max_ms\":", absl::ToInt64Milliseconds(e.max),
         ",\"max_percent\":", e.max_share * 100,
+        ",\"min_ready_endpoints\":", e.min_ready_endpoints,
+        ",\"interval_rules\":", e.interval_rules ? "true" : "false",
         ",\"interval_ms\":", absl::ToInt64Milliseconds(e.interval.interval),
         ",\"success_rate\":", e.interval.success_rate ? "true" : "false",
         ",\"failure_percentage\":",

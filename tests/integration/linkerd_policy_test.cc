@@ -74,13 +74,24 @@ std::string GrpcRule(const std::string& matches, const std::string& split,
   return absl::StrCat("rules { ", matches, " ", split, " ", extra, " }");
 }
 
-out::OutboundPolicy GrpcPolicy(const std::string& rules) {
+// `grpc_extra`: more of the Grpc protocol part (failure_accrual).
+out::OutboundPolicy GrpcPolicy(const std::string& rules,
+                               const std::string& grpc_extra = "") {
   return Parse(absl::StrCat(
       "metadata { resource { group: 'core' kind: 'Service' namespace: 'ns' "
       "name: 'books' port: 8080 } } protocol { grpc { routes { metadata { "
       "resource { group: 'gateway.networking.k8s.io' kind: 'GRPCRoute' "
       "namespace: 'ns' name: 'books-route' } } ",
-      rules, " } } }"));
+      rules, " } ", grpc_extra, " } }"));
+}
+
+// Whether Describe() shows the endpoint `address` ejected (by any channel).
+bool ShownEjected(const std::string& describe, const std::string& address) {
+  size_t at = describe.find(absl::StrCat("\"address\":\"", address, "\""));
+  if (at == std::string::npos) return false;
+  size_t next = describe.find("\"address\":", at + 1);
+  size_t ejected = describe.find("\"ejected\":true", at);
+  return ejected != std::string::npos && ejected < next;
 }
 
 constexpr char kSayMatch[] =
@@ -406,6 +417,38 @@ TEST_F(LinkerdPolicyTest, TheLocalControlPlaneServesPoliciesAndFollowsEdits) {
   EXPECT_TRUE(SettlesOn(0, kSay));
   // One stream all along: edits are followed, not re-asked.
   EXPECT_EQ(control_plane_->calls("OutboundPolicies.Watch", kTarget), 1);
+}
+
+TEST_F(LinkerdPolicyTest, FailureAccrualEjectsAndProbesBack) {
+  // Say goes to a, whose second endpoint (backend 2) answers INTERNAL. The
+  // policy's failure accrual ejects it after 2 failures in a row (the
+  // channel's own rule would wait for 5), for 300 ms; healed, it is probed
+  // and takes calls again.
+  config_.targets[kA].endpoints = {Endpoint(1), Endpoint(2)};
+  backends_[2]->set_status(grpc::StatusCode::INTERNAL);
+  policies_->Set(
+      kTarget,
+      GrpcPolicy(GrpcRule(kSayMatch, Split({{kA, 1}})),
+                 "failure_accrual { consecutive_failures { max_failures: 2 "
+                 "backoff { min_backoff { nanos: 300000000 } max_backoff { "
+                 "nanos: 300000000 } } } }"));
+  StartMesh();
+  const std::string failing = backends_[2]->address();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        Call(kSay);
+        return ShownEjected(mesh_->Describe(), failing);
+      },
+      absl::Seconds(10)));
+  EXPECT_EQ(backends_[2]->calls_received(), 2);
+  EXPECT_THAT(mesh_->Describe(),
+              HasSubstr("\"consecutive_failures\":2,\"base_ms\":300"));
+  // While ejected, calls go to backend 1 only; healed, it is probed after
+  // the backoff and answers again.
+  backends_[2]->set_status(grpc::StatusCode::OK);
+  EXPECT_TRUE(testing::WaitFor([&] { return Call(kSay).endpoint == failing; },
+                               absl::Seconds(10)));
+  EXPECT_FALSE(ShownEjected(mesh_->Describe(), failing));
 }
 
 TEST_F(LinkerdPolicyTest, AProfileWithASplitOverridesThePolicy) {

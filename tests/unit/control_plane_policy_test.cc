@@ -87,9 +87,12 @@ TEST(ControlPlanePolicyTest, AGrpcPolicyArrivesAsTheRoutesItSays) {
   EXPECT_EQ(injected.fault.abort_code, absl::StatusCode::kUnavailable);
   EXPECT_EQ(injected.fault.abort_per_million, 250000u);
   EXPECT_THAT(injected.fault.abort_message, HasSubstr("injected"));
-  // Everything the file says is applied except failure accrual, which the
-  // client names.
-  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("failure_accrual")));
+  // Everything the file says is applied, failure accrual too.
+  EXPECT_THAT(c.dropped, IsEmpty());
+  ASSERT_TRUE(c.failure_accrual.has_value());
+  EXPECT_EQ(c.failure_accrual->consecutive_failures, 3u);
+  EXPECT_EQ(c.failure_accrual->base, absl::Milliseconds(500));
+  EXPECT_EQ(c.failure_accrual->max, absl::Seconds(4));
 }
 
 TEST(ControlPlanePolicyTest, AnHttpPolicyArrivesAsTheRoutesItSays) {

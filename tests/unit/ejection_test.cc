@@ -1,4 +1,5 @@
-// Outlier ejection: consecutive failures, linear backoff, maximum share.
+// Outlier ejection: consecutive failures, linear backoff, maximum share,
+// minimum ready.
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -214,6 +215,31 @@ TEST_F(EjectionTest, MaxShareLimitsEjectionsAndExpiryFreesRoom) {
   EXPECT_TRUE(StatsOf(*b, kC).ejected);
   EXPECT_TRUE(StatsOf(*b, kB).ejected);
   EXPECT_FALSE(StatsOf(*b, kD).ejected);
+}
+
+TEST_F(EjectionTest, MinReadyKeepsAFloorOfUnejectedEndpoints) {
+  // Linkerd's min_ready_endpoints: with 4 endpoints and a floor of 2, a
+  // share of 1 still ejects only 2; interval rules keep the floor too.
+  for (bool interval : {false, true}) {
+    BalancerOptions o;
+    o.ejection_max_share = 1.0;
+    o.ejection_min_ready = 2;
+    if (interval) o.interval_ejection.emplace();
+    auto b = Make({kA, kB, kC, kD}, o);
+    End(*b, kA, CallOutcome::kEndpointFailure);
+    End(*b, kB, CallOutcome::kEndpointFailure);
+    End(*b, kC, CallOutcome::kEndpointFailure, 3);
+    EXPECT_TRUE(StatsOf(*b, kA).ejected) << interval;
+    EXPECT_TRUE(StatsOf(*b, kB).ejected) << interval;
+    EXPECT_FALSE(StatsOf(*b, kC).ejected) << interval;
+    EXPECT_EQ(StatsOf(*b, kC).ejections, 0u) << interval;
+  }
+  // A floor at or above the set's size ejects none.
+  BalancerOptions o;
+  o.ejection_min_ready = 2;
+  auto b = Make({kA, kB}, o);
+  End(*b, kA, CallOutcome::kEndpointFailure);
+  EXPECT_FALSE(StatsOf(*b, kA).ejected);
 }
 
 TEST_F(EjectionTest, OneOfTwoCanBeEjectedWhateverTheShareButNeverBoth) {

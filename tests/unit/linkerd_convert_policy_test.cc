@@ -535,5 +535,49 @@ TEST(ConvertPolicyTest, ProtocolsWithoutRoutesAndRefusedPolicies) {
   EXPECT_THAT(refused.status().message(), HasSubstr("no http2"));
 }
 
+TEST(ConvertPolicyTest, FailureAccrualBecomesTheBackendsEjection) {
+  auto with_accrual = [](const std::string& accrual) {
+    return Parse(absl::StrCat(
+        "metadata { default: 'p' } protocol { grpc { failure_accrual { ",
+        accrual, " } } }"));
+  };
+  PolicyConversion c = Convert(with_accrual(
+      "consecutive_failures { max_failures: 3 backoff { min_backoff { "
+      "nanos: 250000000 } max_backoff { seconds: 4 } } } ejection { "
+      "min_ready_endpoints: 2 }"));
+  EXPECT_THAT(c.dropped, IsEmpty());
+  ASSERT_TRUE(c.failure_accrual.has_value());
+  EXPECT_EQ(c.failure_accrual->consecutive_failures, 3u);
+  EXPECT_EQ(c.failure_accrual->base, absl::Milliseconds(250));
+  EXPECT_EQ(c.failure_accrual->max, absl::Seconds(4));
+  EXPECT_EQ(c.failure_accrual->max_share, 1.0);
+  EXPECT_FALSE(c.failure_accrual->interval_rules);
+  EXPECT_EQ(c.failure_accrual->min_ready_endpoints, 2u);
+
+  // Unified: its streak applies, its success-rate trip is named.
+  c = Convert(with_accrual(
+      "unified { success_rate_threshold: 0.8 max_consecutive_failures: 5 "
+      "backoff { min_backoff { seconds: 1 } max_backoff { seconds: 60 } } }"));
+  ASSERT_TRUE(c.failure_accrual.has_value());
+  EXPECT_EQ(c.failure_accrual->consecutive_failures, 5u);
+  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("success-rate trip")));
+
+  // Off, and a backoff that cannot be an ejection's.
+  c = Convert(with_accrual("consecutive_failures { max_failures: 0 }"));
+  EXPECT_FALSE(c.failure_accrual.has_value());
+  EXPECT_THAT(c.dropped, IsEmpty());
+  c = Convert(with_accrual(
+      "consecutive_failures { max_failures: 2 backoff { max_backoff { "
+      "seconds: 1 } } }"));
+  EXPECT_FALSE(c.failure_accrual.has_value());
+  EXPECT_THAT(c.dropped,
+              ElementsAre(HasSubstr("failure_accrual dropped: backoff 0 to 1s "
+                                    "is not a range above zero")));
+  c = Convert(with_accrual(
+      "consecutive_failures { max_failures: 2 backoff { min_backoff { "
+      "seconds: 2 } max_backoff { seconds: 1 } } }"));
+  EXPECT_FALSE(c.failure_accrual.has_value());
+}
+
 }  // namespace
 }  // namespace mesh::internal::linkerd

@@ -705,6 +705,51 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
   }
 }
 
+// A protocol's failure accrual as its backends' ejection; a line in
+// `out->dropped` for what is not applied.
+void ConvertAccrual(const out::FailureAccrual& wire, PolicyConversion* out) {
+  uint32_t max_failures = 0;
+  const out::ExponentialBackoff* backoff = nullptr;
+  switch (wire.kind_case()) {
+    case out::FailureAccrual::kConsecutiveFailures:
+      max_failures = wire.consecutive_failures().max_failures();
+      backoff = &wire.consecutive_failures().backoff();
+      break;
+    case out::FailureAccrual::kUnified:
+      max_failures = wire.unified().max_consecutive_failures();
+      backoff = &wire.unified().backoff();
+      if (wire.unified().success_rate_threshold() > 0) {
+        out->dropped.push_back(
+            "failure_accrual.unified: the success-rate trip is not applied "
+            "(consecutive failures are)");
+      }
+      break;
+    case out::FailureAccrual::KIND_NOT_SET:
+      return;
+  }
+  if (max_failures == 0) return;  // off
+  absl::StatusOr<absl::Duration> min = ConvertDuration(backoff->min_backoff());
+  absl::StatusOr<absl::Duration> max = ConvertDuration(backoff->max_backoff());
+  if (!min.ok() || !max.ok() || *min <= absl::ZeroDuration() || *max < *min) {
+    out->dropped.push_back(absl::StrCat(
+        "failure_accrual dropped: backoff ",
+        !min.ok()   ? min.status().message()
+        : !max.ok() ? max.status().message()
+                    : absl::StrCat(absl::FormatDuration(*min), " to ",
+                                   absl::FormatDuration(*max),
+                                   " is not a range above zero")));
+    return;
+  }
+  BackendPolicy::Ejection e;
+  e.consecutive_failures = max_failures;
+  e.base = *min;
+  e.max = *max;
+  e.max_share = 1.0;
+  e.interval_rules = false;
+  e.min_ready_endpoints = wire.ejection().min_ready_endpoints();
+  out->failure_accrual = e;
+}
+
 }  // namespace
 
 std::string PolicyHostOf(absl::string_view authority) {
@@ -735,7 +780,7 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
     ConvertRoutes(part.routes(), kind, policy.metadata(), host, &ranked,
                   &out.dropped);
     if (part.has_failure_accrual()) {
-      out.dropped.push_back("failure_accrual is not applied yet");
+      ConvertAccrual(part.failure_accrual(), &out);
     }
   };
   switch (protocol.kind_case()) {

@@ -13,12 +13,14 @@
 #ifndef MESH_SRC_DISCOVERY_LINKERD_CONVERT_POLICY_H_
 #define MESH_SRC_DISCOVERY_LINKERD_CONVERT_POLICY_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "linkerd/outbound.pb.h"
+#include "mesh/endpoint.h"
 #include "mesh/service_config.h"
 
 namespace mesh::internal::linkerd {
@@ -31,6 +33,9 @@ struct PolicyConversion {
   // The policy's parent: "kind namespace/name" of its resource (a Service,
   // say), or "default <name>".
   std::string parent;
+  // The protocol's failure accrual as the ejection of its backends'
+  // endpoints; unset: none (or turned off).
+  std::optional<BackendPolicy::Ejection> failure_accrual;
   // One human-readable line per part left out or not applied, naming it
   // (route, rule, match, backend, filter by index and name) and why.
   std::vector<std::string> dropped;
@@ -84,9 +89,17 @@ struct PolicyConversion {
 //    answers it, when the protocol has routes.
 //  - Route metrics carry the parent's and the route's group, kind,
 //    namespace and name, as linkerd2-proxy labels them.
+//  - Failure accrual (consecutive_failures, or unified's
+//    max_consecutive_failures) → `failure_accrual`: an endpoint is ejected
+//    after max_failures classified failures in a row, its n-th ejection
+//    lasting min(min_backoff × n, max_backoff) (the channel's rules, not
+//    Linkerd's jittered doubling), up to every endpoint but one, and never
+//    below ejection.min_ready_endpoints left. max_failures 0 turns it off; a
+//    backoff that is not 0 < min ≤ max drops it, with a line; unified's
+//    success-rate trip is not applied, with a line.
 // Not applied yet, each with a line when present: response and idle
-// timeouts, a retry's per-try timeout and
-// max_request_bytes, backend-level filters, failure accrual and queues.
+// timeouts, a retry's per-try timeout and max_request_bytes, backend-level
+// filters and queues.
 absl::StatusOr<PolicyConversion> ConvertPolicy(
     const io::linkerd::proxy::outbound::OutboundPolicy& policy,
     absl::string_view authority);

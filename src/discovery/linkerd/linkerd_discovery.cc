@@ -6,8 +6,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -19,6 +21,7 @@
 #include "src/base/timer_thread.h"
 #include "src/discovery/common/builtin_source.h"
 #include "src/discovery/common/stream_watch.h"
+#include "src/discovery/linkerd/accrual_registry.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/linkerd/convert_policy.h"
 #include "src/discovery/linkerd/routing_combiner.h"
@@ -33,6 +36,7 @@ namespace dst = ::io::linkerd::proxy::destination;
 namespace outbound = ::io::linkerd::proxy::outbound;
 using internal::ExponentialBackoff;
 using internal::StreamWatch;
+using internal::linkerd::AccrualRegistry;
 using internal::linkerd::RoutingCombiner;
 
 // What every subscription of one source shares; subscriptions keep it alive.
@@ -73,6 +77,10 @@ struct Shared {
     return fallback;
   }
 
+  // The ejection each target's endpoints take from policies' failure
+  // accrual.
+  AccrualRegistry accrual;
+
   internal::Mutex mu;
   std::shared_ptr<DiscoverySource> fallback ABSL_GUARDED_BY(mu);
   std::shared_ptr<internal::TimerThread> timers ABSL_GUARDED_BY(mu);
@@ -95,10 +103,15 @@ std::string MethodPath(const char* method) {
 
 class Subscription final : public DiscoverySubscription {
  public:
+  // `accrual`: the endpoint observer's registration for failure accrual
+  // (Get only).
   Subscription(std::shared_ptr<Shared> shared, const std::string& target,
                const char* method, StreamWatch::Hooks hooks,
-               std::shared_ptr<FallbackSlot> fallback = nullptr)
-      : shared_(std::move(shared)), fallback_(std::move(fallback)) {
+               std::shared_ptr<FallbackSlot> fallback = nullptr,
+               std::unique_ptr<AccrualRegistry::Registration> accrual = nullptr)
+      : shared_(std::move(shared)),
+        fallback_(std::move(fallback)),
+        accrual_(std::move(accrual)) {
     target_ = target;
     dst::GetDestination request;
     request.set_path(target);
@@ -155,7 +168,8 @@ class Subscription final : public DiscoverySubscription {
 
  private:
   std::shared_ptr<Shared> shared_;
-  std::shared_ptr<FallbackSlot> fallback_;  // Get only
+  std::shared_ptr<FallbackSlot> fallback_;                  // Get only
+  std::unique_ptr<AccrualRegistry::Registration> accrual_;  // Get only
   std::string target_;
   std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
@@ -170,16 +184,20 @@ const std::vector<absl::StatusCode> kPolicyFinalCodes = {
 // its policy's, combined (routing_combiner.h).
 class ConfigSubscription final : public DiscoverySubscription {
  public:
-  ConfigSubscription(std::shared_ptr<RoutingCombiner> combiner,
+  ConfigSubscription(std::shared_ptr<Shared> shared,
+                     std::shared_ptr<RoutingCombiner> combiner,
                      std::unique_ptr<DiscoverySubscription> profile,
                      std::unique_ptr<StreamWatch> policy, std::string target)
-      : combiner_(std::move(combiner)),
+      : shared_(std::move(shared)),
+        combiner_(std::move(combiner)),
         profile_(std::move(profile)),
         policy_(std::move(policy)),
         target_(std::move(target)) {}
   ~ConfigSubscription() override {
     policy_.reset();  // no hook of either runs after these
     profile_.reset();
+    // Its failure accrual leaves the backends with the policy.
+    shared_->accrual.ClearParent(target_);
   }
 
   State GetState() const override {
@@ -210,11 +228,25 @@ class ConfigSubscription final : public DiscoverySubscription {
   }
 
  private:
+  std::shared_ptr<Shared> shared_;
   std::shared_ptr<RoutingCombiner> combiner_;
   std::unique_ptr<DiscoverySubscription> profile_;
   std::unique_ptr<StreamWatch> policy_;
   std::string target_;
 };
+
+// The backends a policy's routes send to (its failure accrual's reach): every
+// route's, and the target itself for routes without their own.
+std::vector<std::string> BackendsOf(const ServiceConfig& config,
+                                    const std::string& target) {
+  std::set<std::string> out;
+  for (const Route& r : config.routes) {
+    if (r.backends.empty()) out.insert(target);
+    for (const WeightedBackend& b : r.backends) out.insert(b.authority);
+  }
+  if (config.routes.empty()) out.insert(target);
+  return {out.begin(), out.end()};
+}
 
 // The policy watch of `target`, feeding `combiner` (already told it is
 // watched).
@@ -230,8 +262,9 @@ std::unique_ptr<StreamWatch> WatchPolicy(
       "/", outbound::OutboundPolicies::service_full_name(), "/Watch");
   hooks.name = absl::StrCat("linkerd OutboundPolicies.Watch '", target, "'");
   hooks.final_codes = kPolicyFinalCodes;
-  hooks.on_message = [combiner, target](const grpc::ByteBuffer& bytes,
-                                        bool) -> absl::Status {
+  AccrualRegistry* accrual = &shared->accrual;  // the watch's owner holds it
+  hooks.on_message = [combiner, target, accrual](const grpc::ByteBuffer& bytes,
+                                                 bool) -> absl::Status {
     outbound::OutboundPolicy policy;
     if (absl::Status parsed = internal::ParseReceived(bytes, &policy);
         !parsed.ok()) {
@@ -256,15 +289,19 @@ std::unique_ptr<StreamWatch> WatchPolicy(
       gpr_log(GPR_ERROR, "mesh: linkerd policy '%s': %s", target.c_str(),
               line.c_str());
     }
+    accrual->SetFromParent(target, BackendsOf(converted->config, target),
+                           converted->failure_accrual);
     combiner->OnPolicy(*std::move(converted));
     return absl::OkStatus();
   };
-  hooks.on_end = [combiner, target](const absl::Status& status, bool final) {
+  hooks.on_end = [combiner, target, accrual](const absl::Status& status,
+                                             bool final) {
     if (final) {
       gpr_log(GPR_INFO,
               "mesh: linkerd: no outbound policy for '%s' (%s); its profile "
               "routes it",
               target.c_str(), status.ToString().c_str());
+      accrual->ClearParent(target);
       combiner->OnPolicyGone(status);
       return;
     }
@@ -346,8 +383,13 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
       }
       observer->OnDiscoveryError(s);  // StreamWatch has logged the end
     };
-    return std::make_unique<Subscription>(
-        shared_, target, "Get", std::move(hooks), std::move(fallback));
+    // Registered before the stream starts: a policy's ejection applies from
+    // the first endpoint on.
+    std::unique_ptr<AccrualRegistry::Registration> accrual =
+        shared_->accrual.Register(target, observer);
+    return std::make_unique<Subscription>(shared_, target, "Get",
+                                          std::move(hooks), std::move(fallback),
+                                          std::move(accrual));
   }
 
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(
@@ -389,8 +431,9 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
         shared_->policy_channel != nullptr
             ? WatchPolicy(shared_, target, combiner)
             : nullptr;
-    return std::make_unique<ConfigSubscription>(
-        std::move(combiner), std::move(profile), std::move(policy), target);
+    return std::make_unique<ConfigSubscription>(shared_, std::move(combiner),
+                                                std::move(profile),
+                                                std::move(policy), target);
   }
 
   void LendTimers(
