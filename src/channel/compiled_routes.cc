@@ -6,6 +6,25 @@
 #include "src/base/clock.h"
 
 namespace mesh::internal {
+namespace {
+
+// The labels of a route's identity that its metrics carry: a Linkerd policy
+// route's parent and route resource, as linkerd2-proxy labels its route
+// metrics. (Other metrics labels, a profile's say, stay out: their names
+// are the control plane's to choose.)
+LabelPairs IdentityLabels(const CompiledRoute& route) {
+  static constexpr const char* kIdentity[] = {
+      "parent_group", "parent_kind", "parent_namespace", "parent_name",
+      "route_group",  "route_kind",  "route_namespace",  "route_name"};
+  LabelPairs out;
+  for (const char* name : kIdentity) {
+    auto it = route.metrics_labels.find(name);
+    if (it != route.metrics_labels.end()) out.emplace_back(name, it->second);
+  }
+  return out;
+}
+
+}  // namespace
 
 CompiledRoutes CompileRoutes(const ServiceConfig& config,
                              const RouteLimits& limits, uint64_t generation,
@@ -49,10 +68,12 @@ CompiledRoutes CompileRoutes(const ServiceConfig& config,
     add(routes.table->At(i).split);
   }
   routes.backend_keys = std::move(keys);
-  // Metrics by route name, kept across configs.
+  // Metrics by route name (and a policy route's identity), kept across
+  // configs.
   for (size_t i = 0; i <= routes.table->size(); ++i) {
+    const CompiledRoute& r = routes.table->At(i);
     routes.route_metrics.push_back(
-        metrics.Route(target, routes.table->At(i).metrics_name));
+        metrics.Route(target, r.metrics_name, IdentityLabels(r)));
   }
   return routes;
 }

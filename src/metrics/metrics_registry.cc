@@ -13,9 +13,11 @@
 namespace mesh::internal {
 
 std::shared_ptr<RouteMetrics> MetricsRegistry::Route(
-    const std::string& authority, const std::string& route) {
+    const std::string& authority, const std::string& route,
+    const LabelPairs& identity) {
   MutexLock lock(&mu_);
-  std::shared_ptr<RouteMetrics>& metrics = routes_[Key(authority, route)];
+  std::shared_ptr<RouteMetrics>& metrics =
+      routes_[RouteKey(Key(authority, route), identity)];
   if (metrics == nullptr) metrics = std::make_shared<RouteMetrics>();
   return metrics;
 }
@@ -117,7 +119,7 @@ struct CombinedGauges {
 
 std::string MetricsRegistry::RenderPrometheus(
     const std::vector<EndpointGauges>& gauges) const {
-  std::vector<std::pair<Key, std::shared_ptr<RouteMetrics>>> routes;
+  std::vector<std::pair<RouteKey, std::shared_ptr<RouteMetrics>>> routes;
   std::vector<std::pair<Key, std::shared_ptr<EndpointMetrics>>> endpoints;
   {
     MutexLock lock(&mu_);
@@ -142,8 +144,10 @@ std::string MetricsRegistry::RenderPrometheus(
   auto endpoint_labels = [](const Key& key) {
     return LabelSet({{"authority", key.first}, {"endpoint", key.second}});
   };
-  auto route_labels = [](const Key& key) {
-    return LabelSet({{"authority", key.first}, {"route", key.second}});
+  auto route_labels = [](const RouteKey& key) {
+    return LabelSet(
+        {{"authority", key.first.first}, {"route", key.first.second}},
+        key.second);
   };
 
   // Families in name order.
@@ -220,11 +224,12 @@ std::string MetricsRegistry::RenderPrometheus(
       std::string le = i < kLatencyBoundsMs.size()
                            ? absl::StrCat(kLatencyBoundsMs[i])
                            : std::string("+Inf");
-      WriteSample(
-          out, "route_response_latency_ms_bucket",
-          LabelSet(
-              {{"authority", key.first}, {"route", key.second}, {"le", le}}),
-          absl::StrCat(h.cumulative_counts[i]));
+      WriteSample(out, "route_response_latency_ms_bucket",
+                  LabelSet({{"authority", key.first.first},
+                            {"route", key.first.second},
+                            {"le", le}},
+                           key.second),
+                  absl::StrCat(h.cumulative_counts[i]));
     }
     WriteSample(out, "route_response_latency_ms_sum", route_labels(key),
                 FormatDouble(h.sum_ms));
@@ -237,12 +242,13 @@ std::string MetricsRegistry::RenderPrometheus(
               "status.");
   for (const auto& entry : routes) {
     const auto& key = entry.first;  // captured below: not a binding
-    entry.second->responses.ForEachNonZero([&](bool failure, int code,
-                                               uint64_t count) {
-      WriteSample(out, "route_response_total",
-                  ResponseLabels(key.first, "route", key.second, failure, code),
-                  absl::StrCat(count));
-    });
+    entry.second->responses.ForEachNonZero(
+        [&](bool failure, int code, uint64_t count) {
+          WriteSample(out, "route_response_total",
+                      ResponseLabels(key.first.first, "route", key.first.second,
+                                     failure, code, key.second),
+                      absl::StrCat(count));
+        });
   }
 
   WriteFamily(out, "route_retry_skipped_total", "counter",
@@ -253,9 +259,10 @@ std::string MetricsRegistry::RenderPrometheus(
           std::pair{"max_attempts",
                     &RouteMetrics::retries_skipped_max_attempts}}) {
       WriteSample(out, "route_retry_skipped_total",
-                  LabelSet({{"authority", key.first},
-                            {"route", key.second},
-                            {"reason", reason}}),
+                  LabelSet({{"authority", key.first.first},
+                            {"route", key.first.second},
+                            {"reason", reason}},
+                           key.second),
                   absl::StrCat(((*m).*field).load(std::memory_order_relaxed)));
     }
   }

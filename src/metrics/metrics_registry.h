@@ -52,9 +52,13 @@ class MetricsRegistry {
 
   // The metrics of `route` (the caller names the implicit default route
   // "[default]") of `authority`, created on first use and kept for the
-  // registry's lifetime: the same object for the same pair.
+  // registry's lifetime: the same object for the same three. `identity`
+  // labels every series of the route after authority and route (a Linkerd
+  // policy route's parent_* and route_* labels); other labels, another
+  // series.
   std::shared_ptr<RouteMetrics> Route(const std::string& authority,
-                                      const std::string& route);
+                                      const std::string& route,
+                                      const LabelPairs& identity = {});
 
   // The metrics of the endpoint `address` of `authority`: the same object as
   // long as someone holds it, a fresh one after the last holder let go. The
@@ -87,7 +91,9 @@ class MetricsRegistry {
   void MaybePruneEndpoints() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
-  std::map<Key, std::shared_ptr<RouteMetrics>> routes_ ABSL_GUARDED_BY(mu_);
+  using RouteKey = std::pair<Key, LabelPairs>;  // and identity labels
+  std::map<RouteKey, std::shared_ptr<RouteMetrics>> routes_
+      ABSL_GUARDED_BY(mu_);
   std::map<Key, std::weak_ptr<EndpointMetrics>> endpoints_ ABSL_GUARDED_BY(mu_);
   size_t prune_at_ ABSL_GUARDED_BY(mu_) = kMinPruneSize;
 };

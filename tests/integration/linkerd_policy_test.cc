@@ -20,6 +20,7 @@
 #include "linkerd/outbound.pb.h"
 #include "mesh/mesh.h"
 #include "tests/support/policy_server.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/test_support.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
@@ -400,6 +401,22 @@ TEST_F(LinkerdPolicyTest, TheLocalControlPlaneServesPoliciesAndFollowsEdits) {
   EXPECT_EQ(control_plane_->calls("OutboundPolicies.Watch", kTarget), 1);
   EXPECT_THAT(mesh_->Describe(), HasSubstr(R"("route_kind":"GRPCRoute")"));
   EXPECT_THAT(mesh_->Describe(), HasSubstr(R"("route_name":"say")"));
+  // The route's metrics carry its identity as linkerd2-proxy labels it.
+  absl::StatusOr<testing::PrometheusText> metrics =
+      testing::ParsePrometheusText(mesh_->Metrics());
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_GE(metrics
+                ->Value("route_request_total",
+                        {{"route", "say"},
+                         {"parent_kind", "Service"},
+                         {"parent_name", "books"},
+                         {"parent_namespace", "ns"},
+                         {"route_group", "gateway.networking.k8s.io"},
+                         {"route_kind", "GRPCRoute"},
+                         {"route_name", "say"},
+                         {"route_namespace", "ns"}})
+                .value_or(0),
+            5);
 
   config_.targets[kTarget].policy = route_to(kA, false);
   control_plane_->SetConfig(config_);

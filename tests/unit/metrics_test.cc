@@ -186,6 +186,35 @@ TEST(MetricsRegistryTest, RouteIsGetOrCreate) {
   EXPECT_EQ(raw->requests.load(), 1u);
 }
 
+TEST(MetricsRegistryTest, IdentityLabelsEveryRouteSeries) {
+  MetricsRegistry registry;
+  const LabelPairs identity = {{"parent_kind", "Service"},
+                               {"route_kind", "GRPCRoute"},
+                               {"route_name", "books-route"}};
+  std::shared_ptr<RouteMetrics> r =
+      registry.Route("books:8080", "books-route", identity);
+  EXPECT_EQ(registry.Route("books:8080", "books-route", identity), r);
+  EXPECT_NE(registry.Route("books:8080", "books-route"), r);  // another series
+  r->RecordRequest();
+  r->RecordAttempt(/*is_retry=*/false);
+  r->RecordRetrySkipped(RetrySkipReason::kBudget);
+  r->RecordResponse(false, 0, absl::Milliseconds(3));
+  PrometheusText t = ParseOrDie(registry.RenderPrometheus({}));
+  const PrometheusLabels labels = {{"route", "books-route"},
+                                   {"parent_kind", "Service"},
+                                   {"route_kind", "GRPCRoute"},
+                                   {"route_name", "books-route"}};
+  for (const char* sample :
+       {"route_request_total", "route_actual_request_total",
+        "route_response_total", "route_response_latency_ms_count",
+        "route_response_latency_ms_bucket", "route_retry_skipped_total"}) {
+    EXPECT_GE(t.Value(sample, labels).value_or(0), 1) << sample;
+  }
+  // The series without identity is its own, at 0.
+  EXPECT_EQ(t.Samples("route_request_total", {{"route", "books-route"}}).size(),
+            2u);
+}
+
 TEST(MetricsRegistryTest, EndpointIsSharedWhileHeld) {
   MetricsRegistry registry;
   std::shared_ptr<EndpointMetrics> e =
