@@ -156,6 +156,14 @@ struct MESH_EXPORT RetryPolicy {
   // a server (the connection could not be made). A gRPC call's answer is
   // HTTP 200 whatever its gRPC status, so it is not retried.
   std::vector<HttpStatusRange> retry_on_http_status;
+  // Each attempt's own time limit, within the call's deadline (Linkerd's
+  // retry timeout, xDS's per_try_timeout): an attempt still unanswered when
+  // it passes is cancelled (the server sees the cancellation) and, on a
+  // retryable route, retried under the budget whatever `retry_on` says;
+  // otherwise the call ends DEADLINE_EXCEEDED naming it. Unary calls only
+  // (a stream's attempts are bounded by the call's deadline). Infinite:
+  // none. Must be > 0.
+  absl::Duration per_try_timeout = absl::InfiniteDuration();
 };
 
 // Beyond Linkerd (xDS's fault filter): calls of a route delayed or failed on

@@ -83,6 +83,9 @@ struct ChannelCore::Attempt {
   CallHandle handle;
   std::shared_ptr<EndpointMetrics> endpoint_metrics;  // null: none kept
   bool counted = false;  // by the backend's circuit breaker
+  // The attempt's deadline: the call's, or sooner by the route's per-try
+  // timeout.
+  absl::Time deadline = absl::InfiniteFuture();
 };
 
 }  // namespace mesh::internal

@@ -511,7 +511,11 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   ++call->attempts;
   call->metrics->RecordAttempt(/*is_retry=*/call->attempts > 1);
   Attempt attempt{std::move(picked->leg), std::move(picked->handle), nullptr,
-                  counted};
+                  counted, call->deadline};
+  const absl::Duration per_try = call->route->retry_policy.per_try_timeout;
+  if (per_try != absl::InfiniteDuration() && call->stream == nullptr) {
+    attempt.deadline = std::min(call->deadline, absl::Now() + per_try);
+  }
   attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
       attempt.handle.endpoint().address);
   if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
@@ -526,7 +530,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     ApplyHeaderModifier(call->route->request_headers, &req.headers);
   }
   req.body = call->replayable ? call->body : std::move(call->body);
-  req.deadline = call->deadline;
+  req.deadline = attempt.deadline;
   req.cancel = call->cancel;
   req.route_labels = &call->route->labels;
   // The endpoint lives in the load record the handle shares, so moving the
@@ -646,6 +650,9 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.retry_on = &route.retry_policy.retry_on;
   end.retry_on_http_status = &route.retry_policy.retry_on_http_status;
   end.http_status = response.http_status;
+  end.per_try_timed_out =
+      response.status.code() == absl::StatusCode::kDeadlineExceeded &&
+      attempt.deadline < call->deadline;
   // A stream that received anything is the caller's now: not retried.
   const bool committed = call->stream != nullptr && call->stream->committed();
   if (RetryWanted(end) && !mesh_->shut_down() && !call->cancelled() &&
@@ -678,6 +685,14 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   CallResult result;
   result.endpoint = std::move(address);
   result.status = std::move(response.status);
+  if (end.per_try_timed_out) {
+    result.status = absl::DeadlineExceededError(absl::StrCat(
+        "attempt ", call->attempts, " to '", target_, "' (", result.endpoint,
+        ") passed the route's per-try timeout of ",
+        absl::FormatDuration(route.retry_policy.per_try_timeout),
+        route.is_retryable ? " and was not retried" : "", ": ",
+        result.status.message()));
+  }
   result.body = std::move(response.body);
   result.headers = std::move(response.headers);
   result.trailers = std::move(response.trailers);

@@ -13,6 +13,7 @@ bool ConnectRetryWanted(const AttemptEnd& end) {
 
 bool RetryWanted(const AttemptEnd& end) {
   if (!end.replayable) return false;
+  if (end.route_retryable && end.per_try_timed_out) return true;
   if (end.route_retryable && end.retry_on != nullptr &&
       !end.retry_on->empty()) {
     for (absl::StatusCode code : *end.retry_on) {

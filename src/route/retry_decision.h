@@ -43,9 +43,13 @@ struct AttemptEnd {
   // status (0: no response).
   const std::vector<HttpStatusRange>* retry_on_http_status = nullptr;
   int http_status = 0;
+  // The attempt passed the route's per-try timeout (not the call's
+  // deadline).
+  bool per_try_timed_out = false;
 };
 
-// A retry is wanted for a classified failure on a retryable route — never a
+// A retry is wanted for an attempt that passed its per-try timeout on a
+// retryable route; for a classified failure on a retryable route — never a
 // timeout or a cancellation: the deadline covers every attempt — or, with
 // `retry_on`, for an attempt that ended with one of its codes (the server's
 // CANCELLED and DEADLINE_EXCEEDED included), or, with only

@@ -26,6 +26,12 @@ absl::Status ValidateRetryPolicy(const RetryPolicy& policy) {
         "retry_policy.backoff_max ", absl::FormatDuration(policy.backoff_max),
         " is below backoff_base ", absl::FormatDuration(policy.backoff_base)));
   }
+  if (policy.per_try_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("retry_policy.per_try_timeout ",
+                     absl::FormatDuration(policy.per_try_timeout),
+                     " must be > 0 (infinite: none)"));
+  }
   for (const HttpStatusRange& range : policy.retry_on_http_status) {
     if (range.min < 100 || range.max > 999 || range.min > range.max) {
       return absl::InvalidArgumentError(

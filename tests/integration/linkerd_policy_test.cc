@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -466,6 +467,43 @@ TEST_F(LinkerdPolicyTest, FailureAccrualEjectsAndProbesBack) {
   EXPECT_TRUE(testing::WaitFor([&] { return Call(kSay).endpoint == failing; },
                                absl::Seconds(10)));
   EXPECT_FALSE(ShownEjected(mesh_->Describe(), failing));
+}
+
+TEST_F(LinkerdPolicyTest, APerTryTimeoutRetriesASlowAttemptElsewhere) {
+  // a's backend 1 answers after 2 s, its backend 2 at once. Say retries
+  // UNAVAILABLE only, with a per-try timeout of 100 ms: an attempt on
+  // backend 1 is cancelled at 100 ms and retried, and every call is answered
+  // by backend 2 (within its 5 s deadline backend 1 would answer too).
+  config_.targets[kA].endpoints = {Endpoint(1), Endpoint(2)};
+  backends_[1]->set_delay(absl::Seconds(2));
+  policies_->Set(kTarget,
+                 GrpcPolicy(GrpcRule(kSayMatch, Split({{kA, 1}}),
+                                     "retry { max_retries: 3 conditions { "
+                                     "unavailable: true } timeout { nanos: "
+                                     "100000000 } }")));
+  StartMesh();
+  for (int i = 0; i < 6; ++i) {
+    CallResult r = Call(kSay);
+    EXPECT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.endpoint, backends_[2]->address());
+  }
+  EXPECT_GE(backends_[1]->calls_received(), 1);  // tried, then left
+  // Without retries left the call ends naming the per-try timeout.
+  policies_->Set(kTarget,
+                 GrpcPolicy(GrpcRule(kSayMatch, Split({{kA, 1}}),
+                                     "retry { max_retries: 0 conditions { "
+                                     "unavailable: true } timeout { nanos: "
+                                     "100000000 } }")));
+  config_.targets[kA].endpoints = {Endpoint(1)};
+  control_plane_->SetConfig(config_);
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        CallResult r = Call(kSay);
+        return r.status.code() == absl::StatusCode::kDeadlineExceeded &&
+               absl::StrContains(r.status.message(),
+                                 "passed the route's per-try timeout of 100ms");
+      },
+      absl::Seconds(10)));
 }
 
 TEST_F(LinkerdPolicyTest, AProfileWithASplitOverridesThePolicy) {

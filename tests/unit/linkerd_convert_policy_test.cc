@@ -341,9 +341,15 @@ TEST(ConvertPolicyTest, TimeoutsAndRetries) {
   EXPECT_EQ(p.retry_on_http_status[0].min, 500u);
   EXPECT_EQ(p.retry_on_http_status[0].max, 504u);
   EXPECT_EQ(p.max_attempts, 2u);
+  EXPECT_EQ(p.per_try_timeout, absl::Seconds(1));
   // What is not applied yet says so.
-  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("response timeout"),
-                                     HasSubstr("retry timeout (per try)")));
+  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("response timeout")));
+  // A zero per-try timeout is none.
+  c = Convert(Grpc(GrpcRoute("r", "",
+                             "retry { max_retries: 1 conditions { unavailable: "
+                             "true } timeout {} }")));
+  EXPECT_EQ(c.config.routes[0].retry_policy.per_try_timeout,
+            absl::InfiniteDuration());
 }
 
 TEST(ConvertPolicyTest, BadTimeoutsAndRetriesAreDroppedNamingThem) {
@@ -355,16 +361,22 @@ TEST(ConvertPolicyTest, BadTimeoutsAndRetriesAreDroppedNamingThem) {
            GrpcRoute("backoff", "",
                      "retry { max_retries: 1 conditions { "
                      "unavailable: true } backoff { min_backoff { "
-                     "seconds: 2 } max_backoff { seconds: 1 } } }")));
-  ASSERT_EQ(c.config.routes.size(), 2u);  // "neg" is dropped
+                     "seconds: 2 } max_backoff { seconds: 1 } } }") +
+           GrpcRoute("per-try", "",
+                     "retry { max_retries: 1 conditions { "
+                     "unavailable: true } timeout { seconds: -3 } }")));
+  ASSERT_EQ(c.config.routes.size(), 3u);  // "neg" is dropped
   EXPECT_FALSE(c.config.routes[0].is_retryable);
   EXPECT_FALSE(c.config.routes[1].is_retryable);
+  EXPECT_FALSE(c.config.routes[2].is_retryable);
   EXPECT_THAT(
       c.dropped,
       ElementsAre(
           AllOf(HasSubstr("GRPCRoute ns/neg rule #0"), HasSubstr("negative")),
           AllOf(HasSubstr("GRPCRoute ns/many"), HasSubstr("above 65535")),
-          AllOf(HasSubstr("GRPCRoute ns/backoff"), HasSubstr("2s to 1s"))));
+          AllOf(HasSubstr("GRPCRoute ns/backoff"), HasSubstr("2s to 1s")),
+          AllOf(HasSubstr("GRPCRoute ns/per-try"),
+                HasSubstr("retry dropped: timeout -3s is negative"))));
   c = Convert(Http2({HttpRoute(
       "h", "rules { backends { random_available { " + Weighted("a:80", 1) +
                " } } retry { conditions { status_ranges { start: 500 end: "

@@ -228,5 +228,25 @@ TEST(RetryOnTest, NotOnARouteWithoutRetries) {
   EXPECT_FALSE(RetryWanted(end));
 }
 
+TEST(RetryWantedTest, APassedPerTryTimeoutOnARetryableRouteWhateverRetryOn) {
+  // The attempt's own timeout is no caller's deadline: retried, even with
+  // retry_on or status ranges that do not list DEADLINE_EXCEEDED.
+  const std::vector<absl::StatusCode> retry_on = {
+      absl::StatusCode::kUnavailable};
+  const std::vector<HttpStatusRange> ranges = {{500, 599}};
+  AttemptEnd end = EndedWith(absl::StatusCode::kDeadlineExceeded, &retry_on);
+  EXPECT_FALSE(RetryWanted(end));
+  end.per_try_timed_out = true;
+  EXPECT_TRUE(RetryWanted(end));
+  end.retry_on = nullptr;
+  end.retry_on_http_status = &ranges;
+  EXPECT_TRUE(RetryWanted(end));
+  end.route_retryable = false;  // not on a route without retries
+  EXPECT_FALSE(RetryWanted(end));
+  end.route_retryable = true;
+  end.replayable = false;  // nor without the body
+  EXPECT_FALSE(RetryWanted(end));
+}
+
 }  // namespace
 }  // namespace mesh::internal

@@ -110,6 +110,12 @@ TEST(RetryPolicyTest, ValidationNamesTheField) {
               HasSubstr("retry_on_http_status range 99-200"));
   p.retry_on_http_status = {{504, 500}};
   EXPECT_THAT(ValidateRetryPolicy(p).message(), HasSubstr("504-500"));
+  p.retry_on_http_status.clear();
+  p.per_try_timeout = absl::ZeroDuration();
+  EXPECT_THAT(ValidateRetryPolicy(p).message(),
+              HasSubstr("retry_policy.per_try_timeout 0 must be > 0"));
+  p.per_try_timeout = absl::Milliseconds(100);
+  EXPECT_TRUE(ValidateRetryPolicy(p).ok());
 }
 
 TEST(RetryPolicyTest, BackoffIsFullJitterUnderADoublingCeiling) {

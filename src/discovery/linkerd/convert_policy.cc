@@ -422,7 +422,19 @@ bool ConvertRetryCommon(const Retry& wire, const RuleContext& ctx,
     return false;
   }
   if (wire.has_timeout()) {
-    ctx.Line("retry timeout (per try) is not applied yet");
+    absl::StatusOr<absl::Duration> per_try = ConvertDuration(wire.timeout());
+    if (!per_try.ok() || *per_try < absl::ZeroDuration()) {
+      ctx.Line(absl::StrCat(
+          "retry dropped: timeout ",
+          !per_try.ok()
+              ? per_try.status().message()
+              : absl::StrCat(absl::FormatDuration(*per_try), " is negative")));
+      return false;
+    }
+    // Zero: none.
+    if (*per_try > absl::ZeroDuration()) {
+      route->retry_policy.per_try_timeout = *per_try;
+    }
   }
   if (wire.max_request_bytes() > 0) {
     ctx.Line("retry max_request_bytes is not applied yet");

@@ -75,7 +75,8 @@ struct PolicyConversion {
 //    sum past 2^32 - 1 drops the backend (the sum: the rule's distribution).
 //  - Timeouts: `timeouts.request` (or the deprecated `requestTimeout`) →
 //    Route::timeout; zero means none.
-//  - Retries: max_retries + 1 attempts, the backoff's bounds, gRPC
+//  - Retries: max_retries + 1 attempts, the backoff's bounds, the per-try
+//    `timeout` (→ RetryPolicy::per_try_timeout; zero: none), gRPC
 //    conditions → RetryPolicy::retry_on, HTTP status ranges →
 //    retry_on_http_status (a range outside 1..599 or reversed drops the
 //    retry), under the default retry budget.
@@ -98,8 +99,7 @@ struct PolicyConversion {
 //    backoff that is not 0 < min ≤ max drops it, with a line; unified's
 //    success-rate trip is not applied, with a line.
 // Not applied yet, each with a line when present: response and idle
-// timeouts, a retry's per-try timeout and max_request_bytes, backend-level
-// filters and queues.
+// timeouts, a retry's max_request_bytes, backend-level filters and queues.
 absl::StatusOr<PolicyConversion> ConvertPolicy(
     const io::linkerd::proxy::outbound::OutboundPolicy& policy,
     absl::string_view authority);
