@@ -131,6 +131,11 @@ struct MESH_EXPORT BackendPolicy {
     uint32_t min_ready_endpoints = 0;
   };
   std::optional<Ejection> ejection;
+  // The P2C Peak-EWMA tuning of the backend's endpoints (a Linkerd policy
+  // backend's peak_ewma): each, when set, replaces the channel's
+  // BalancerOptions::default_rtt or decay. Must be > 0.
+  std::optional<absl::Duration> default_rtt;
+  std::optional<absl::Duration> decay;
 };
 
 class MESH_EXPORT EndpointObserver {

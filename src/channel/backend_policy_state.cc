@@ -32,7 +32,8 @@ bool BackendPolicyState::Same(const BackendPolicy& a, const BackendPolicy& b) {
   if (a.balancing != b.balancing || a.ring_min_size != b.ring_min_size ||
       a.ring_max_size != b.ring_max_size || a.max_requests != b.max_requests ||
       a.drops.size() != b.drops.size() ||
-      !SameEjection(a.ejection, b.ejection)) {
+      !SameEjection(a.ejection, b.ejection) || a.default_rtt != b.default_rtt ||
+      a.decay != b.decay) {
     return false;
   }
   for (size_t i = 0; i < a.drops.size(); ++i) {
@@ -120,6 +121,13 @@ BalancerOptions BackendPolicyState::BalancerOptionsFor(
       options.ring_min_size = policy_->ring_min_size;
       options.ring_max_size = policy_->ring_max_size;
       break;
+  }
+  // Only values a balancer takes: the source validated them.
+  if (policy_->default_rtt && *policy_->default_rtt > absl::ZeroDuration()) {
+    options.default_rtt = *policy_->default_rtt;
+  }
+  if (policy_->decay && *policy_->decay > absl::ZeroDuration()) {
+    options.decay = *policy_->decay;
   }
   if (policy_->ejection) {
     const BackendPolicy::Ejection& e = *policy_->ejection;

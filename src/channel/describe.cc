@@ -213,8 +213,13 @@ std::string Policy(const DestinationView& v) {
         ",\"failure_percentage\":",
         e.interval.failure_percentage ? "true" : "false", "}");
   }
+  auto millis = [](const std::optional<absl::Duration>& d) {
+    return d ? absl::StrCat(absl::ToDoubleMilliseconds(*d)) : "null";
+  };
   return absl::StrCat(
-      "{\"max_requests\":", v.policy->max_requests,
+      "{\"default_rtt_ms\":", millis(v.policy->default_rtt),
+      ",\"decay_ms\":", millis(v.policy->decay),
+      ",\"max_requests\":", v.policy->max_requests,
       ",\"in_flight\":", v.in_flight,
       ",\"circuit_breaker_refusals\":", v.circuit_breaker_refusals,
       ",\"drops\":[", absl::StrJoin(drops, ","), "],\"dropped\":", v.dropped,

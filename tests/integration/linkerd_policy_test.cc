@@ -461,6 +461,9 @@ TEST_F(LinkerdPolicyTest, FailureAccrualEjectsAndProbesBack) {
   EXPECT_EQ(backends_[2]->calls_received(), 2);
   EXPECT_THAT(mesh_->Describe(),
               HasSubstr("\"consecutive_failures\":2,\"base_ms\":300"));
+  // The backend's Peak-EWMA tuning (BackendTo's) came with it.
+  EXPECT_THAT(mesh_->Describe(),
+              HasSubstr("\"default_rtt_ms\":30,\"decay_ms\":10000"));
   // While ejected, calls go to backend 1 only; healed, it is probed after
   // the backoff and answers again.
   backends_[2]->set_status(grpc::StatusCode::OK);

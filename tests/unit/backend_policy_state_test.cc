@@ -105,6 +105,33 @@ TEST(BackendPolicyStateTest, BalancingAndEjectionReplaceTheChannels) {
   EXPECT_EQ(options.ejection_base, absl::Seconds(10));
   EXPECT_EQ(options.ejection_max, absl::Seconds(10));
   EXPECT_DOUBLE_EQ(options.ejection_max_share, 0.25);
+  EXPECT_TRUE(options.interval_ejection.has_value());  // xDS: Envoy's rules
+}
+
+TEST(BackendPolicyStateTest,
+     LinkerdsAccrualAndPeakEwmaTuningReplaceTheChannels) {
+  BackendPolicyState state("books:7000");
+  BackendPolicy policy;
+  BackendPolicy::Ejection ejection;
+  ejection.consecutive_failures = 3;
+  ejection.interval_rules = false;
+  ejection.min_ready_endpoints = 2;
+  policy.ejection = ejection;
+  policy.default_rtt = absl::Milliseconds(80);
+  policy.decay = absl::Seconds(2);
+  EXPECT_TRUE(state.Apply(policy));
+  BalancerOptions channel;
+  channel.interval_ejection.emplace();
+  BalancerOptions options = state.BalancerOptionsFor(channel);
+  EXPECT_EQ(options.ejection_consecutive_failures, 3u);
+  EXPECT_EQ(options.ejection_min_ready, 2u);
+  EXPECT_FALSE(options.interval_ejection.has_value());
+  EXPECT_EQ(options.default_rtt, absl::Milliseconds(80));
+  EXPECT_EQ(options.decay, absl::Seconds(2));
+  // Another tuning is another policy.
+  policy.decay = absl::Seconds(3);
+  EXPECT_TRUE(state.Apply(policy));
+  EXPECT_EQ(state.BalancerOptionsFor(channel).decay, absl::Seconds(3));
 }
 
 }  // namespace

@@ -547,6 +547,48 @@ TEST(ConvertPolicyTest, ProtocolsWithoutRoutesAndRefusedPolicies) {
   EXPECT_THAT(refused.status().message(), HasSubstr("no http2"));
 }
 
+TEST(ConvertPolicyTest, BackendsTakeTheirPeakEwmaTuningAndTheAccrual) {
+  auto backend = [](const std::string& path, const std::string& load) {
+    return absl::StrCat(
+        "backends { weight: 1 backend { backend { metadata { default: 'b' } "
+        "balancer { discovery { dst { path: '",
+        path, "' } } ", load, " } } } }");
+  };
+  out::OutboundPolicy p = Parse(absl::StrCat(
+      "metadata { default: 'p' } protocol { grpc { routes { metadata { "
+      "default: 'r' } rules { backends { random_available { ",
+      backend("a:80",
+              "peak_ewma { default_rtt { nanos: 50000000 } decay { "
+              "seconds: 5 } }"),
+      backend("b:80", "penalty_peak_ewma { default_rtt { seconds: 1 } }"),
+      backend("c:80", "peak_ewma { default_rtt { seconds: -1 } }"),
+      " } } } } failure_accrual { consecutive_failures { max_failures: 4 "
+      "backoff { min_backoff { seconds: 1 } max_backoff { seconds: 2 } } } } "
+      "} }"));
+  PolicyConversion c = Convert(p);
+  ASSERT_EQ(c.backend_policies.size(), 3u);
+  const BackendPolicy& a = c.backend_policies.at("a:80");
+  EXPECT_EQ(a.default_rtt, absl::Milliseconds(50));
+  EXPECT_EQ(a.decay, absl::Seconds(5));
+  ASSERT_TRUE(a.ejection.has_value());
+  EXPECT_EQ(a.ejection->consecutive_failures, 4u);
+  EXPECT_EQ(c.backend_policies.at("b:80").default_rtt, absl::Seconds(1));
+  EXPECT_FALSE(c.backend_policies.at("b:80").decay.has_value());
+  // c's bad default_rtt is left out, named; the accrual still applies.
+  EXPECT_FALSE(c.backend_policies.at("c:80").default_rtt.has_value());
+  EXPECT_TRUE(c.backend_policies.at("c:80").ejection.has_value());
+  EXPECT_THAT(
+      c.dropped,
+      ElementsAre(AllOf(HasSubstr("backend #2: balancer default_rtt not "
+                                  "applied: -1s is not above zero"))));
+  // Without accrual or tuning, no backend has anything to set.
+  c = Convert(Parse(absl::StrCat(
+      "metadata { default: 'p' } protocol { grpc { routes { metadata { "
+      "default: 'r' } rules { backends { random_available { ",
+      backend("a:80", "peak_ewma {}"), " } } } } } }")));
+  EXPECT_TRUE(c.backend_policies.empty());
+}
+
 TEST(ConvertPolicyTest, FailureAccrualBecomesTheBackendsEjection) {
   auto with_accrual = [](const std::string& accrual) {
     return Parse(absl::StrCat(

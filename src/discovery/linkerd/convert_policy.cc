@@ -311,10 +311,43 @@ void FailAlways(Route* route, absl::Status status) {
 struct RuleContext {
   std::string name;
   std::vector<std::string>* dropped;
+  // The backends' balancer settings, by path (first seen wins).
+  std::map<std::string, BackendPolicy>* backends;
   void Line(absl::string_view what) const {
     dropped->push_back(absl::StrCat(name, ": ", what));
   }
 };
+
+// A balancer's Peak-EWMA default_rtt and decay (either load kind) as a
+// backend policy; a value not above zero is left out with a line.
+BackendPolicy BalancerSettings(const out::Backend::BalanceP2c& balancer,
+                               absl::string_view where,
+                               const RuleContext& ctx) {
+  BackendPolicy p;
+  auto take = [&](bool has, const google::protobuf::Duration& wire,
+                  const char* name, std::optional<absl::Duration>* field) {
+    if (!has) return;
+    absl::StatusOr<absl::Duration> d = ConvertDuration(wire);
+    if (d.ok() && *d > absl::ZeroDuration()) {
+      *field = *d;
+      return;
+    }
+    ctx.Line(absl::StrCat(
+        where, ": balancer ", name, " not applied: ",
+        d.ok() ? absl::StrCat(absl::FormatDuration(*d), " is not above zero")
+               : d.status().message()));
+  };
+  if (balancer.has_peak_ewma()) {
+    const auto& e = balancer.peak_ewma();
+    take(e.has_default_rtt(), e.default_rtt(), "default_rtt", &p.default_rtt);
+    take(e.has_decay(), e.decay(), "decay", &p.decay);
+  } else if (balancer.has_penalty_peak_ewma()) {
+    const auto& e = balancer.penalty_peak_ewma();
+    take(e.has_default_rtt(), e.default_rtt(), "default_rtt", &p.default_rtt);
+    take(e.has_decay(), e.decay(), "decay", &p.decay);
+  }
+  return p;
+}
 
 // A Distribution (HTTP or gRPC: the same fields) → the route's backends;
 // false with a line if the rule must go.
@@ -348,6 +381,9 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
     }
     sum += weight;
     backends.push_back(WeightedBackend{path, weight});
+    if (!ctx.backends->count(path)) {
+      (*ctx.backends)[path] = BalancerSettings(b.balancer(), where, ctx);
+    }
   };
   switch (wire.kind_case()) {
     case Distribution::kEmpty:
@@ -642,7 +678,8 @@ template <typename WireRoute>
 void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
                    absl::string_view kind, const meta::Metadata& parent,
                    absl::string_view host, std::vector<Ranked>* ranked,
-                   std::vector<std::string>* dropped) {
+                   std::vector<std::string>* dropped,
+                   std::map<std::string, BackendPolicy>* backends) {
   size_t rules_seen = 0;
   auto over = [&]() {
     if (rules_seen < kMaxPolicyRoutes && ranked->size() < kMaxPolicyRoutes) {
@@ -668,7 +705,8 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
       if (over()) return;
       ++rules_seen;
       const auto& rule = wire.rules(j);
-      RuleContext ctx{absl::StrCat(route_name, " rule #", j), dropped};
+      RuleContext ctx{absl::StrCat(route_name, " rule #", j), dropped,
+                      backends};
       Route route;
       route.name = wire.metadata().has_resource()
                        ? wire.metadata().resource().name()
@@ -790,7 +828,7 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
   // A protocol's routes (Http1, Http2 or Grpc: routes and failure_accrual).
   auto routes_of = [&](const auto& part, absl::string_view kind) {
     ConvertRoutes(part.routes(), kind, policy.metadata(), host, &ranked,
-                  &out.dropped);
+                  &out.dropped, &out.backend_policies);
     if (part.has_failure_accrual()) {
       ConvertAccrual(part.failure_accrual(), &out);
     }
@@ -833,6 +871,18 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
       ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
         return std::tie(a.host, a.match) > std::tie(b.host, b.match);
       });
+  // Every backend takes the protocol's failure accrual; only backends with
+  // something to set are kept.
+  for (auto it = out.backend_policies.begin();
+       it != out.backend_policies.end();) {
+    BackendPolicy& p = it->second;
+    p.ejection = out.failure_accrual;
+    if (!p.ejection && !p.default_rtt && !p.decay) {
+      it = out.backend_policies.erase(it);
+    } else {
+      ++it;
+    }
+  }
   ServiceConfig& config = out.config;
   config.routes.reserve(ranked.size());
   for (Ranked& r : ranked) config.routes.push_back(std::move(r.route));

@@ -13,6 +13,7 @@
 #ifndef MESH_SRC_DISCOVERY_LINKERD_CONVERT_POLICY_H_
 #define MESH_SRC_DISCOVERY_LINKERD_CONVERT_POLICY_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct PolicyConversion {
   // The protocol's failure accrual as the ejection of its backends'
   // endpoints; unset: none (or turned off).
   std::optional<BackendPolicy::Ejection> failure_accrual;
+  // The policy of each backend the routes name (by DestinationGet path):
+  // `failure_accrual` as its ejection, its balancer's Peak-EWMA
+  // default_rtt and decay. Only backends with something to set.
+  std::map<std::string, BackendPolicy> backend_policies;
   // One human-readable line per part left out or not applied, naming it
   // (route, rule, match, backend, filter by index and name) and why.
   std::vector<std::string> dropped;
@@ -90,6 +95,9 @@ struct PolicyConversion {
 //    answers it, when the protocol has routes.
 //  - Route metrics carry the parent's and the route's group, kind,
 //    namespace and name, as linkerd2-proxy labels them.
+//  - Backends' balancers: a `peak_ewma` (or `penalty_peak_ewma`)
+//    default_rtt and decay above zero → backend_policies; a backend named
+//    twice takes its first settings.
 //  - Failure accrual (consecutive_failures, or unified's
 //    max_consecutive_failures) → `failure_accrual`: an endpoint is ejected
 //    after max_failures classified failures in a row, its n-th ejection

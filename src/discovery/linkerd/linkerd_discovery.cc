@@ -21,9 +21,9 @@
 #include "src/base/timer_thread.h"
 #include "src/discovery/common/builtin_source.h"
 #include "src/discovery/common/stream_watch.h"
-#include "src/discovery/linkerd/accrual_registry.h"
 #include "src/discovery/linkerd/convert.h"
 #include "src/discovery/linkerd/convert_policy.h"
+#include "src/discovery/linkerd/policy_backends.h"
 #include "src/discovery/linkerd/routing_combiner.h"
 #include "src/model/address.h"
 #include "src/tls/tls_credentials.h"
@@ -36,7 +36,7 @@ namespace dst = ::io::linkerd::proxy::destination;
 namespace outbound = ::io::linkerd::proxy::outbound;
 using internal::ExponentialBackoff;
 using internal::StreamWatch;
-using internal::linkerd::AccrualRegistry;
+using internal::linkerd::PolicyBackends;
 using internal::linkerd::RoutingCombiner;
 
 // What every subscription of one source shares; subscriptions keep it alive.
@@ -77,9 +77,9 @@ struct Shared {
     return fallback;
   }
 
-  // The ejection each target's endpoints take from policies' failure
-  // accrual.
-  AccrualRegistry accrual;
+  // The backend policy each target's endpoints take from the outbound
+  // policies routing to it.
+  PolicyBackends policy_backends;
 
   internal::Mutex mu;
   std::shared_ptr<DiscoverySource> fallback ABSL_GUARDED_BY(mu);
@@ -103,15 +103,16 @@ std::string MethodPath(const char* method) {
 
 class Subscription final : public DiscoverySubscription {
  public:
-  // `accrual`: the endpoint observer's registration for failure accrual
-  // (Get only).
-  Subscription(std::shared_ptr<Shared> shared, const std::string& target,
-               const char* method, StreamWatch::Hooks hooks,
-               std::shared_ptr<FallbackSlot> fallback = nullptr,
-               std::unique_ptr<AccrualRegistry::Registration> accrual = nullptr)
+  // `backend_policy`: the endpoint observer's registration for the backend
+  // policies of outbound policies (Get only).
+  Subscription(
+      std::shared_ptr<Shared> shared, const std::string& target,
+      const char* method, StreamWatch::Hooks hooks,
+      std::shared_ptr<FallbackSlot> fallback = nullptr,
+      std::unique_ptr<PolicyBackends::Registration> backend_policy = nullptr)
       : shared_(std::move(shared)),
         fallback_(std::move(fallback)),
-        accrual_(std::move(accrual)) {
+        backend_policy_(std::move(backend_policy)) {
     target_ = target;
     dst::GetDestination request;
     request.set_path(target);
@@ -168,8 +169,8 @@ class Subscription final : public DiscoverySubscription {
 
  private:
   std::shared_ptr<Shared> shared_;
-  std::shared_ptr<FallbackSlot> fallback_;                  // Get only
-  std::unique_ptr<AccrualRegistry::Registration> accrual_;  // Get only
+  std::shared_ptr<FallbackSlot> fallback_;                        // Get only
+  std::unique_ptr<PolicyBackends::Registration> backend_policy_;  // Get only
   std::string target_;
   std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
@@ -196,8 +197,8 @@ class ConfigSubscription final : public DiscoverySubscription {
   ~ConfigSubscription() override {
     policy_.reset();  // no hook of either runs after these
     profile_.reset();
-    // Its failure accrual leaves the backends with the policy.
-    shared_->accrual.ClearParent(target_);
+    // What its policy set for its backends goes with it.
+    shared_->policy_backends.ClearParent(target_);
   }
 
   State GetState() const override {
@@ -235,19 +236,6 @@ class ConfigSubscription final : public DiscoverySubscription {
   std::string target_;
 };
 
-// The backends a policy's routes send to (its failure accrual's reach): every
-// route's, and the target itself for routes without their own.
-std::vector<std::string> BackendsOf(const ServiceConfig& config,
-                                    const std::string& target) {
-  std::set<std::string> out;
-  for (const Route& r : config.routes) {
-    if (r.backends.empty()) out.insert(target);
-    for (const WeightedBackend& b : r.backends) out.insert(b.authority);
-  }
-  if (config.routes.empty()) out.insert(target);
-  return {out.begin(), out.end()};
-}
-
 // The policy watch of `target`, feeding `combiner` (already told it is
 // watched).
 std::unique_ptr<StreamWatch> WatchPolicy(
@@ -262,9 +250,9 @@ std::unique_ptr<StreamWatch> WatchPolicy(
       "/", outbound::OutboundPolicies::service_full_name(), "/Watch");
   hooks.name = absl::StrCat("linkerd OutboundPolicies.Watch '", target, "'");
   hooks.final_codes = kPolicyFinalCodes;
-  AccrualRegistry* accrual = &shared->accrual;  // the watch's owner holds it
-  hooks.on_message = [combiner, target, accrual](const grpc::ByteBuffer& bytes,
-                                                 bool) -> absl::Status {
+  PolicyBackends* backends = &shared->policy_backends;  // the owner holds it
+  hooks.on_message = [combiner, target, backends](const grpc::ByteBuffer& bytes,
+                                                  bool) -> absl::Status {
     outbound::OutboundPolicy policy;
     if (absl::Status parsed = internal::ParseReceived(bytes, &policy);
         !parsed.ok()) {
@@ -289,19 +277,18 @@ std::unique_ptr<StreamWatch> WatchPolicy(
       gpr_log(GPR_ERROR, "mesh: linkerd policy '%s': %s", target.c_str(),
               line.c_str());
     }
-    accrual->SetFromParent(target, BackendsOf(converted->config, target),
-                           converted->failure_accrual);
+    backends->SetFromParent(target, converted->backend_policies);
     combiner->OnPolicy(*std::move(converted));
     return absl::OkStatus();
   };
-  hooks.on_end = [combiner, target, accrual](const absl::Status& status,
-                                             bool final) {
+  hooks.on_end = [combiner, target, backends](const absl::Status& status,
+                                              bool final) {
     if (final) {
       gpr_log(GPR_INFO,
               "mesh: linkerd: no outbound policy for '%s' (%s); its profile "
               "routes it",
               target.c_str(), status.ToString().c_str());
-      accrual->ClearParent(target);
+      backends->ClearParent(target);
       combiner->OnPolicyGone(status);
       return;
     }
@@ -385,11 +372,11 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
     };
     // Registered before the stream starts: a policy's ejection applies from
     // the first endpoint on.
-    std::unique_ptr<AccrualRegistry::Registration> accrual =
-        shared_->accrual.Register(target, observer);
+    std::unique_ptr<PolicyBackends::Registration> backend_policy =
+        shared_->policy_backends.Register(target, observer);
     return std::make_unique<Subscription>(shared_, target, "Get",
                                           std::move(hooks), std::move(fallback),
-                                          std::move(accrual));
+                                          std::move(backend_policy));
   }
 
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(

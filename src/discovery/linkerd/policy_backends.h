@@ -1,25 +1,27 @@
-// AccrualRegistry: the ejection each Linkerd target's endpoints take from the
-// failure accrual of the outbound policies that route to it. linkerd2-proxy
-// breaks circuits per endpoint of every backend a parent's routes send to;
-// here a policy (its parent, the watched target) sets the ejection of each
-// backend its routes name, the last parent to set a backend wins, and a
-// parent whose policy drops a backend or its accrual (or goes) clears what
-// it set. The endpoint observers registered for a target get its policy at
-// once and at each change, through OnBackendPolicy.
+// PolicyBackends: the backend policy each Linkerd target's endpoints take
+// from the outbound policies that route to it — the failure accrual of the
+// parent's protocol (as an ejection) and the backend's own Peak-EWMA
+// tuning. linkerd2-proxy builds a balancer per backend of every parent; here
+// a policy (its parent, the watched target) sets the policy of each backend
+// its routes name, the last parent to set a backend wins, and a parent whose
+// policy drops a backend (or goes) clears what it set. The endpoint
+// observers registered for a target get its policy at once and at each
+// change, through OnBackendPolicy.
 //
-//   auto registration = registry.Register("books:8080", observer);
-//   registry.SetFromParent("web:80", {"books:8080"}, ejection);
+//   auto registration = backends.Register("books:8080", observer);
+//   backends.SetFromParent("web:80", {{"books:8080", policy}});
 //
 // Thread-safe. Observer calls are made under the registry's lock: once a
 // Registration is destroyed, its observer gets no more.
-#ifndef MESH_SRC_DISCOVERY_LINKERD_ACCRUAL_REGISTRY_H_
-#define MESH_SRC_DISCOVERY_LINKERD_ACCRUAL_REGISTRY_H_
+#ifndef MESH_SRC_DISCOVERY_LINKERD_POLICY_BACKENDS_H_
+#define MESH_SRC_DISCOVERY_LINKERD_POLICY_BACKENDS_H_
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mesh/endpoint.h"
@@ -27,12 +29,12 @@
 
 namespace mesh::internal::linkerd {
 
-class AccrualRegistry {
+class PolicyBackends {
  public:
   // Holds one observer's registration; unregisters it when destroyed.
   class Registration {
    public:
-    Registration(AccrualRegistry* registry, std::string target,
+    Registration(PolicyBackends* registry, std::string target,
                  EndpointObserver* observer)
         : registry_(registry),
           target_(std::move(target)),
@@ -42,7 +44,7 @@ class AccrualRegistry {
     Registration& operator=(const Registration&) = delete;
 
    private:
-    AccrualRegistry* const registry_;
+    PolicyBackends* const registry_;
     const std::string target_;
     EndpointObserver* const observer_;
   };
@@ -52,28 +54,28 @@ class AccrualRegistry {
   std::unique_ptr<Registration> Register(const std::string& target,
                                          EndpointObserver* observer);
 
-  // `parent`'s policy routes to `backends` with `accrual` (unset: none).
+  // `parent`'s policy sets these backends' policies (authority → policy);
+  // the backends it set before and not now are cleared.
   void SetFromParent(const std::string& parent,
-                     const std::vector<std::string>& backends,
-                     const std::optional<BackendPolicy::Ejection>& accrual);
+                     const std::map<std::string, BackendPolicy>& policies);
   // `parent` has no policy any more: what it set is cleared.
   void ClearParent(const std::string& parent);
 
-  // Targets with an observer or an ejection: for tests of the bounds.
+  // Targets with an observer or a policy: for tests of the bounds.
   size_t EntriesForTest() const;
 
  private:
   struct Entry {
     std::set<EndpointObserver*> observers;
-    std::optional<BackendPolicy::Ejection> ejection;
-    std::string setter;  // the parent that set `ejection`
+    std::optional<BackendPolicy> policy;
+    std::string setter;  // the parent that set `policy`
   };
 
   void Remove(const std::string& target, EndpointObserver* observer);
-  // Sets (or clears) the target's ejection as `parent`'s and tells its
-  // observers when it changed.
+  // Sets (or, nullopt, clears if `parent` set it) the target's policy and
+  // tells its observers.
   void SetLocked(const std::string& target, const std::string& parent,
-                 const std::optional<BackendPolicy::Ejection>& ejection)
+                 const std::optional<BackendPolicy>& policy)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EraseIfUnusedLocked(const std::string& target)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -86,4 +88,4 @@ class AccrualRegistry {
 
 }  // namespace mesh::internal::linkerd
 
-#endif  // MESH_SRC_DISCOVERY_LINKERD_ACCRUAL_REGISTRY_H_
+#endif  // MESH_SRC_DISCOVERY_LINKERD_POLICY_BACKENDS_H_
