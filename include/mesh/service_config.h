@@ -164,6 +164,9 @@ struct MESH_EXPORT RetryPolicy {
   // (a stream's attempts are bounded by the call's deadline). Infinite:
   // none. Must be > 0.
   absl::Duration per_try_timeout = absl::InfiniteDuration();
+  // A request body larger than this is not kept for another attempt, so
+  // never retried (Linkerd's max_request_bytes). 0: 64 KiB.
+  uint32_t max_request_bytes = 0;
 };
 
 // Beyond Linkerd (xDS's fault filter): calls of a route delayed or failed on

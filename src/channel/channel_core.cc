@@ -174,10 +174,11 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
                                                        : absl::InfiniteFuture();
   call->wait_until =
       std::min(call->deadline, call->start + options_.fail_fast_timeout);
+  const uint32_t max_replay = call->route->retry_policy.max_request_bytes;
   call->replayable =
       (call->route->is_retryable || options_.retry_connect_failures) &&
       call->route->retry_policy.max_attempts != 1 &&
-      call->body.size() <= kMaxReplayBytes;
+      call->body.size() <= (max_replay != 0 ? max_replay : kMaxReplayBytes);
   routes.budget->Deposit();
   if (!call->route->hash_policies.empty()) {
     call->hash = RequestHash(*call->route, &call->metadata, channel_id_);

@@ -144,10 +144,10 @@ class LinkerdPolicyTest : public ::testing::Test {
     channel_ = *std::move(c);
   }
 
-  CallResult Call(const char* method = kSay) {
+  CallResult Call(const char* method = kSay, const std::string& body = "x") {
     CallOptions options;
     options.deadline = absl::Now() + absl::Seconds(5);
-    return channel_->CallRaw(method, "x", options);
+    return channel_->CallRaw(method, body, options);
   }
 
   // Calls `method` until `n` in a row end on backend `i` (10 s at most).
@@ -302,6 +302,36 @@ TEST_F(LinkerdPolicyTest, RetriesFollowTheRulesConditionsOnly) {
     EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable) << r.status;
     EXPECT_EQ(backends_[2]->calls_received() - before, 1);
   }
+}
+
+TEST_F(LinkerdPolicyTest, MaxRequestBytesBoundsWhatIsRetried) {
+  // b answers UNAVAILABLE; Say retries it twice for a body of at most
+  // 16 bytes, Other for one of at most 1 MiB (past mesh's 64 KiB default).
+  backends_[2]->set_status(grpc::StatusCode::UNAVAILABLE);
+  policies_->Set(kTarget,
+                 GrpcPolicy(GrpcRule(kSayMatch, Split({{kB, 1}}),
+                                     "retry { max_retries: 2 "
+                                     "max_request_bytes: 16 conditions { "
+                                     "unavailable: true } }") +
+                            GrpcRule("", Split({{kB, 1}}),
+                                     "retry { max_retries: 2 "
+                                     "max_request_bytes: 1048576 conditions { "
+                                     "unavailable: true } }")));
+  StartMesh();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        return Call(kOther).status.code() == absl::StatusCode::kUnavailable;
+      },
+      absl::Seconds(10)));
+  auto attempts = [&](const char* method, size_t bytes) {
+    const int64_t before = backends_[2]->calls_received();
+    EXPECT_EQ(Call(method, std::string(bytes, 'b')).status.code(),
+              absl::StatusCode::kUnavailable);
+    return backends_[2]->calls_received() - before;
+  };
+  EXPECT_EQ(attempts(kSay, 16), 3);
+  EXPECT_EQ(attempts(kSay, 17), 1);
+  EXPECT_EQ(attempts(kOther, 100 * 1024), 3);
 }
 
 TEST_F(LinkerdPolicyTest, HttpStatusRetryConditionsLeaveAGrpcAnswerAlone) {

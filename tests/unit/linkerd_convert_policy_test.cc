@@ -331,9 +331,9 @@ TEST(ConvertPolicyTest, TimeoutsAndRetries) {
 
   c = Convert(Http2({HttpRoute(
       "h", "rules { backends { random_available { " + Weighted("a:80", 1) +
-               " } } retry { max_retries: 1 conditions { status_ranges { "
-               "start: 500 end: 504 } } timeout { seconds: 1 } } timeouts { "
-               "response { seconds: 1 } } }")}));
+               " } } retry { max_retries: 1 max_request_bytes: 4096 "
+               "conditions { status_ranges { start: 500 end: 504 } } timeout "
+               "{ seconds: 1 } } timeouts { response { seconds: 1 } } }")}));
   ASSERT_EQ(c.config.routes.size(), 1u);
   const RetryPolicy& p = c.config.routes[0].retry_policy;
   EXPECT_TRUE(c.config.routes[0].is_retryable);
@@ -342,6 +342,7 @@ TEST(ConvertPolicyTest, TimeoutsAndRetries) {
   EXPECT_EQ(p.retry_on_http_status[0].max, 504u);
   EXPECT_EQ(p.max_attempts, 2u);
   EXPECT_EQ(p.per_try_timeout, absl::Seconds(1));
+  EXPECT_EQ(p.max_request_bytes, 4096u);
   // What is not applied yet says so.
   EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("response timeout")));
   // A zero per-try timeout is none.

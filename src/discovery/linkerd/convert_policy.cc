@@ -472,9 +472,7 @@ bool ConvertRetryCommon(const Retry& wire, const RuleContext& ctx,
       route->retry_policy.per_try_timeout = *per_try;
     }
   }
-  if (wire.max_request_bytes() > 0) {
-    ctx.Line("retry max_request_bytes is not applied yet");
-  }
+  route->retry_policy.max_request_bytes = wire.max_request_bytes();
   return true;
 }
 

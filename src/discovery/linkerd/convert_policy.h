@@ -81,7 +81,8 @@ struct PolicyConversion {
 //  - Timeouts: `timeouts.request` (or the deprecated `requestTimeout`) →
 //    Route::timeout; zero means none.
 //  - Retries: max_retries + 1 attempts, the backoff's bounds, the per-try
-//    `timeout` (→ RetryPolicy::per_try_timeout; zero: none), gRPC
+//    `timeout` (→ RetryPolicy::per_try_timeout; zero: none),
+//    max_request_bytes (→ RetryPolicy::max_request_bytes), gRPC
 //    conditions → RetryPolicy::retry_on, HTTP status ranges →
 //    retry_on_http_status (a range outside 1..599 or reversed drops the
 //    retry), under the default retry budget.
@@ -107,7 +108,7 @@ struct PolicyConversion {
 //    backoff that is not 0 < min ≤ max drops it, with a line; unified's
 //    success-rate trip is not applied, with a line.
 // Not applied yet, each with a line when present: response and idle
-// timeouts, a retry's max_request_bytes, backend-level filters and queues.
+// timeouts, backend-level filters and queues.
 absl::StatusOr<PolicyConversion> ConvertPolicy(
     const io::linkerd::proxy::outbound::OutboundPolicy& policy,
     absl::string_view authority);
