@@ -101,6 +101,18 @@ write_config() {
   mv "$config.tmp" "$config"
 }
 
+# Moves $config.tmp over the config, then waits (5 s at most) for the control
+# plane, which looks at the file every 200 ms, to apply it.
+install_config() {
+  local applied
+  applied=$(grep -c 'changed; applied' "$work/control-plane.err" || true)
+  mv "$config.tmp" "$config"
+  for _ in $(seq 50); do
+    [ "$(grep -c 'changed; applied' "$work/control-plane.err" || true)" -gt "$applied" ] && break
+    sleep 0.1
+  done
+}
+
 write_config "${backends[0]}" "${backends[1]}"
 start control-plane "$bin/mesh-control-plane" --config="$config" --listen=127.0.0.1:0 --verbose
 port=${line##*:}
@@ -220,13 +232,7 @@ echo "demo: mesh-call's bootstrap names the client files as that file_watcher pr
 printf '{"targets": {"books.local:7000": {"endpoints": [{"address": "%s", "tls_identity": "%s"}, {"address": "%s", "tls_identity": "%s"}, {"address": "%s", "tls_identity": "%s"}]}}}\n' \
   "${tls_backends[0]}" "$identity" "${tls_backends[1]}" "$identity" \
   "${tls_backends[2]}" "$identity" >"$config.tmp"
-applied=$(grep -c 'changed; applied' "$work/control-plane.err" || true)
-mv "$config.tmp" "$config"
-# The control plane looks at the file every 200 ms: wait (5 s at most) for it.
-for _ in $(seq 50); do
-  [ "$(grep -c 'changed; applied' "$work/control-plane.err" || true)" -gt "$applied" ] && break
-  sleep 0.1
-done
+install_config
 tls_bootstrap="$work/bootstrap-tls.json"
 printf '{"xds_servers": [{"server_uri": "127.0.0.1:%s", "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],\n "node": {"id": "demo-mesh-call-tls"},\n "certificate_providers": {"default": {"plugin_name": "file_watcher", "config": {"certificate_file": "%s", "private_key_file": "%s", "ca_certificate_file": "%s", "refresh_interval": "60s"}}}}\n' \
   "$port" "$pki/client.pem" "$pki/client.key" "$pki/ca.pem" >"$tls_bootstrap"
@@ -249,12 +255,7 @@ echo "demo: OutboundPolicies API) has one GRPCRoute: demo.Echo split 3:1 between
 echo "demo: v1 and v2, retried on UNAVAILABLE up to 2 times"
 printf '{"targets": {\n  "echo-v1.local:7000": {"endpoints": [{"address": "%s"}, {"address": "%s"}, {"address": "%s"}]},\n  "echo-v2.local:7000": {"endpoints": [{"address": "%s"}]},\n  "echo.local:7000": {"endpoints": [{"address": "%s"}], "policy": {"protocol": "grpc",\n    "routes": [{"name": "echo-split", "rules": [{"matches": [{"service": "demo.Echo"}],\n      "backends": [{"authority": "echo-v1.local:7000", "weight": 3}, {"authority": "echo-v2.local:7000", "weight": 1}],\n      "timeout_ms": 3000, "retry": {"max_retries": 2, "codes": ["UNAVAILABLE"]}}]}]}}\n}}\n' \
   "${backends[0]}" "${backends[1]}" "$flaky" "${backends[2]}" "${backends[0]}" >"$config.tmp"
-applied=$(grep -c 'changed; applied' "$work/control-plane.err" || true)
-mv "$config.tmp" "$config"
-for _ in $(seq 50); do
-  [ "$(grep -c 'changed; applied' "$work/control-plane.err" || true)" -gt "$applied" ] && break
-  sleep 0.1
-done
+install_config
 echo "demo: mesh-call --linkerd-policy: 400 calls (A and B carry v1's 3/4, C v2's 1/4;"
 echo "demo: F's failures are retried elsewhere and P2C learns to avoid it):"
 "$bin/mesh-call" --linkerd "127.0.0.1:$port" --linkerd-policy "127.0.0.1:$port" \
