@@ -166,6 +166,28 @@ void FillMethod(const std::string& method,
   m->set_unregistered(method);
 }
 
+// What HTTP and gRPC rules share: the request header modifier (the first
+// filter), the backends and the request timeout.
+template <typename Rule>
+void FillRuleCommon(const PolicyRuleSpec& r, const std::string& target,
+                    Rule* rule) {
+  if (r.request_headers) {
+    FillModifier(*r.request_headers,
+                 rule->add_filters()->mutable_request_header_modifier());
+  }
+  FillBackends(r, target, rule);
+  if (r.timeout_ms > 0)
+    SetMillis(r.timeout_ms, rule->mutable_timeouts()->mutable_request());
+}
+
+// What both retry kinds share: max_retries and the backoff.
+template <typename Retry>
+void FillRetryCommon(const PolicyRetrySpec& spec, Retry* retry) {
+  retry->set_max_retries(spec.max_retries);
+  FillBackoff(spec.min_backoff_ms, spec.max_backoff_ms,
+              retry->mutable_backoff());
+}
+
 out::HttpRoute HttpRouteOf(const PolicyRouteSpec& spec, const Named& parent,
                            const std::string& target) {
   out::HttpRoute route;
@@ -186,10 +208,7 @@ out::HttpRoute HttpRouteOf(const PolicyRouteSpec& spec, const Named& parent,
       for (const PolicyValueMatch& q : m.query)
         FillValueMatch(q, match->add_query_params());
     }
-    if (r.request_headers) {
-      FillModifier(*r.request_headers,
-                   rule->add_filters()->mutable_request_header_modifier());
-    }
+    FillRuleCommon(r, target, rule);
     if (r.response_headers) {
       FillModifier(*r.response_headers,
                    rule->add_filters()->mutable_response_header_modifier());
@@ -200,20 +219,15 @@ out::HttpRoute HttpRouteOf(const PolicyRouteSpec& spec, const Named& parent,
       f->set_status(r.failure_injector->code);
       FillInjector(*r.failure_injector, f);
     }
-    FillBackends(r, target, rule);
-    if (r.timeout_ms > 0)
-      SetMillis(r.timeout_ms, rule->mutable_timeouts()->mutable_request());
     if (r.retry) {
       out::HttpRoute::Retry* retry = rule->mutable_retry();
-      retry->set_max_retries(r.retry->max_retries);
+      FillRetryCommon(*r.retry, retry);
       auto* conditions = retry->mutable_conditions();
       for (const auto& [lo, hi] : r.retry->statuses) {
         auto* range = conditions->add_status_ranges();
         range->set_start(lo);
         range->set_end(hi);
       }
-      FillBackoff(r.retry->min_backoff_ms, r.retry->max_backoff_ms,
-                  retry->mutable_backoff());
     }
   }
   return route;
@@ -234,22 +248,16 @@ out::GrpcRoute GrpcRouteOf(const PolicyRouteSpec& spec, const Named& parent,
       for (const PolicyValueMatch& h : m.headers)
         FillValueMatch(h, match->add_headers());
     }
-    if (r.request_headers) {
-      FillModifier(*r.request_headers,
-                   rule->add_filters()->mutable_request_header_modifier());
-    }
+    FillRuleCommon(r, target, rule);
     if (r.failure_injector) {
       gr::GrpcFailureInjector* f =
           rule->add_filters()->mutable_failure_injector();
       f->set_code(r.failure_injector->code);
       FillInjector(*r.failure_injector, f);
     }
-    FillBackends(r, target, rule);
-    if (r.timeout_ms > 0)
-      SetMillis(r.timeout_ms, rule->mutable_timeouts()->mutable_request());
     if (r.retry) {
       out::GrpcRoute::Retry* retry = rule->mutable_retry();
-      retry->set_max_retries(r.retry->max_retries);
+      FillRetryCommon(*r.retry, retry);
       auto* c = retry->mutable_conditions();
       for (const std::string& code : r.retry->codes) {
         if (code == "CANCELLED") c->set_cancelled(true);
@@ -258,8 +266,6 @@ out::GrpcRoute GrpcRouteOf(const PolicyRouteSpec& spec, const Named& parent,
         if (code == "INTERNAL") c->set_internal(true);
         if (code == "UNAVAILABLE") c->set_unavailable(true);
       }
-      FillBackoff(r.retry->min_backoff_ms, r.retry->max_backoff_ms,
-                  retry->mutable_backoff());
     }
   }
   return route;

@@ -423,23 +423,36 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
   return true;
 }
 
+// An ExponentialBackoff's bounds (min, max), or what is wrong with them:
+// min at least zero (above zero when `min_above_zero`), max at least min.
+absl::StatusOr<std::pair<absl::Duration, absl::Duration>> BackoffBounds(
+    const out::ExponentialBackoff& wire, bool min_above_zero) {
+  absl::StatusOr<absl::Duration> min = ConvertDuration(wire.min_backoff());
+  if (!min.ok()) return min.status();
+  absl::StatusOr<absl::Duration> max = ConvertDuration(wire.max_backoff());
+  if (!max.ok()) return max.status();
+  const bool min_ok = min_above_zero ? *min > absl::ZeroDuration()
+                                     : *min >= absl::ZeroDuration();
+  if (!min_ok || *max < *min) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        absl::FormatDuration(*min), " to ", absl::FormatDuration(*max),
+        min_above_zero ? " is not a range above zero"
+                       : " is not a range of zero or more"));
+  }
+  return std::make_pair(*min, *max);
+}
+
 // A retry's backoff bounds; false with a line if they do not convert.
 bool ConvertBackoff(const out::ExponentialBackoff& wire, const RuleContext& ctx,
                     RetryPolicy* policy) {
-  absl::StatusOr<absl::Duration> min = ConvertDuration(wire.min_backoff());
-  absl::StatusOr<absl::Duration> max = ConvertDuration(wire.max_backoff());
-  if (!min.ok() || !max.ok() || *min < absl::ZeroDuration() || *max < *min) {
-    ctx.Line(absl::StrCat(
-        "retry dropped: backoff ",
-        !min.ok()   ? min.status().message()
-        : !max.ok() ? max.status().message()
-                    : absl::StrCat(absl::FormatDuration(*min), " to ",
-                                   absl::FormatDuration(*max),
-                                   " is not a range of zero or more")));
+  auto bounds = BackoffBounds(wire, /*min_above_zero=*/false);
+  if (!bounds.ok()) {
+    ctx.Line(
+        absl::StrCat("retry dropped: backoff ", bounds.status().message()));
     return false;
   }
-  policy->backoff_base = *min;
-  policy->backoff_max = *max;
+  policy->backoff_base = bounds->first;
+  policy->backoff_max = bounds->second;
   return true;
 }
 
@@ -776,22 +789,16 @@ void ConvertAccrual(const out::FailureAccrual& wire, PolicyConversion* out) {
       return;
   }
   if (max_failures == 0) return;  // off
-  absl::StatusOr<absl::Duration> min = ConvertDuration(backoff->min_backoff());
-  absl::StatusOr<absl::Duration> max = ConvertDuration(backoff->max_backoff());
-  if (!min.ok() || !max.ok() || *min <= absl::ZeroDuration() || *max < *min) {
-    out->dropped.push_back(absl::StrCat(
-        "failure_accrual dropped: backoff ",
-        !min.ok()   ? min.status().message()
-        : !max.ok() ? max.status().message()
-                    : absl::StrCat(absl::FormatDuration(*min), " to ",
-                                   absl::FormatDuration(*max),
-                                   " is not a range above zero")));
+  auto bounds = BackoffBounds(*backoff, /*min_above_zero=*/true);
+  if (!bounds.ok()) {
+    out->dropped.push_back(absl::StrCat("failure_accrual dropped: backoff ",
+                                        bounds.status().message()));
     return;
   }
   BackendPolicy::Ejection e;
   e.consecutive_failures = max_failures;
-  e.base = *min;
-  e.max = *max;
+  e.base = bounds->first;
+  e.max = bounds->second;
   e.max_share = 1.0;
   e.interval_rules = false;
   e.min_ready_endpoints = wire.ejection().min_ready_endpoints();
