@@ -474,6 +474,9 @@ TEST_F(LinkerdPolicyTest, FailureAccrualEjectsAndProbesBack) {
   // and takes calls again.
   config_.targets[kA].endpoints = {Endpoint(1), Endpoint(2)};
   backends_[2]->set_status(grpc::StatusCode::INTERNAL);
+  // Backend 1 is the slower: P2C (which counts no failure against a fast
+  // endpoint) keeps picking backend 2 until it is ejected.
+  backends_[1]->set_delay(absl::Milliseconds(50));
   policies_->Set(
       kTarget,
       GrpcPolicy(GrpcRule(kSayMatch, Split({{kA, 1}})),
