@@ -82,7 +82,8 @@ for target in "${targets[@]}"; do
     linkerd_convert_fuzz)
       "${build}/tests/fuzz/linkerd_convert_seeds" "${seeds}" ;;
     control_plane_config_fuzz)
-      cp "${root}/tools/mesh-control-plane/sample.json" "${seeds}/" ;;
+      cp "${root}/tools/mesh-control-plane/sample.json" "${seeds}/"
+      cp "${root}/tools/mesh-control-plane/sample-policy.json" "${seeds}/" ;;
     xds_convert_fuzz)
       "${build}/tests/fuzz/xds_convert_seeds" "${seeds}" ;;
     dns_answer_fuzz)

@@ -3,7 +3,8 @@
 // a message naming the line — never crash, never exhaust the stack — and a
 // config that parses must go on the wire as messages a client can parse
 // back (proto3 strings are UTF-8; one that is not once froze the clients'
-// streams), and as xDS resources whose weights gRPC's client accepts.
+// streams), as outbound policies the client converts (or refuses) without
+// harm, and as xDS resources whose weights gRPC's client accepts.
 //
 // Run through scripts/fuzz.sh. A violated invariant aborts with a message.
 #include <cstddef>
@@ -20,10 +21,13 @@
 #include "envoy/config/route/v3/route.pb.h"
 #include "google/protobuf/stubs/logging.h"
 #include "linkerd/destination.pb.h"
+#include "linkerd/outbound.pb.h"
 #include "src/base/utf8.h"
+#include "src/discovery/linkerd/convert_policy.h"
 #include "tests/fuzz/fuzz_require.h"
 #include "tools/mesh-control-plane/config.h"
 #include "tools/mesh-control-plane/linkerd_resources.h"
+#include "tools/mesh-control-plane/policy_resources.h"
 #include "tools/mesh-control-plane/xds_resources.h"
 
 namespace {
@@ -119,6 +123,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CheckWire(mesh::controlplane::ToWire(e), "an endpoint");
     }
     CheckWire(mesh::controlplane::ProfileFor(*config, target), "a profile");
+    // Every named target has a policy (its own or the default); the
+    // client's conversion takes it or refuses it naming the field.
+    absl::StatusOr<io::linkerd::proxy::outbound::OutboundPolicy> policy =
+        mesh::controlplane::PolicyFor(*config, target);
+    REQUIRE(policy.ok(),
+            "no policy for a named target: ", policy.status().ToString());
+    CheckWire(*policy, "a policy");
+    absl::StatusOr<mesh::internal::linkerd::PolicyConversion> converted =
+        mesh::internal::linkerd::ConvertPolicy(*policy, target);
+    REQUIRE(converted.ok() ||
+                converted.status().code() == absl::StatusCode::kInvalidArgument,
+            "a policy refused with ", converted.status().ToString());
   }
   CheckXds(*config);
   return 0;

@@ -2,6 +2,8 @@
 // part, what is refused naming the field, and what PolicyFor serves — read
 // back through the client's own ConvertPolicy, so a policy written in the
 // file arrives as the routes it says, with nothing dropped.
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -172,6 +174,26 @@ TEST(ControlPlanePolicyTest, MistakesAreRefusedNamingTheField) {
               HasSubstr("an opaque policy has no routes"));
   EXPECT_THAT(ErrorOf(R"({"routes": [{"rules": [{}]}]})"),
               HasSubstr("name is required"));
+}
+
+TEST(ControlPlanePolicyTest,
+     TheShippedSampleServesPoliciesTheClientTakesWhole) {
+  std::ifstream in(std::string(MESH_SOURCE_DIR) +
+                   "/tools/mesh-control-plane/sample-policy.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Config> c = ParseConfig(text.str());
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->targets.size(), 4u);
+  for (const auto& [target, spec] : c->targets) {
+    absl::StatusOr<out::OutboundPolicy> wire = PolicyFor(*c, target);
+    ASSERT_TRUE(wire.ok()) << wire.status();
+    absl::StatusOr<internal::linkerd::PolicyConversion> converted =
+        internal::linkerd::ConvertPolicy(*wire, target);
+    ASSERT_TRUE(converted.ok()) << target << ": " << converted.status();
+    EXPECT_THAT(converted->dropped, IsEmpty()) << target;
+    EXPECT_FALSE(converted->config.routes.empty()) << target;
+  }
 }
 
 TEST(ControlPlanePolicyTest, RegexesAreLeftForTheClientToJudge) {
