@@ -22,6 +22,7 @@
 #include "mesh/mesh.h"
 #include "tests/support/policy_server.h"
 #include "tests/support/prometheus_text.h"
+#include "tests/support/tap_fixtures.h"
 #include "tests/support/test_support.h"
 #include "tools/mesh-control-plane/control_plane.h"
 
@@ -136,6 +137,7 @@ class LinkerdPolicyTest : public ::testing::Test {
     ASSERT_TRUE(discovery.ok()) << discovery.status();
     MeshOptions options;
     options.discovery = *discovery;
+    options.tap_address = tap_address_;
     auto m = Mesh::Create(options);
     ASSERT_TRUE(m.ok()) << m.status();
     mesh_ = *std::move(m);
@@ -168,6 +170,7 @@ class LinkerdPolicyTest : public ::testing::Test {
   Config config_;
   std::unique_ptr<testing::PolicyServer> policies_;
   std::unique_ptr<ControlPlane> control_plane_;
+  std::string tap_address_;  // set before StartMesh to serve tap
   std::unique_ptr<Mesh> mesh_;
   std::unique_ptr<mesh::Channel> channel_;
 };
@@ -540,6 +543,33 @@ TEST_F(LinkerdPolicyTest, APerTryTimeoutRetriesASlowAttemptElsewhere) {
                                  "passed the route's per-try timeout of 100ms");
       },
       absl::Seconds(10)));
+}
+
+TEST_F(LinkerdPolicyTest, TapEventsCarryThePolicyRoutesIdentity) {
+  // linkerd tap shows a request's route as the proxy labels it: the
+  // parent Service and the GRPCRoute.
+  policies_->Set(kTarget, GrpcPolicy(GrpcRule("", Split({{kB, 1}}))));
+  tap_address_ = "127.0.0.1:0";
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(2, kSay));
+  testing::Traffic traffic(*channel_);
+  testing::Observed got = testing::Observe(
+      absl::StrCat("127.0.0.1:", mesh_->tap_port()), testing::AllRequests(3));
+  traffic.Stop();
+  ASSERT_TRUE(got.status.ok()) << got.status.error_message();
+  int inits = 0;
+  for (const auto& e : got.events) {
+    if (!e.http().has_request_init()) continue;
+    ++inits;
+    const auto& labels = e.route_meta().labels();
+    EXPECT_EQ(labels.at("route"), "books-route");
+    EXPECT_EQ(labels.at("route_kind"), "GRPCRoute");
+    EXPECT_EQ(labels.at("route_name"), "books-route");
+    EXPECT_EQ(labels.at("route_namespace"), "ns");
+    EXPECT_EQ(labels.at("parent_kind"), "Service");
+    EXPECT_EQ(labels.at("parent_name"), "books");
+  }
+  EXPECT_EQ(inits, 3);
 }
 
 TEST_F(LinkerdPolicyTest, AProfileWithASplitOverridesThePolicy) {
