@@ -24,10 +24,11 @@ class Recorder final : public EndpointObserver {
 };
 
 BackendPolicy Accrual(uint32_t failures) {
+  BackendPolicy::Ejection e;
+  e.consecutive_failures = failures;
+  e.interval_rules = false;
   BackendPolicy p;
-  p.ejection.emplace();
-  p.ejection->consecutive_failures = failures;
-  p.ejection->interval_rules = false;
+  p.ejection = e;
   return p;
 }
 
