@@ -6,7 +6,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
