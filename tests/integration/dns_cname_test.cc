@@ -47,12 +47,8 @@ class DnsCnameTest : public ::testing::Test {
     auto dns = ScriptedDnsServer::Start();
     ASSERT_TRUE(dns.ok()) << dns.status();
     dns_ = *std::move(dns);
-    for (const char* host : {"127.0.0.1", "127.0.0.2"}) {
-      auto b = EchoBackend::Start(port_, nullptr, host);
-      ASSERT_TRUE(b.ok()) << b.status();
-      port_ = (*b)->port();
-      backends_[host] = *std::move(b);
-    }
+    backends_ = testing::StartOnOnePort({"127.0.0.1", "127.0.0.2"}, &port_);
+    ASSERT_EQ(backends_.size(), 2u) << "no port free on both hosts";
   }
 
   // Both families of `name` answered with `a` and `aaaa`.

@@ -59,12 +59,9 @@ class DnsDiscoveryTest : public ::testing::Test {
 
   // Backends on 127.0.0.1, .2 and .3 at one port.
   void StartBackends() {
-    for (const char* host : {"127.0.0.1", "127.0.0.2", "127.0.0.3"}) {
-      auto b = EchoBackend::Start(port_, nullptr, host);
-      ASSERT_TRUE(b.ok()) << b.status();
-      port_ = (*b)->port();
-      backends_[host] = *std::move(b);
-    }
+    backends_ = testing::StartOnOnePort({"127.0.0.1", "127.0.0.2", "127.0.0.3"},
+                                        &port_);
+    ASSERT_EQ(backends_.size(), 3u) << "no port free on all three hosts";
   }
 
   // A Mesh whose only source is DNS through dnsmasq; a channel to

@@ -80,12 +80,9 @@ class XdsDnsClusterTest : public ::testing::Test {
     auto dns = Dnsmasq::Start(kDomain, /*ttl_seconds=*/1);
     ASSERT_TRUE(dns.ok()) << dns.status();
     dns_ = *std::move(dns);
-    for (const char* host : kHosts) {
-      auto b = EchoBackend::Start(port_, nullptr, host);
-      ASSERT_TRUE(b.ok()) << b.status();
-      port_ = (*b)->port();
-      backends_[host] = *std::move(b);
-    }
+    backends_ =
+        testing::StartOnOnePort({kHosts[0], kHosts[1], kHosts[2]}, &port_);
+    ASSERT_EQ(backends_.size(), 3u) << "no port free on all three hosts";
     server_ = ScriptedAdsServer::Start();
     responder_ = std::make_unique<AdsResponder>(*server_);
     responder_->Set(testing::MakeListener(kTarget, kRoutes));
@@ -96,6 +93,7 @@ class XdsDnsClusterTest : public ::testing::Test {
   void TearDown() override {
     channel_.reset();
     mesh_.reset();
+    if (responder_ == nullptr) return;  // SetUp failed before it
     responder_->Stop();
     responder_->ExpectNoNacks();
   }

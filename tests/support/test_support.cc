@@ -44,6 +44,23 @@ std::vector<std::unique_ptr<tools::EchoBackend>> StartBackends(int n) {
   return out;
 }
 
+std::map<std::string, std::unique_ptr<tools::EchoBackend>> StartOnOnePort(
+    const std::vector<std::string>& hosts, int* port) {
+  std::map<std::string, std::unique_ptr<tools::EchoBackend>> out;
+  for (int tries = 0; tries < 20 && out.size() < hosts.size(); ++tries) {
+    out.clear();
+    *port = 0;
+    for (const std::string& host : hosts) {
+      auto b = tools::EchoBackend::Start(*port, nullptr, host);
+      if (!b.ok()) break;
+      *port = (*b)->port();
+      out[host] = *std::move(b);
+    }
+  }
+  if (out.size() < hosts.size()) out.clear();
+  return out;
+}
+
 Load::Load(Channel& channel, int total, int concurrency, std::string method)
     : channel_(channel),
       total_(total),

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,13 @@ namespace mesh::testing {
 // Starts `n` EchoBackends on 127.0.0.1; aborts the test binary if one
 // cannot listen (the machine is broken, not the code under test).
 std::vector<std::unique_ptr<tools::EchoBackend>> StartBackends(int n);
+
+// EchoBackends on each of `hosts` (loopback addresses: "127.0.0.2", "::1")
+// at one port, which `*port` gets, keyed by host. The first picks a free
+// port; if another host has it taken (a parallel test's server), all start
+// over on a new one, 20 times at most. Empty if no port worked.
+std::map<std::string, std::unique_ptr<tools::EchoBackend>> StartOnOnePort(
+    const std::vector<std::string>& hosts, int* port);
 
 // One Endpoint per backend, weight 1.
 std::vector<Endpoint> EndpointsOf(
