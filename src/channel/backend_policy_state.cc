@@ -122,7 +122,7 @@ BalancerOptions BackendPolicyState::BalancerOptionsFor(
       options.ring_max_size = policy_->ring_max_size;
       break;
   }
-  // Only values a balancer takes: the source validated them.
+  // A value a balancer would refuse (not above zero) is left out.
   if (policy_->default_rtt && *policy_->default_rtt > absl::ZeroDuration()) {
     options.default_rtt = *policy_->default_rtt;
   }

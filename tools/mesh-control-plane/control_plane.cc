@@ -172,7 +172,7 @@ class ControlPlane::PolicyService final
                    out::OutboundPolicy* response) override {
     (void)context;
     if (!request->has_authority()) return AddressTarget();
-    const std::string target = TargetOf(*request);
+    const std::string& target = request->authority();
     absl::StatusOr<out::OutboundPolicy> policy;
     {
       internal::MutexLock lock(&owner_->mu_);
@@ -189,7 +189,7 @@ class ControlPlane::PolicyService final
                      const out::TrafficSpec* request,
                      grpc::ServerWriter<out::OutboundPolicy>* writer) override {
     if (!request->has_authority()) return AddressTarget();
-    const std::string target = TargetOf(*request);
+    const std::string& target = request->authority();
     std::string sent;
     bool any = false;
     grpc::Status end = grpc::Status::OK;
@@ -217,9 +217,6 @@ class ControlPlane::PolicyService final
  private:
   // Only an authority ("name:port") names a config target; an address
   // target is not found.
-  static std::string TargetOf(const out::TrafficSpec& spec) {
-    return spec.authority();
-  }
   static grpc::Status AddressTarget() {
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         "the local control plane has policies for authority "

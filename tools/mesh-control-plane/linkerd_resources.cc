@@ -1,5 +1,7 @@
 #include "tools/mesh-control-plane/linkerd_resources.h"
 
+#include <google/protobuf/util/time_util.h>
+
 #include <string>
 
 #include "absl/strings/match.h"
@@ -9,6 +11,18 @@
 namespace mesh::controlplane {
 
 namespace dst = ::io::linkerd::proxy::destination;
+using ::google::protobuf::util::TimeUtil;
+
+void SetHttpMethod(const std::string& method,
+                   io::linkerd::proxy::http_types::HttpMethod* out) {
+  io::linkerd::proxy::http_types::HttpMethod::Registered registered;
+  if (io::linkerd::proxy::http_types::HttpMethod::Registered_Parse(
+          method, &registered)) {
+    out->set_registered(registered);
+  } else {
+    out->set_unregistered(method);
+  }
+}
 
 dst::WeightedAddr ToWire(const EndpointSpec& e) {
   dst::WeightedAddr out;
@@ -52,9 +66,8 @@ dst::DestinationProfile ProfileFor(const Config& config,
       static_cast<float>(budget.retry_ratio));
   out.mutable_retry_budget()->set_min_retries_per_second(
       budget.min_retries_per_second);
-  out.mutable_retry_budget()->mutable_ttl()->set_seconds(budget.ttl_ms / 1000);
-  out.mutable_retry_budget()->mutable_ttl()->set_nanos((budget.ttl_ms % 1000) *
-                                                       1000000);
+  *out.mutable_retry_budget()->mutable_ttl() =
+      TimeUtil::MillisecondsToDuration(budget.ttl_ms);
   if (spec == nullptr) return out;
   for (const RouteSpec& r : spec->routes) {
     // Linkerd's routes have no header conditions and no backends of their
@@ -65,24 +78,13 @@ dst::DestinationProfile ProfileFor(const Config& config,
     if (!r.path_regex.empty())
       all->add_matches()->mutable_path()->set_regex(r.path_regex);
     if (!r.method.empty()) {
-      static const char* kRegistered[] = {"GET",     "POST",  "PUT",
-                                          "DELETE",  "PATCH", "OPTIONS",
-                                          "CONNECT", "HEAD",  "TRACE"};
-      auto* m = all->add_matches()->mutable_method();
-      m->set_unregistered(r.method);
-      for (int i = 0; i < 9; ++i) {
-        if (r.method == kRegistered[i]) {
-          m->set_registered(
-              static_cast<
-                  io::linkerd::proxy::http_types::HttpMethod::Registered>(i));
-        }
-      }
+      SetHttpMethod(r.method, all->add_matches()->mutable_method());
     }
     if (!r.name.empty()) (*route->mutable_metrics_labels())["route"] = r.name;
     route->set_is_retryable(r.retryable);
     if (r.timeout_ms > 0) {
-      route->mutable_timeout()->set_seconds(r.timeout_ms / 1000);
-      route->mutable_timeout()->set_nanos((r.timeout_ms % 1000) * 1000000);
+      *route->mutable_timeout() =
+          TimeUtil::MillisecondsToDuration(r.timeout_ms);
     }
     for (const auto& [lo, hi] : r.failure_statuses) {
       dst::ResponseClass* c = route->add_response_classes();

@@ -15,6 +15,11 @@
 
 namespace mesh::controlplane {
 
+// `method` as Linkerd's wire spells it: a registered method ("GET", …) by
+// its enum value, any other by name.
+void SetHttpMethod(const std::string& method,
+                   io::linkerd::proxy::http_types::HttpMethod* out);
+
 // An endpoint of a Get answer: address, weight, labels, identity, h2.
 io::linkerd::proxy::destination::WeightedAddr ToWire(const EndpointSpec& e);
 // The profile for `target`: its own, or Linkerd's default (no routes; budget

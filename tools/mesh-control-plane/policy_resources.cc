@@ -1,5 +1,7 @@
 #include "tools/mesh-control-plane/policy_resources.h"
 
+#include <google/protobuf/util/time_util.h>
+
 #include <cmath>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/base/utf8.h"
+#include "tools/mesh-control-plane/linkerd_resources.h"
 
 namespace mesh::controlplane {
 namespace {
@@ -16,11 +19,7 @@ namespace out = ::io::linkerd::proxy::outbound;
 namespace hr = ::io::linkerd::proxy::http_route;
 namespace gr = ::io::linkerd::proxy::grpc_route;
 namespace meta = ::io::linkerd::proxy::meta;
-
-void SetMillis(int64_t ms, google::protobuf::Duration* d) {
-  d->set_seconds(ms / 1000);
-  d->set_nanos(static_cast<int32_t>(ms % 1000) * 1000000);
-}
+using google::protobuf::util::TimeUtil;
 
 // "books.ns.svc.cluster.local:7001" → name "books", namespace "ns", 7001.
 struct Named {
@@ -57,10 +56,13 @@ void FillBackend(const std::string& authority, out::Backend* b) {
   ServiceMeta(authority, b->mutable_metadata());
   out::Backend::BalanceP2c* p2c = b->mutable_balancer();
   p2c->mutable_discovery()->mutable_dst()->set_path(authority);
-  SetMillis(30, p2c->mutable_peak_ewma()->mutable_default_rtt());
-  SetMillis(10000, p2c->mutable_peak_ewma()->mutable_decay());
+  *p2c->mutable_peak_ewma()->mutable_default_rtt() =
+      TimeUtil::MillisecondsToDuration(30);
+  *p2c->mutable_peak_ewma()->mutable_decay() =
+      TimeUtil::MillisecondsToDuration(10000);
   b->mutable_queue()->set_capacity(100);
-  SetMillis(3000, b->mutable_queue()->mutable_failfast_timeout());
+  *b->mutable_queue()->mutable_failfast_timeout() =
+      TimeUtil::MillisecondsToDuration(3000);
 }
 
 // A rule's distribution (HttpRoute's or GrpcRoute's: the same shape).
@@ -115,8 +117,8 @@ void FillInjector(const PolicyFailureSpec& spec, Injector* f) {
 }
 
 void FillBackoff(int64_t min_ms, int64_t max_ms, out::ExponentialBackoff* b) {
-  SetMillis(min_ms, b->mutable_min_backoff());
-  SetMillis(max_ms, b->mutable_max_backoff());
+  *b->mutable_min_backoff() = TimeUtil::MillisecondsToDuration(min_ms);
+  *b->mutable_max_backoff() = TimeUtil::MillisecondsToDuration(max_ms);
 }
 
 template <typename Route>
@@ -151,21 +153,6 @@ void FillValueMatch(const PolicyValueMatch& spec, hr::QueryParamMatch* m) {
   spec.regex ? m->set_regex(spec.value) : m->set_exact(spec.value);
 }
 
-void FillMethod(const std::string& method,
-                io::linkerd::proxy::http_types::HttpMethod* m) {
-  using Registered = io::linkerd::proxy::http_types::HttpMethod::Registered;
-  static const char* kRegistered[] = {"GET",     "POST",  "PUT",
-                                      "DELETE",  "PATCH", "OPTIONS",
-                                      "CONNECT", "HEAD",  "TRACE"};
-  for (int i = 0; i < 9; ++i) {
-    if (method == kRegistered[i]) {
-      m->set_registered(static_cast<Registered>(i));
-      return;
-    }
-  }
-  m->set_unregistered(method);
-}
-
 // What HTTP and gRPC rules share: the request header modifier (the first
 // filter), the backends and the request timeout.
 template <typename Rule>
@@ -177,7 +164,8 @@ void FillRuleCommon(const PolicyRuleSpec& r, const std::string& target,
   }
   FillBackends(r, target, rule);
   if (r.timeout_ms > 0)
-    SetMillis(r.timeout_ms, rule->mutable_timeouts()->mutable_request());
+    *rule->mutable_timeouts()->mutable_request() =
+        TimeUtil::MillisecondsToDuration(r.timeout_ms);
 }
 
 // What both retry kinds share: max_retries and the backoff.
@@ -202,7 +190,7 @@ out::HttpRoute HttpRouteOf(const PolicyRouteSpec& spec, const Named& parent,
         match->mutable_path()->set_prefix(m.path);
       if (m.path_kind == Kind::kRegex) match->mutable_path()->set_regex(m.path);
       if (!m.http_method.empty())
-        FillMethod(m.http_method, match->mutable_method());
+        SetHttpMethod(m.http_method, match->mutable_method());
       for (const PolicyValueMatch& h : m.headers)
         FillValueMatch(h, match->add_headers());
       for (const PolicyValueMatch& q : m.query)
@@ -346,7 +334,7 @@ absl::StatusOr<out::OutboundPolicy> PolicyFor(const Config& config,
     FillHttpPart(spec, parent, authority, protocol->mutable_http1());
   } else if (spec.protocol == "detect") {
     out::ProxyProtocol::Detect* detect = protocol->mutable_detect();
-    SetMillis(10000, detect->mutable_timeout());
+    *detect->mutable_timeout() = TimeUtil::MillisecondsToDuration(10000);
     FillHttpPart(spec, parent, authority, detect->mutable_http1());
     FillHttpPart(spec, parent, authority, detect->mutable_http2());
     FillOpaque(authority, detect->mutable_opaque());

@@ -1,5 +1,7 @@
 #include "tools/mesh-control-plane/xds_resources.h"
 
+#include <google/protobuf/util/time_util.h>
+
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -27,6 +29,7 @@ namespace tls = ::envoy::extensions::transport_sockets::tls::v3;
 using ::envoy::config::cluster::v3::Cluster;
 using ::envoy::config::endpoint::v3::ClusterLoadAssignment;
 using ::envoy::config::listener::v3::Listener;
+using ::google::protobuf::util::TimeUtil;
 
 constexpr char kRouterFilterName[] = "envoy.filters.http.router";
 constexpr char kTlsTransportSocketName[] = "envoy.transport_sockets.tls";
@@ -46,11 +49,6 @@ std::pair<std::string, std::string> SplitTarget(const std::string& target) {
 void SetAds(core::ConfigSource* source) {
   source->mutable_ads();
   source->set_resource_api_version(core::V3);
-}
-
-void SetMillis(int64_t ms, google::protobuf::Duration* d) {
-  d->set_seconds(ms / 1000);
-  d->set_nanos(static_cast<int32_t>((ms % 1000) * 1000000));
 }
 
 // Halves every weight until their sum fits in 32 bits (xDS weights and
@@ -141,10 +139,10 @@ bool SetRoute(const std::string& target, const ProfileSpec& profile,
       action);
   if (spec.timeout_ms > 0) {
     // gRPC clients read max_stream_duration; Envoy reads timeout.
-    SetMillis(spec.timeout_ms, action->mutable_timeout());
-    SetMillis(
-        spec.timeout_ms,
-        action->mutable_max_stream_duration()->mutable_max_stream_duration());
+    *action->mutable_timeout() =
+        TimeUtil::MillisecondsToDuration(spec.timeout_ms);
+    *action->mutable_max_stream_duration()->mutable_max_stream_duration() =
+        TimeUtil::MillisecondsToDuration(spec.timeout_ms);
   }
   if (spec.retryable) {
     route::RetryPolicy* retry = action->mutable_retry_policy();
@@ -152,8 +150,10 @@ bool SetRoute(const std::string& target, const ProfileSpec& profile,
                             ? std::string("unavailable")
                             : absl::StrJoin(spec.retry_on, ","));
     retry->mutable_num_retries()->set_value(spec.max_retries);
-    SetMillis(25, retry->mutable_retry_back_off()->mutable_base_interval());
-    SetMillis(250, retry->mutable_retry_back_off()->mutable_max_interval());
+    *retry->mutable_retry_back_off()->mutable_base_interval() =
+        TimeUtil::MillisecondsToDuration(25);
+    *retry->mutable_retry_back_off()->mutable_max_interval() =
+        TimeUtil::MillisecondsToDuration(250);
   }
   return true;
 }

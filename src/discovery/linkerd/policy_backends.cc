@@ -1,6 +1,7 @@
 #include "src/discovery/linkerd/policy_backends.h"
 
 #include <utility>
+#include <vector>
 
 namespace mesh::internal::linkerd {
 
@@ -26,16 +27,20 @@ void PolicyBackends::SetFromParent(
     const std::string& parent,
     const std::map<std::string, BackendPolicy>& policies) {
   MutexLock lock(&mu_);
-  std::vector<std::string>& before = parents_[parent];
-  for (const std::string& old : before) {
-    if (!policies.count(old)) SetLocked(old, parent, std::nullopt);
+  // What the parent set before and sets no more: the entries it is the
+  // setter of (collected first: clearing may erase an entry).
+  std::vector<std::string> dropped;
+  for (const auto& [target, entry] : targets_) {
+    if (entry.setter == parent && !policies.count(target)) {
+      dropped.push_back(target);
+    }
   }
-  before.clear();
+  for (const std::string& target : dropped) {
+    SetLocked(target, parent, std::nullopt);
+  }
   for (const auto& [backend, policy] : policies) {
     SetLocked(backend, parent, policy);
-    before.push_back(backend);
   }
-  if (before.empty()) parents_.erase(parent);
 }
 
 void PolicyBackends::ClearParent(const std::string& parent) {

@@ -22,7 +22,6 @@
 #include <set>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "mesh/endpoint.h"
 #include "src/base/mutex.h"
@@ -82,8 +81,6 @@ class PolicyBackends {
 
   mutable Mutex mu_;
   std::map<std::string, Entry> targets_ ABSL_GUARDED_BY(mu_);
-  // The backends each parent set last.
-  std::map<std::string, std::vector<std::string>> parents_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mesh::internal::linkerd
