@@ -258,6 +258,18 @@ struct MESH_EXPORT Route {
   RetryPolicy retry_policy;
   // Bounds the whole call including retries. Infinite: none.
   absl::Duration timeout = absl::InfiniteDuration();
+  // Each attempt's time limit, never retried (Linkerd's response timeout;
+  // RetryPolicy::per_try_timeout is the retried one): an attempt still
+  // unanswered when it passes is cancelled (the server sees the
+  // cancellation) and the call ends DEADLINE_EXCEEDED naming it. A stream's
+  // attempt is bounded so as a whole. Infinite: none; must be > 0.
+  absl::Duration response_timeout = absl::InfiniteDuration();
+  // The longest a call may go with nothing sent or received (Linkerd's idle
+  // timeout); past it the call is cancelled and ends DEADLINE_EXCEEDED
+  // naming it, never retried. A unary call is idle from its request to its
+  // response; a stream from its last message either way (or its headers).
+  // Infinite: none; must be > 0.
+  absl::Duration idle_timeout = absl::InfiniteDuration();
   // Where this route's calls go (xDS clusters and weighted clusters). Empty:
   // the config's split (ServiceConfig::backends), else the destination.
   std::vector<WeightedBackend> backends;

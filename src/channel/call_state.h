@@ -83,9 +83,13 @@ struct ChannelCore::Attempt {
   CallHandle handle;
   std::shared_ptr<EndpointMetrics> endpoint_metrics;  // null: none kept
   bool counted = false;  // by the backend's circuit breaker
-  // The attempt's deadline: the call's, or sooner by the route's per-try
-  // timeout.
+  // The attempt's deadline: the call's, or sooner by one of the route's
+  // attempt limits, and which one set it.
+  enum class Limit { kCall, kPerTry, kResponse, kIdle };
   absl::Time deadline = absl::InfiniteFuture();
+  Limit limit = Limit::kCall;
+  // A stream's idle timeout passed (set by the stream before it closes).
+  bool idle_expired = false;
 };
 
 }  // namespace mesh::internal

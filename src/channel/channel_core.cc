@@ -513,9 +513,22 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   call->metrics->RecordAttempt(/*is_retry=*/call->attempts > 1);
   Attempt attempt{std::move(picked->leg), std::move(picked->handle), nullptr,
                   counted, call->deadline};
-  const absl::Duration per_try = call->route->retry_policy.per_try_timeout;
-  if (per_try != absl::InfiniteDuration() && call->stream == nullptr) {
-    attempt.deadline = std::min(call->deadline, absl::Now() + per_try);
+  {
+    // The attempt's own limits, the soonest deciding. A unary call is idle
+    // from its request to its response; a stream watches its idleness
+    // itself (StreamCall).
+    const CompiledRoute& route = *call->route;
+    const bool unary = call->stream == nullptr;
+    const absl::Time now = absl::Now();
+    auto limit = [&](absl::Duration d, Attempt::Limit which) {
+      if (d == absl::InfiniteDuration() || now + d >= attempt.deadline) return;
+      attempt.deadline = now + d;
+      attempt.limit = which;
+    };
+    if (unary)
+      limit(route.retry_policy.per_try_timeout, Attempt::Limit::kPerTry);
+    limit(route.response_timeout, Attempt::Limit::kResponse);
+    if (unary) limit(route.idle_timeout, Attempt::Limit::kIdle);
   }
   attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
       attempt.handle.endpoint().address);
@@ -651,13 +664,19 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.retry_on = &route.retry_policy.retry_on;
   end.retry_on_http_status = &route.retry_policy.retry_on_http_status;
   end.http_status = response.http_status;
-  end.per_try_timed_out =
+  const bool timed_out =
       response.status.code() == absl::StatusCode::kDeadlineExceeded &&
       attempt.deadline < call->deadline;
+  end.per_try_timed_out = timed_out && attempt.limit == Attempt::Limit::kPerTry;
+  // The response and idle timeouts end the call (Linkerd does not retry
+  // them).
+  const bool final_timeout =
+      attempt.idle_expired ||
+      (timed_out && attempt.limit != Attempt::Limit::kPerTry);
   // A stream that received anything is the caller's now: not retried.
   const bool committed = call->stream != nullptr && call->stream->committed();
-  if (RetryWanted(end) && !mesh_->shut_down() && !call->cancelled() &&
-      !committed) {
+  if (RetryWanted(end) && !final_timeout && !mesh_->shut_down() &&
+      !call->cancelled() && !committed) {
     const RetryPolicy& policy = route.retry_policy;
     thread_local absl::InsecureBitGen gen;
     absl::Duration wait =
@@ -693,6 +712,16 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         absl::FormatDuration(route.retry_policy.per_try_timeout),
         route.is_retryable ? " and was not retried" : "", ": ",
         result.status.message()));
+  } else if (final_timeout) {
+    const bool idle =
+        attempt.idle_expired || attempt.limit == Attempt::Limit::kIdle;
+    result.status = absl::DeadlineExceededError(absl::StrCat(
+        "call to '", target_, "' (", result.endpoint, ") passed the route's ",
+        idle ? "idle" : "response", " timeout of ",
+        absl::FormatDuration(idle ? route.idle_timeout
+                                  : route.response_timeout),
+        call->stream != nullptr && idle ? " (nothing sent or received)" : "",
+        ": ", result.status.message()));
   }
   result.body = std::move(response.body);
   result.headers = std::move(response.headers);

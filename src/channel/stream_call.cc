@@ -32,6 +32,7 @@ bool StreamCall::Write(std::string message) {
       return false;
     } else {
       ++total_;
+      last_activity_ = absl::Now();
       unsent_bytes_ += message.size();
       if (keep_log_) log_bytes_ += message.size();
       log_.push_back(std::move(message));
@@ -115,6 +116,9 @@ void StreamCall::Open(std::shared_ptr<ChannelCore> core,
     if (!keep_log_) call->replayable = false;
     deadline_ = call->deadline;
     timers_ = core->timers();
+    idle_timeout_ = call->route->idle_timeout;
+    last_activity_ = absl::Now();
+    ArmIdleTimer(idle_timeout_);
     call_ = std::move(call);
     attempt_.emplace(std::move(attempt));
     core_ = std::move(core);
@@ -134,15 +138,22 @@ void StreamCall::Open(std::shared_ptr<ChannelCore> core,
   std::unique_ptr<TransportStream> stream =
       transport.StartStream(endpoint, std::move(request), this);
   Actions a;
+  TransportStream* idle = nullptr;
   {
     MutexLock lock(&mu_);
     if (number != attempt_number_ || !open_) {
       retired_.push_back(std::move(stream));
     } else {
       current_ = std::move(stream);
-      Pump(a);  // reads ahead from the start
+      if (attempt_ && attempt_->idle_expired) {
+        idle = current_.get();  // idle before it was even started
+      } else {
+        Pump(a);  // reads ahead from the start
+      }
     }
   }
+  // (Streams stay in current_ or retired_ until this is destroyed.)
+  if (idle != nullptr) return idle->Cancel();
   Run(a);
 }
 
@@ -248,6 +259,36 @@ void StreamCall::DrainDeadlinePassed() {
   Run(a);
 }
 
+void StreamCall::ArmIdleTimer(absl::Duration after) {
+  if (idle_timeout_ == absl::InfiniteDuration() || timers_ == nullptr) return;
+  absl::AnyInvocable<void()> check =
+      [weak = std::weak_ptr<StreamCall>(shared_from_this()),
+       number = attempt_number_] {
+        if (auto self = weak.lock()) self->IdleTimerFired(number);
+      };
+  // (A closed timer thread means the Mesh is going: the stream is
+  // cancelled by its shutdown.)
+  timers_->TryRunAfter(after, check);
+}
+
+void StreamCall::IdleTimerFired(uint64_t attempt_number) {
+  TransportStream* stream = nullptr;
+  {
+    MutexLock lock(&mu_);
+    if (attempt_number != attempt_number_ || !open_ || !attempt_) return;
+    const absl::Duration idle = absl::Now() - last_activity_;
+    if (idle < idle_timeout_) {  // something happened since: look again then
+      ArmIdleTimer(idle_timeout_ - idle);
+      return;
+    }
+    attempt_->idle_expired = true;
+    stream = current_.get();
+    if (stream == nullptr) return;  // Open cancels it once it has it
+  }
+  // (Streams stay in current_ or retired_ until this is destroyed.)
+  stream->Cancel();
+}
+
 void StreamCall::Deliver(Actions& a) {
   AddUserEvent(a);
   ahead_bytes_ -= ahead_.front().size();
@@ -274,6 +315,7 @@ void StreamCall::OnHeaders(Metadata headers) {
   Actions a;
   {
     MutexLock lock(&mu_);
+    last_activity_ = absl::Now();
     if (!committed_) {
       committed_ = true;
       if (attempt_) attempt_->handle.SampleLatency();
@@ -296,6 +338,7 @@ void StreamCall::OnReadDone(bool ok, std::string message) {
     if (!ok) {
       read_end_ = true;  // OnClose follows
     } else {
+      last_activity_ = absl::Now();
       if (!committed_) {
         committed_ = true;
         if (attempt_) attempt_->handle.SampleLatency();

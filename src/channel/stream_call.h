@@ -121,6 +121,11 @@ class StreamCall final : public TransportStreamObserver,
   // does (its status waits for the messages to be read).
   void ArmDrainDeadline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DrainDeadlinePassed();
+  // The route's idle timeout, while an attempt is open: when nothing was
+  // sent or received for that long, the attempt is cancelled and the call
+  // ends DEADLINE_EXCEEDED naming it (ChannelCore, never retried).
+  void ArmIdleTimer(absl::Duration after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void IdleTimerFired(uint64_t attempt_number);
   const std::shared_ptr<Cancellation> cancel_;
 
   mutable Mutex mu_;
@@ -131,6 +136,10 @@ class StreamCall final : public TransportStreamObserver,
   absl::Time deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::shared_ptr<TimerThread> timers_ ABSL_GUARDED_BY(mu_);
   bool drain_timer_ ABSL_GUARDED_BY(mu_) = false;
+  // The route's idle timeout (infinite: none) and the last message sent or
+  // received (or headers).
+  absl::Duration idle_timeout_ ABSL_GUARDED_BY(mu_) = absl::InfiniteDuration();
+  absl::Time last_activity_ ABSL_GUARDED_BY(mu_);
   // The open attempt: its number, its transport stream (earlier attempts'
   // are kept in retired_ until this is destroyed: an operation may still be
   // running on one), its call and attempt, the core, and this (the

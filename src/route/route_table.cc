@@ -328,6 +328,20 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
     entry.route.name = r.name;
     entry.route.index = table->routes_.size();
     entry.route.timeout = r.timeout;
+    auto attempt_limit = [&](absl::Duration d, const char* field,
+                             absl::Duration* out) {
+      if (d > absl::ZeroDuration()) {
+        *out = d;
+      } else if (dropped != nullptr) {
+        dropped->push_back(absl::StrCat(label, ": ", field, " ",
+                                        absl::FormatDuration(d),
+                                        " must be > 0 (infinite: none); "
+                                        "no such limit applied"));
+      }
+    };
+    attempt_limit(r.response_timeout, "response_timeout",
+                  &entry.route.response_timeout);
+    attempt_limit(r.idle_timeout, "idle_timeout", &entry.route.idle_timeout);
     entry.route.is_retryable = r.is_retryable;
     if (absl::Status s = ValidateRetryPolicy(r.retry_policy); s.ok()) {
       entry.route.retry_policy = r.retry_policy;

@@ -53,6 +53,9 @@ struct CompiledRoute {
   // Position among the kept routes; the default route's is size().
   size_t index = 0;
   absl::Duration timeout = absl::InfiniteDuration();
+  // Route::response_timeout and idle_timeout (infinite: none).
+  absl::Duration response_timeout = absl::InfiniteDuration();
+  absl::Duration idle_timeout = absl::InfiniteDuration();
   bool is_retryable = false;
   RetryPolicy retry_policy;
   std::vector<ResponseClass> response_classes;

@@ -1122,6 +1122,7 @@ class Collector final : public StreamObserver {
     }
     closed_.Notify();
   }
+  bool IsClosed() const { return closed_.HasBeenNotified(); }
   bool WaitClosed() {
     return closed_.WaitForNotificationWithTimeout(absl::Seconds(20));
   }
@@ -1226,6 +1227,55 @@ TEST_F(ChannelCallTest, BidiStreamEchoesEachMessage) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(responses[i].message(), "m" + std::to_string(i));
   }
+}
+
+// The route's idle timeout: a stream that keeps sending stays open past it;
+// once nothing moves for that long it is cancelled (the server sees it) and
+// ends DEADLINE_EXCEEDED naming the timeout. A unary call is idle from its
+// request to its response; neither is retried.
+TEST_F(ChannelCallTest, TheIdleTimeoutEndsAStreamThatStopsMovingOnly) {
+  ServiceConfig config;
+  RetryPolicy policy;
+  policy.max_attempts = 3;
+  policy.retry_on = {absl::StatusCode::kDeadlineExceeded,
+                     absl::StatusCode::kCancelled};
+  Route route = RouteBuilder("all").Retryable(policy).Build();
+  route.idle_timeout = absl::Milliseconds(300);
+  config.routes.push_back(route);
+  ConfigureAndWait(config);
+  Collector collector;
+  auto stream =
+      mesh_channel_->StartStream("/meshtest.TestEcho/Bidi", {}, &collector);
+  collector.Attach(stream.get(), /*auto_read=*/true);
+  stream->Read();
+  const absl::Time start = absl::Now();
+  // 8 messages 100 ms apart: 800 ms in all, never 300 ms without one.
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(stream->Write(Request("m" + std::to_string(i))));
+    ASSERT_TRUE(collector.WaitMessages(i + 1));
+    absl::SleepFor(absl::Milliseconds(100));  // the pace of the test's sender
+  }
+  EXPECT_FALSE(collector.IsClosed());
+  EXPECT_GT(absl::Now() - start, absl::Milliseconds(600));
+  // Now nothing moves: the stream ends.
+  ASSERT_TRUE(collector.WaitClosed());
+  EXPECT_EQ(collector.result().status.code(),
+            absl::StatusCode::kDeadlineExceeded)
+      << collector.result().status;
+  EXPECT_THAT(collector.result().status.message(),
+              HasSubstr("passed the route's idle timeout of 300ms"));
+  EXPECT_TRUE(testing::WaitFor([&] { return TotalCancellations() == 1; }));
+  EXPECT_EQ(TotalCalls(), 1);  // not retried
+
+  // A unary call answered after 2 s: idle from its request on.
+  EchoRequest slow;
+  slow.set_delay_ms(2000);
+  const absl::Time unary_start = absl::Now();
+  CallResult r = mesh_channel_->CallRaw(kUnary, slow.SerializeAsString());
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDeadlineExceeded) << r.status;
+  EXPECT_THAT(r.status.message(), HasSubstr("idle timeout of 300ms"));
+  EXPECT_LT(absl::Now() - unary_start, absl::Seconds(2));
+  EXPECT_EQ(TotalCalls(), 2);  // not retried
 }
 
 TEST_F(ChannelCallTest, CancelledStreamEndsCancelled) {

@@ -545,6 +545,47 @@ TEST_F(LinkerdPolicyTest, APerTryTimeoutRetriesASlowAttemptElsewhere) {
       absl::Seconds(10)));
 }
 
+TEST_F(LinkerdPolicyTest, ResponseAndIdleTimeoutsEndTheCallUnretried) {
+  // b's backend answers after 2 s. Say has a response timeout of 150 ms,
+  // Other an idle timeout of 150 ms; both retry DEADLINE_EXCEEDED, which
+  // these timeouts are not (as the proxy's): each call reaches the backend
+  // once and ends DEADLINE_EXCEEDED naming its timeout, well before 2 s.
+  backends_[2]->set_delay(absl::Seconds(2));
+  const std::string retry =
+      "retry { max_retries: 3 conditions { deadine_exceeded: true } }";
+  policies_->Set(
+      kTarget,
+      GrpcPolicy(
+          GrpcRule(kSayMatch, Split({{kB, 1}}),
+                   "timeouts { response { nanos: 150000000 } } " + retry) +
+          GrpcRule("matches { rpc { method: 'Other' } }", Split({{kB, 1}}),
+                   "timeouts { idle { nanos: 150000000 } } " + retry)));
+  StartMesh();
+  struct Case {
+    const char* method;
+    const char* names;
+  };
+  for (const Case& c : {Case{kSay, "response timeout of 150ms"},
+                        Case{kOther, "idle timeout of 150ms"}}) {
+    SCOPED_TRACE(c.method);
+    CallResult r;
+    ASSERT_TRUE(testing::WaitFor(  // the policy and b's endpoint are known
+        [&] {
+          r = Call(c.method);
+          return r.status.code() == absl::StatusCode::kDeadlineExceeded;
+        },
+        absl::Seconds(10)))
+        << r.status;
+    const int64_t before = backends_[2]->calls_received();
+    const absl::Time start = absl::Now();
+    r = Call(c.method);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kDeadlineExceeded) << r.status;
+    EXPECT_THAT(r.status.message(), HasSubstr(c.names));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+    EXPECT_EQ(backends_[2]->calls_received(), before + 1);  // not retried
+  }
+}
+
 TEST_F(LinkerdPolicyTest, TapEventsCarryThePolicyRoutesIdentity) {
   // linkerd tap shows a request's route as the proxy labels it: the
   // parent Service and the GRPCRoute.

@@ -80,6 +80,8 @@ class TestEchoServer::Service final : public meshtest::TestEcho::Service {
       response.set_index(i++);
       if (!stream->Write(response)) break;
     }
+    // A read that ends because the client cancelled counts as seen.
+    if (context->IsCancelled()) owner_->cancellations_.fetch_add(1);
     return grpc::Status::OK;
   }
 

@@ -58,7 +58,8 @@ TEST(ControlPlanePolicyTest, AGrpcPolicyArrivesAsTheRoutesItSays) {
                       "headers": [{"name": "x-canary", "exact": "1"}]}],
          "backends": [{"authority": "books.local:7001", "weight": 9},
                       {"authority": "books-v2.local:7001", "weight": 1}],
-         "timeout_ms": 1500,
+         "timeout_ms": 1500, "response_timeout_ms": 400,
+         "idle_timeout_ms": 250,
          "retry": {"max_retries": 3, "codes": ["UNAVAILABLE", "INTERNAL"],
                    "min_backoff_ms": 10, "max_backoff_ms": 100},
          "request_headers": {"add": {"x-added": "yes"}, "remove": ["x-drop"]}},
@@ -74,6 +75,8 @@ TEST(ControlPlanePolicyTest, AGrpcPolicyArrivesAsTheRoutesItSays) {
   EXPECT_EQ(split.name, "echo-split");
   EXPECT_EQ(split.metrics_labels.at("route_kind"), "GRPCRoute");
   EXPECT_EQ(split.timeout, absl::Milliseconds(1500));
+  EXPECT_EQ(split.response_timeout, absl::Milliseconds(400));
+  EXPECT_EQ(split.idle_timeout, absl::Milliseconds(250));
   ASSERT_EQ(split.backends.size(), 2u);
   EXPECT_EQ(split.backends[0].authority, "books.local:7001");
   EXPECT_EQ(split.backends[0].weight, 9u);

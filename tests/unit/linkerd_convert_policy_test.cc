@@ -343,8 +343,21 @@ TEST(ConvertPolicyTest, TimeoutsAndRetries) {
   EXPECT_EQ(p.max_attempts, 2u);
   EXPECT_EQ(p.per_try_timeout, absl::Seconds(1));
   EXPECT_EQ(p.max_request_bytes, 4096u);
-  // What is not applied yet says so.
-  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("response timeout")));
+  EXPECT_EQ(c.config.routes[0].response_timeout, absl::Seconds(1));
+  EXPECT_EQ(c.config.routes[0].idle_timeout, absl::InfiniteDuration());
+  EXPECT_THAT(c.dropped, IsEmpty());
+  // The idle timeout; a zero one is none, a negative one said so.
+  c = Convert(Grpc(GrpcRoute(
+      "r", "", "timeouts { idle { nanos: 250000000 } response {} }")));
+  EXPECT_EQ(c.config.routes[0].idle_timeout, absl::Milliseconds(250));
+  EXPECT_EQ(c.config.routes[0].response_timeout, absl::InfiniteDuration());
+  EXPECT_THAT(c.dropped, IsEmpty());
+  c = Convert(Grpc(GrpcRoute("r", "", "timeouts { idle { seconds: -1 } }")));
+  ASSERT_EQ(c.config.routes.size(), 1u);
+  EXPECT_EQ(c.config.routes[0].idle_timeout, absl::InfiniteDuration());
+  EXPECT_THAT(
+      c.dropped,
+      ElementsAre(HasSubstr("idle timeout not applied: -1s is negative")));
   // A zero per-try timeout is none.
   c = Convert(Grpc(GrpcRoute("r", "",
                              "retry { max_retries: 1 conditions { unavailable: "

@@ -14,6 +14,7 @@
 namespace mesh::internal {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -156,6 +157,30 @@ TEST(RouteTableTest, InvalidConditionsAreDroppedAndNamed) {
   EXPECT_THAT(dropped[1], HasSubstr("'NoChild'"));
   EXPECT_THAT(dropped[2], HasSubstr("'BadHeader'"));
   EXPECT_THAT(dropped[3], HasSubstr("'Huge'"));
+}
+
+TEST(RouteTableTest, AttemptLimitsNotAboveZeroAreLeftOutNamed) {
+  ServiceConfig c;
+  c.routes = {Named("A", RequestMatch::Path("/a")),
+              Named("B", RequestMatch::Path("/b"))};
+  c.routes[0].response_timeout = absl::Milliseconds(150);
+  c.routes[0].idle_timeout = absl::Seconds(2);
+  c.routes[1].response_timeout = absl::ZeroDuration();
+  c.routes[1].idle_timeout = -absl::Seconds(1);
+  std::vector<std::string> dropped;
+  auto t = RouteTable::Build(c, &dropped);
+  ASSERT_EQ(t->size(), 2u);  // the routes stay
+  const CompiledRoute& a = t->Match({"POST", "/a"});
+  EXPECT_EQ(a.response_timeout, absl::Milliseconds(150));
+  EXPECT_EQ(a.idle_timeout, absl::Seconds(2));
+  const CompiledRoute& b = t->Match({"POST", "/b"});
+  EXPECT_EQ(b.name, "B");
+  EXPECT_EQ(b.response_timeout, absl::InfiniteDuration());
+  EXPECT_EQ(b.idle_timeout, absl::InfiniteDuration());
+  EXPECT_THAT(
+      dropped,
+      ElementsAre(HasSubstr("route 1 'B': response_timeout 0 must be > 0"),
+                  HasSubstr("route 1 'B': idle_timeout -1s must be > 0")));
 }
 
 TEST(RouteTableTest, HostileInputDoesNotBlowUp) {

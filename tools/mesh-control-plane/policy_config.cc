@@ -263,11 +263,13 @@ absl::StatusOr<PolicyRuleSpec> ParseRule(const JsonValue& v,
   absl::Status keys =
       grpc ? OnlyKeys(v, path,
                       {"matches", "backends", "first_available", "timeout_ms",
-                       "retry", "request_headers", "failure_injector"})
-           : OnlyKeys(v, path,
-                      {"matches", "backends", "first_available", "timeout_ms",
-                       "retry", "request_headers", "response_headers",
-                       "failure_injector"});
+                       "response_timeout_ms", "idle_timeout_ms", "retry",
+                       "request_headers", "failure_injector"})
+           : OnlyKeys(
+                 v, path,
+                 {"matches", "backends", "first_available", "timeout_ms",
+                  "response_timeout_ms", "idle_timeout_ms", "retry",
+                  "request_headers", "response_headers", "failure_injector"});
   if (!keys.ok()) return keys;
   PolicyRuleSpec r;
   if (const JsonValue* m = Field(v, "matches")) {
@@ -309,10 +311,15 @@ absl::StatusOr<PolicyRuleSpec> ParseRule(const JsonValue& v,
       return s;
     r.first_available = f->boolean;
   }
-  if (const JsonValue* t = Field(v, "timeout_ms")) {
-    absl::StatusOr<int64_t> ms = Millis(*t, path + ".timeout_ms");
+  for (auto [key, field] :
+       {std::make_pair("timeout_ms", &r.timeout_ms),
+        std::make_pair("response_timeout_ms", &r.response_timeout_ms),
+        std::make_pair("idle_timeout_ms", &r.idle_timeout_ms)}) {
+    const JsonValue* t = Field(v, key);
+    if (t == nullptr) continue;
+    absl::StatusOr<int64_t> ms = Millis(*t, absl::StrCat(path, ".", key));
     if (!ms.ok()) return ms.status();
-    r.timeout_ms = *ms;
+    *field = *ms;
   }
   if (const JsonValue* x = Field(v, "retry")) {
     absl::StatusOr<PolicyRetrySpec> retry =

@@ -74,7 +74,9 @@ struct PolicyRuleSpec {
   // backend (only a failure injector answers).
   std::optional<std::vector<std::pair<std::string, uint32_t>>> backends;
   bool first_available = false;
-  int64_t timeout_ms = 0;  // the whole request; 0: none
+  int64_t timeout_ms = 0;           // the whole request; 0: none
+  int64_t response_timeout_ms = 0;  // each attempt, not retried; 0: none
+  int64_t idle_timeout_ms = 0;      // nothing sent or received; 0: none
   std::optional<PolicyRetrySpec> retry;
   std::optional<PolicyHeaderModifier> request_headers;
   std::optional<PolicyHeaderModifier> response_headers;  // HTTP only

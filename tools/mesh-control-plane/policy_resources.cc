@@ -154,7 +154,7 @@ void FillValueMatch(const PolicyValueMatch& spec, hr::QueryParamMatch* m) {
 }
 
 // What HTTP and gRPC rules share: the request header modifier (the first
-// filter), the backends and the request timeout.
+// filter), the backends and the timeouts.
 template <typename Rule>
 void FillRuleCommon(const PolicyRuleSpec& r, const std::string& target,
                     Rule* rule) {
@@ -163,9 +163,17 @@ void FillRuleCommon(const PolicyRuleSpec& r, const std::string& target,
                  rule->add_filters()->mutable_request_header_modifier());
   }
   FillBackends(r, target, rule);
+  auto* timeouts = rule->mutable_timeouts();
   if (r.timeout_ms > 0)
-    *rule->mutable_timeouts()->mutable_request() =
+    *timeouts->mutable_request() =
         TimeUtil::MillisecondsToDuration(r.timeout_ms);
+  if (r.response_timeout_ms > 0)
+    *timeouts->mutable_response() =
+        TimeUtil::MillisecondsToDuration(r.response_timeout_ms);
+  if (r.idle_timeout_ms > 0)
+    *timeouts->mutable_idle() =
+        TimeUtil::MillisecondsToDuration(r.idle_timeout_ms);
+  if (timeouts->ByteSizeLong() == 0) rule->clear_timeouts();
 }
 
 // What both retry kinds share: max_retries and the backoff.

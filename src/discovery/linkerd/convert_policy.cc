@@ -548,8 +548,22 @@ bool ConvertTimeouts(const Rule& wire, const RuleContext& ctx, Route* route) {
     }
     if (*d > absl::ZeroDuration()) route->timeout = *d;
   }
-  if (t.has_response()) ctx.Line("response timeout is not applied yet");
-  if (t.has_idle()) ctx.Line("idle timeout is not applied yet");
+  // The response and idle timeouts: zero or less (or unreadable) is none,
+  // said in a line; the rule stays.
+  auto limit = [&](bool has, const google::protobuf::Duration& wire,
+                   const char* name, absl::Duration* field) {
+    if (!has) return;
+    absl::StatusOr<absl::Duration> d = ConvertDuration(wire);
+    if (d.ok() && *d > absl::ZeroDuration()) {
+      *field = *d;
+    } else if (!d.ok() || *d < absl::ZeroDuration()) {
+      ctx.Line(absl::StrCat(name, " timeout not applied: ",
+                            d.ok() ? absl::FormatDuration(*d) + " is negative"
+                                   : std::string(d.status().message())));
+    }
+  };
+  limit(t.has_response(), t.response(), "response", &route->response_timeout);
+  limit(t.has_idle(), t.idle(), "idle", &route->idle_timeout);
   return true;
 }
 

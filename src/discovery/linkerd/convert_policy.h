@@ -79,7 +79,8 @@ struct PolicyConversion {
 //    `forward` backend, weight 0, a path that is not "name:port", or a weight
 //    sum past 2^32 - 1 drops the backend (the sum: the rule's distribution).
 //  - Timeouts: `timeouts.request` (or the deprecated `requestTimeout`) →
-//    Route::timeout; zero means none.
+//    Route::timeout, `response` → Route::response_timeout (each attempt,
+//    not retried), `idle` → Route::idle_timeout; zero means none.
 //  - Retries: max_retries + 1 attempts, the backoff's bounds, the per-try
 //    `timeout` (→ RetryPolicy::per_try_timeout; zero: none),
 //    max_request_bytes (→ RetryPolicy::max_request_bytes), gRPC
