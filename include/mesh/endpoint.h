@@ -136,6 +136,13 @@ struct MESH_EXPORT BackendPolicy {
   // BalancerOptions::default_rtt or decay. Must be > 0.
   std::optional<absl::Duration> default_rtt;
   std::optional<absl::Duration> decay;
+  // The queue of calls waiting for the backend's endpoints (a Linkerd
+  // policy backend's queue): at most `queue_capacity` wait at once (0: no
+  // limit), one more fails UNAVAILABLE at once naming the limit; and a call
+  // waits at most `fail_fast_timeout` (when set, > 0) in place of the
+  // channel's ChannelOptions::fail_fast_timeout.
+  uint32_t queue_capacity = 0;
+  std::optional<absl::Duration> fail_fast_timeout;
 };
 
 class MESH_EXPORT EndpointObserver {

@@ -33,7 +33,8 @@ bool BackendPolicyState::Same(const BackendPolicy& a, const BackendPolicy& b) {
       a.ring_max_size != b.ring_max_size || a.max_requests != b.max_requests ||
       a.drops.size() != b.drops.size() ||
       !SameEjection(a.ejection, b.ejection) || a.default_rtt != b.default_rtt ||
-      a.decay != b.decay) {
+      a.decay != b.decay || a.queue_capacity != b.queue_capacity ||
+      a.fail_fast_timeout != b.fail_fast_timeout) {
     return false;
   }
   for (size_t i = 0; i < a.drops.size(); ++i) {
@@ -51,6 +52,12 @@ bool BackendPolicyState::Apply(const BackendPolicy& policy) {
     if (policy_ && Same(*policy_, policy)) return false;  // nothing new
   }
   max_requests_.store(policy.max_requests, std::memory_order_relaxed);
+  queue_capacity_.store(policy.queue_capacity, std::memory_order_relaxed);
+  fail_fast_ns_.store(policy.fail_fast_timeout &&
+                              *policy.fail_fast_timeout > absl::ZeroDuration()
+                          ? absl::ToInt64Nanoseconds(*policy.fail_fast_timeout)
+                          : 0,
+                      std::memory_order_relaxed);
   drops_.Publish(
       std::make_unique<std::vector<BackendPolicy::Drop>>(policy.drops));
   has_drops_.store(!policy.drops.empty(), std::memory_order_release);

@@ -68,12 +68,23 @@ class BackendPolicyState {
   int64_t in_flight() const {
     return in_flight_.load(std::memory_order_relaxed);
   }
+  // BackendPolicy::queue_capacity (0: no limit) and fail_fast_timeout
+  // (infinite: the channel's). Lock-free.
+  uint32_t queue_capacity() const {
+    return queue_capacity_.load(std::memory_order_relaxed);
+  }
+  absl::Duration fail_fast_timeout() const {
+    const int64_t ns = fail_fast_ns_.load(std::memory_order_relaxed);
+    return ns > 0 ? absl::Nanoseconds(ns) : absl::InfiniteDuration();
+  }
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   int64_t refusals() const { return refusals_.load(std::memory_order_relaxed); }
 
  private:
   const std::string target_;
   std::atomic<uint32_t> max_requests_{0};
+  std::atomic<uint32_t> queue_capacity_{0};
+  std::atomic<int64_t> fail_fast_ns_{0};  // 0: none
   std::atomic<int64_t> in_flight_{0};
   std::atomic<bool> has_drops_{false};
   SnapshotCell<std::vector<BackendPolicy::Drop>> drops_{

@@ -53,6 +53,12 @@ struct ChannelCore::Call {
   // plus the fail-fast timeout), whether the call has waited (it is then off
   // its caller's thread), and whether its wait timed out.
   absl::Time wait_until = absl::InfinitePast();
+  // The fail-fast timeout in force (the channel's, or the backends' queue's
+  // once it first waited: backend_wait), and why its last wait found no
+  // room: "the queue of '…' is full (capacity N)" (empty: it did).
+  absl::Duration fail_fast = absl::ZeroDuration();
+  bool backend_wait = false;
+  std::string queue_full;
   bool waited = false;
   bool wait_expired = false;
   // Picks retried at once because endpoints came while queuing (bounded).

@@ -174,6 +174,7 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
                                                        : absl::InfiniteFuture();
   call->wait_until =
       std::min(call->deadline, call->start + options_.fail_fast_timeout);
+  call->fail_fast = options_.fail_fast_timeout;
   const uint32_t max_replay = call->route->retry_policy.max_request_bytes;
   call->replayable =
       (call->route->is_retryable || options_.retry_connect_failures) &&
@@ -289,6 +290,7 @@ void ChannelCore::WaitForRoutes(std::unique_ptr<Call> call) {
       waiter->Fire(PickWaiter::Why::kReady);
       return;
     case Destination::WaitResult::kNever:
+    case Destination::WaitResult::kFull:  // (not for routes)
       waiter->Fire(PickWaiter::Why::kNever);
       return;
     case Destination::WaitResult::kQueued:
@@ -458,19 +460,26 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     } else if (!picked.ok()) {
       if (!wait_on.empty() && Wait(call, wait_on)) return;
       early = std::move(picked).status();
+      if (!call->queue_full.empty()) {
+        early = absl::UnavailableError(
+            absl::StrCat(early.message(), "; ", call->queue_full));
+      }
       // Its wait ran out: say which limit ended it.
       if (call->waited && call->wait_expired && !mesh_->shut_down()) {
         early = call->deadline <= absl::Now()
                     ? absl::DeadlineExceededError(absl::StrCat(
                           "deadline passed while waiting for endpoints: ",
                           early.message()))
-                    : absl::Status(early.code(),
-                                   absl::StrCat(early.message(), "; waited ",
-                                                absl::FormatDuration(
-                                                    options_.fail_fast_timeout),
-                                                " for endpoints "
-                                                "(ChannelOptions::fail_fast_"
-                                                "timeout)"));
+                    : absl::Status(
+                          early.code(),
+                          absl::StrCat(
+                              early.message(), "; waited ",
+                              absl::FormatDuration(call->fail_fast),
+                              " for endpoints (",
+                              call->fail_fast == options_.fail_fast_timeout
+                                  ? "ChannelOptions::fail_fast_timeout"
+                                  : "the backend's queue fail-fast timeout",
+                              ")"));
       }
     }
   }
@@ -577,17 +586,36 @@ bool ChannelCore::Wait(
     std::unique_ptr<Call>& call,
     const std::vector<std::shared_ptr<Destination>>& wait_on) {
   absl::Time now = absl::Now();
+  // Backends with a queue fail-fast timeout of their own bound the wait
+  // by the longest of theirs (one without: the channel's), from the first
+  // wait on.
+  if (!call->backend_wait) {
+    call->backend_wait = true;
+    absl::Duration longest = absl::ZeroDuration();
+    bool all_own = true;
+    for (const std::shared_ptr<Destination>& d : wait_on) {
+      const absl::Duration own = d->backend_policy().fail_fast_timeout();
+      all_own &= own != absl::InfiniteDuration();
+      longest = std::max(longest, own);
+    }
+    if (all_own && !wait_on.empty()) {
+      call->fail_fast = longest;
+      call->wait_until = std::min(call->deadline, now + longest);
+    }
+  }
   if (call->wait_expired || now >= call->wait_until ||
       call->quick_repicks >= 2) {
     return false;
   }
   const absl::Duration wait = call->wait_until - now;
   std::shared_ptr<Cancellation> cancel = call->cancel;
+  // Set before the waiter fires kNever when every backend's queue is full.
+  auto full = std::make_shared<std::string>();
   // The waiter takes the call; until it fires nothing else touches it.
   auto waiter = std::make_shared<PickWaiter>(
       mesh_->timers(),
-      [self = shared_from_this(),
-       call = std::move(call)](PickWaiter::Why why) mutable {
+      [self = shared_from_this(), call = std::move(call),
+       full](PickWaiter::Why why) mutable {
         switch (why) {
           case PickWaiter::Why::kReleased:
             call->waited = true;
@@ -604,6 +632,7 @@ bool ChannelCore::Wait(
             break;
           case PickWaiter::Why::kNever:
             call->wait_expired = true;  // pick once more, then fail
+            call->queue_full = std::move(*full);
             break;
         }
         self->StartAttempt(std::move(call));
@@ -618,6 +647,11 @@ bool ChannelCore::Wait(
         break;
       case Destination::WaitResult::kQueued:
         queued = true;
+        break;
+      case Destination::WaitResult::kFull:
+        *full =
+            absl::StrCat("the queue of '", d->target(), "' is full (capacity ",
+                         d->backend_policy().queue_capacity(), ")");
         break;
       case Destination::WaitResult::kNever:
         break;

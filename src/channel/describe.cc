@@ -219,6 +219,8 @@ std::string Policy(const DestinationView& v) {
   return absl::StrCat(
       "{\"default_rtt_ms\":", millis(v.policy->default_rtt),
       ",\"decay_ms\":", millis(v.policy->decay),
+      ",\"queue_capacity\":", v.policy->queue_capacity,
+      ",\"fail_fast_timeout_ms\":", millis(v.policy->fail_fast_timeout),
       ",\"max_requests\":", v.policy->max_requests,
       ",\"in_flight\":", v.in_flight,
       ",\"circuit_breaker_refusals\":", v.circuit_breaker_refusals,

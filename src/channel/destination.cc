@@ -271,6 +271,8 @@ Destination::WaitResult Destination::AddWaiter(
   MutexLock lock(&mu_);
   if (set_.size() > 0 && !shut_down_) return WaitResult::kReady;
   if (SettledLocked()) return WaitResult::kNever;
+  const uint32_t capacity = backend_policy_.queue_capacity();
+  if (capacity > 0 && waiters_.Live() >= capacity) return WaitResult::kFull;
   waiters_.Add(std::move(waiter));
   return WaitResult::kQueued;
 }

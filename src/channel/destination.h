@@ -93,7 +93,8 @@ class Destination final : public EndpointObserver,
   // kQueued: discovery has not answered yet, or the destination exists with
   // no endpoints; `waiter` is fired, in arrival order with the others, on
   // the timer thread as soon as that changes either way.
-  enum class WaitResult { kReady, kNever, kQueued };
+  // kFull: the backend's queue (BackendPolicy::queue_capacity) is full.
+  enum class WaitResult { kReady, kNever, kQueued, kFull };
   WaitResult AddWaiter(std::shared_ptr<PickWaiter> waiter);
 
   // Whether calls must wait for the first service config (the source's

@@ -14,6 +14,13 @@ void WaiterQueue::Add(std::shared_ptr<PickWaiter> waiter) {
   waiters_.push_back(std::move(waiter));
 }
 
+size_t WaiterQueue::Live() {
+  waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
+                                [](const auto& w) { return w->fired(); }),
+                 waiters_.end());
+  return waiters_.size();
+}
+
 void FireReleased(const WaiterQueue::List& waiters) {
   for (const std::shared_ptr<PickWaiter>& w : waiters) {
     w->Fire(PickWaiter::Why::kReleased);

@@ -30,6 +30,8 @@ class WaiterQueue {
   // then (when the queue reaches 64, 128, 256, ...), so it holds about the
   // calls really waiting.
   void Add(std::shared_ptr<PickWaiter> waiter);
+  // The waiters that have not fired (those that have are dropped now).
+  size_t Live();
   // Takes every waiter, in arrival order.
   List TakeAll() { return std::exchange(waiters_, {}); }
   // Puts `waiters` back ahead of the ones queued since.

@@ -20,6 +20,7 @@
 #include "linkerd/destination.grpc.pb.h"
 #include "linkerd/outbound.pb.h"
 #include "mesh/mesh.h"
+#include "src/base/mutex.h"
 #include "tests/support/policy_server.h"
 #include "tests/support/prometheus_text.h"
 #include "tests/support/tap_fixtures.h"
@@ -52,21 +53,27 @@ out::OutboundPolicy Parse(const std::string& text) {
   return p;
 }
 
+// The controller's default queue.
+constexpr char kDefaultQueue[] =
+    "queue { capacity: 100 failfast_timeout { seconds: 3 } }";
+
 // A Backend that balances the endpoints Destination.Get gives for `path`.
-std::string BackendTo(const std::string& path) {
+std::string BackendTo(const std::string& path,
+                      const std::string& queue = kDefaultQueue) {
   return absl::StrCat("backend { metadata { default: '", path,
                       "' } balancer { discovery { dst { path: '", path,
                       "' } } peak_ewma { default_rtt { nanos: 30000000 } "
-                      "decay { seconds: 10 } } } queue { capacity: 100 "
-                      "failfast_timeout { seconds: 3 } } }");
+                      "decay { seconds: 10 } } } ",
+                      queue, " }");
 }
 
 // A random_available distribution of (path, weight).
-std::string Split(const std::vector<std::pair<std::string, int>>& to) {
+std::string Split(const std::vector<std::pair<std::string, int>>& to,
+                  const std::string& queue = kDefaultQueue) {
   std::string text = "backends { random_available { ";
   for (const auto& [path, weight] : to) {
     absl::StrAppend(&text, "backends { weight: ", weight, " backend { ",
-                    BackendTo(path), " } } ");
+                    BackendTo(path, queue), " } } ");
   }
   return text + "} }";
 }
@@ -584,6 +591,65 @@ TEST_F(LinkerdPolicyTest, ResponseAndIdleTimeoutsEndTheCallUnretried) {
     EXPECT_LT(absl::Now() - start, absl::Seconds(2));
     EXPECT_EQ(backends_[2]->calls_received(), before + 1);  // not retried
   }
+}
+
+TEST_F(LinkerdPolicyTest, ABackendsQueueBoundsTheCallsWaitingForIt) {
+  // b exists without endpoints; its queue holds 2 calls, each for 300 ms
+  // (the channel's own fail-fast timeout is 3 s).
+  config_.targets[kB].endpoints.clear();
+  policies_->Set(
+      kTarget,
+      GrpcPolicy(
+          GrpcRule(kSayMatch, Split({{kB, 1}},
+                                    "queue { capacity: 2 failfast_timeout { "
+                                    "nanos: 300000000 } }")) +
+          GrpcRule("", Split({{kA, 1}}))));
+  StartMesh();
+  // Once the policy and b's queue apply, a call waits 300 ms and fails.
+  CallResult r;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        r = Call(kSay);
+        return absl::StrContains(
+            r.status.message(),
+            "waited 300ms for endpoints (the backend's queue fail-fast "
+            "timeout)");
+      },
+      absl::Seconds(10)))
+      << r.status;
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
+  // Two calls wait; a third finds the queue full and fails at once.
+  struct Waiting {
+    internal::Notification done;
+    CallResult result;
+  };
+  Waiting first, second;
+  CallOptions options;
+  options.deadline = absl::Now() + absl::Seconds(5);
+  const absl::Time start = absl::Now();
+  for (Waiting* w : {&first, &second}) {
+    channel_->CallRawAsync(kSay, "x", options, [w](CallResult result) {
+      w->result = std::move(result);
+      w->done.Notify();
+    });
+  }
+  r = Call(kSay);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable) << r.status;
+  EXPECT_THAT(
+      r.status.message(),
+      HasSubstr(absl::StrCat("the queue of '", kB, "' is full (capacity 2)")));
+  EXPECT_FALSE(first.done.HasBeenNotified());
+  EXPECT_FALSE(second.done.HasBeenNotified());
+  for (Waiting* w : {&first, &second}) {
+    ASSERT_TRUE(w->done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_EQ(w->result.status.code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(w->result.status.message(),
+                HasSubstr("the backend's queue fail-fast timeout"));
+  }
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
+  // The queue's settings are shown with b's policy.
+  EXPECT_THAT(mesh_->Describe(), HasSubstr("\"queue_capacity\":2,"
+                                           "\"fail_fast_timeout_ms\":300"));
 }
 
 TEST_F(LinkerdPolicyTest, TapEventsCarryThePolicyRoutesIdentity) {

@@ -595,12 +595,42 @@ TEST(ConvertPolicyTest, BackendsTakeTheirPeakEwmaTuningAndTheAccrual) {
       c.dropped,
       ElementsAre(AllOf(HasSubstr("backend #2: balancer default_rtt not "
                                   "applied: -1s is not above zero"))));
-  // Without accrual or tuning, no backend has anything to set.
+  // Without accrual, tuning or queue, no backend has anything to set.
   c = Convert(Parse(absl::StrCat(
       "metadata { default: 'p' } protocol { grpc { routes { metadata { "
       "default: 'r' } rules { backends { random_available { ",
       backend("a:80", "peak_ewma {}"), " } } } } } }")));
   EXPECT_TRUE(c.backend_policies.empty());
+}
+
+TEST(ConvertPolicyTest, ABackendsQueueBoundsItsWaitingCalls) {
+  auto backend = [](const std::string& path, const std::string& queue) {
+    return absl::StrCat(
+        "backends { weight: 1 backend { backend { metadata { default: 'b' } "
+        "balancer { discovery { dst { path: '",
+        path, "' } } peak_ewma {} } ", queue, " } } }");
+  };
+  PolicyConversion c = Convert(Parse(absl::StrCat(
+      "metadata { default: 'p' } protocol { grpc { routes { metadata { "
+      "default: 'r' } rules { backends { random_available { ",
+      backend("a:80",
+              "queue { capacity: 100 failfast_timeout { seconds: 3 } }"),
+      backend("b:80", "queue { capacity: 7 failfast_timeout {} }"),
+      backend("c:80", "queue { failfast_timeout { seconds: -2 } }"),
+      " } } } } } }")));
+  ASSERT_EQ(c.backend_policies.size(), 2u);
+  const BackendPolicy& a = c.backend_policies.at("a:80");
+  EXPECT_EQ(a.queue_capacity, 100u);
+  EXPECT_EQ(a.fail_fast_timeout, absl::Seconds(3));
+  // A zero fail-fast timeout is the channel's.
+  const BackendPolicy& b = c.backend_policies.at("b:80");
+  EXPECT_EQ(b.queue_capacity, 7u);
+  EXPECT_FALSE(b.fail_fast_timeout.has_value());
+  // c's negative one is left out, named; nothing else is left to set.
+  EXPECT_EQ(c.backend_policies.count("c:80"), 0u);
+  EXPECT_THAT(c.dropped,
+              ElementsAre(HasSubstr("backend #2: queue failfast_timeout not "
+                                    "applied: -2s is negative")));
 }
 
 TEST(ConvertPolicyTest, FailureAccrualBecomesTheBackendsEjection) {

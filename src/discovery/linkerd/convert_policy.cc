@@ -349,6 +349,24 @@ BackendPolicy BalancerSettings(const out::Backend::BalanceP2c& balancer,
   return p;
 }
 
+// A backend's queue: its capacity (0: none) and fail-fast timeout (zero:
+// the channel's; negative or unreadable: left out with a line).
+void QueueSettings(const out::Backend& backend, absl::string_view where,
+                   const RuleContext& ctx, BackendPolicy* p) {
+  if (!backend.has_queue()) return;
+  const out::Queue& q = backend.queue();
+  p->queue_capacity = q.capacity();
+  if (!q.has_failfast_timeout()) return;
+  absl::StatusOr<absl::Duration> d = ConvertDuration(q.failfast_timeout());
+  if (d.ok() && *d > absl::ZeroDuration()) {
+    p->fail_fast_timeout = *d;
+  } else if (!d.ok() || *d < absl::ZeroDuration()) {
+    ctx.Line(absl::StrCat(where, ": queue failfast_timeout not applied: ",
+                          d.ok() ? absl::FormatDuration(*d) + " is negative"
+                                 : std::string(d.status().message())));
+  }
+}
+
 // A Distribution (HTTP or gRPC: the same fields) → the route's backends;
 // false with a line if the rule must go.
 template <typename Distribution>
@@ -382,7 +400,9 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
     sum += weight;
     backends.push_back(WeightedBackend{path, weight});
     if (!ctx.backends->count(path)) {
-      (*ctx.backends)[path] = BalancerSettings(b.balancer(), where, ctx);
+      BackendPolicy settings = BalancerSettings(b.balancer(), where, ctx);
+      QueueSettings(b, where, ctx, &settings);
+      (*ctx.backends)[path] = std::move(settings);
     }
   };
   switch (wire.kind_case()) {
@@ -896,7 +916,8 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
        it != out.backend_policies.end();) {
     BackendPolicy& p = it->second;
     p.ejection = out.failure_accrual;
-    if (!p.ejection && !p.default_rtt && !p.decay) {
+    if (!p.ejection && !p.default_rtt && !p.decay && p.queue_capacity == 0 &&
+        !p.fail_fast_timeout) {
       it = out.backend_policies.erase(it);
     } else {
       ++it;

@@ -97,6 +97,8 @@ struct PolicyConversion {
 //    answers it, when the protocol has routes.
 //  - Route metrics carry the parent's and the route's group, kind,
 //    namespace and name, as linkerd2-proxy labels them.
+//  - Backends' queues: capacity → BackendPolicy::queue_capacity, a
+//    failfast_timeout above zero → fail_fast_timeout.
 //  - Backends' balancers: a `peak_ewma` (or `penalty_peak_ewma`)
 //    default_rtt and decay above zero → backend_policies; a backend named
 //    twice takes its first settings.
