@@ -78,6 +78,17 @@ std::string Split(const std::vector<std::pair<std::string, int>>& to,
   return text + "} }";
 }
 
+// A random_available distribution of one `forward` backend to `address`
+// ("127.0.0.1:port").
+std::string ForwardTo(const std::string& address) {
+  const std::string port = address.substr(address.rfind(':') + 1);
+  return absl::StrCat(
+      "backends { random_available { backends { weight: 1 backend { backend "
+      "{ metadata { default: 'forward' } forward { addr { ip { ipv4: "
+      "2130706433 } port: ",
+      port, " } weight: 1 } ", kDefaultQueue, " } } } } }");
+}
+
 // A GRPCRoute rule: its matches, its distribution, then anything else.
 std::string GrpcRule(const std::string& matches, const std::string& split,
                      const std::string& extra = "") {
@@ -650,6 +661,27 @@ TEST_F(LinkerdPolicyTest, ABackendsQueueBoundsTheCallsWaitingForIt) {
   // The queue's settings are shown with b's policy.
   EXPECT_THAT(mesh_->Describe(), HasSubstr("\"queue_capacity\":2,"
                                            "\"fail_fast_timeout_ms\":300"));
+}
+
+TEST_F(LinkerdPolicyTest, AForwardBackendSendsToItsOneAddress) {
+  // Say is forwarded to backend 2's address, which no Destination.Get
+  // names; the rest goes to a. An update moves the forward to backend 0.
+  policies_->Set(
+      kTarget,
+      GrpcPolicy(GrpcRule(kSayMatch, ForwardTo(backends_[2]->address())) +
+                 GrpcRule("", Split({{kA, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(2, kSay));
+  ASSERT_TRUE(SettlesOn(1, kOther));
+  EXPECT_THAT(
+      mesh_->Describe(),
+      HasSubstr(absl::StrCat("linkerd-forward ", backends_[2]->address())));
+  policies_->Set(
+      kTarget,
+      GrpcPolicy(GrpcRule(kSayMatch, ForwardTo(backends_[0]->address())) +
+                 GrpcRule("", Split({{kA, 1}}))));
+  EXPECT_TRUE(SettlesOn(0, kSay));
+  EXPECT_TRUE(SettlesOn(1, kOther));
 }
 
 TEST_F(LinkerdPolicyTest, TapEventsCarryThePolicyRoutesIdentity) {

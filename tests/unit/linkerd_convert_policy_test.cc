@@ -285,14 +285,15 @@ TEST(ConvertPolicyTest, BadBackendsAreDroppedNamingThem) {
       "random_available { " +
       Weighted("good:80", 1) + Weighted("no-port", 1) + Weighted("zero:80", 0) +
       "backends { weight: 1 backend { backend { metadata { default: 'f' } "
-      "forward { addr { ip { ipv4: 1 } port: 80 } } } } } } } } }"));
+      "forward { weight: 1 } } } } } } } }"));
   ASSERT_EQ(c.config.routes.size(), 1u);
   ASSERT_EQ(c.config.routes[0].backends.size(), 1u);
   EXPECT_EQ(c.config.routes[0].backends[0].authority, "good:80");
   EXPECT_THAT(c.dropped,
               ElementsAre(HasSubstr("backend #1 ('no-port') dropped"),
                           HasSubstr("backend #2 dropped: weight 0"),
-                          HasSubstr("backend #3 dropped: a forward backend")));
+                          HasSubstr("backend #3 (forward) dropped")));
+  EXPECT_THAT(c.forward_backends, IsEmpty());
   // Weights past 2^32 - 1 in all drop the rule.
   c = Convert(
       Grpc("routes { metadata { default: 'r' } rules { backends { "
@@ -300,6 +301,36 @@ TEST(ConvertPolicyTest, BadBackendsAreDroppedNamingThem) {
            Weighted("a:80", 4294967295u) + Weighted("b:80", 1) + " } } } }"));
   EXPECT_THAT(c.config.routes, IsEmpty());
   EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("past 2^32 - 1")));
+}
+
+TEST(ConvertPolicyTest, AForwardBackendIsOneEndpointOfItsOwn) {
+  // 127.0.0.1:8080 with an identity and HTTP/2, beside a balanced backend.
+  PolicyConversion c = Convert(
+      Grpc("routes { metadata { default: 'r' } rules { backends { "
+           "random_available { " +
+           Weighted("good:80", 3) +
+           "backends { weight: 1 backend { backend { metadata { default: 'f' } "
+           "forward { addr { ip { ipv4: 2130706433 } port: 8080 } weight: 1 "
+           "tls_identity { dns_like_identity { name: "
+           "'web.ns.serviceaccount.identity.linkerd.cluster.local' } } "
+           "protocol_hint { h2 {} } } } } } } } } }"));
+  ASSERT_EQ(c.config.routes.size(), 1u);
+  const std::vector<WeightedBackend>& backends = c.config.routes[0].backends;
+  ASSERT_EQ(backends.size(), 2u);
+  EXPECT_EQ(backends[0].authority, "good:80");
+  EXPECT_EQ(backends[0].weight, 3u);
+  EXPECT_EQ(backends[1].cluster, "linkerd-forward 127.0.0.1:8080");
+  EXPECT_EQ(backends[1].authority, "");  // the channel's own
+  EXPECT_EQ(backends[1].weight, 1u);
+  ASSERT_EQ(c.forward_backends.size(), 1u);
+  const Endpoint& e = c.forward_backends.at("linkerd-forward 127.0.0.1:8080");
+  EXPECT_EQ(e.address, "127.0.0.1:8080");
+  EXPECT_EQ(e.tls_identity,
+            "web.ns.serviceaccount.identity.linkerd.cluster.local");
+  EXPECT_EQ(e.protocol_hint, ProtocolHint::kHttp2);
+  EXPECT_THAT(c.dropped, IsEmpty());
+  // Forward backends have no balancer: nothing to set for them.
+  EXPECT_EQ(c.backend_policies.count("linkerd-forward 127.0.0.1:8080"), 0u);
 }
 
 TEST(ConvertPolicyTest, TimeoutsAndRetries) {

@@ -313,6 +313,8 @@ struct RuleContext {
   std::vector<std::string>* dropped;
   // The backends' balancer settings, by path (first seen wins).
   std::map<std::string, BackendPolicy>* backends;
+  // The forward backends' endpoints, by cluster name (first seen wins).
+  std::map<std::string, Endpoint>* forwards;
   void Line(absl::string_view what) const {
     dropped->push_back(absl::StrCat(name, ": ", what));
   }
@@ -383,10 +385,17 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
     }
     const out::Backend& b = route_backend.backend();
     if (b.has_forward()) {
-      return ctx.Line(absl::StrCat(
-          where,
-          " dropped: a forward backend (one address) is not supported "
-          "yet"));
+      absl::StatusOr<Endpoint> endpoint = ConvertWeightedAddr(
+          b.forward(), google::protobuf::Map<std::string, std::string>());
+      if (!endpoint.ok()) {
+        return ctx.Line(absl::StrCat(
+            where, " (forward) dropped: ", endpoint.status().message()));
+      }
+      std::string name = ForwardBackendName(endpoint->address);
+      sum += weight;
+      backends.push_back(WeightedBackend::Cluster(name, weight));
+      ctx.forwards->emplace(std::move(name), *std::move(endpoint));
+      return;
     }
     if (!b.has_balancer() || !b.balancer().discovery().has_dst()) {
       return ctx.Line(absl::StrCat(
@@ -724,7 +733,8 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
                    absl::string_view kind, const meta::Metadata& parent,
                    absl::string_view host, std::vector<Ranked>* ranked,
                    std::vector<std::string>* dropped,
-                   std::map<std::string, BackendPolicy>* backends) {
+                   std::map<std::string, BackendPolicy>* backends,
+                   std::map<std::string, Endpoint>* forwards) {
   size_t rules_seen = 0;
   auto over = [&]() {
     if (rules_seen < kMaxPolicyRoutes && ranked->size() < kMaxPolicyRoutes) {
@@ -750,8 +760,8 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
       if (over()) return;
       ++rules_seen;
       const auto& rule = wire.rules(j);
-      RuleContext ctx{absl::StrCat(route_name, " rule #", j), dropped,
-                      backends};
+      RuleContext ctx{absl::StrCat(route_name, " rule #", j), dropped, backends,
+                      forwards};
       Route route;
       route.name = wire.metadata().has_resource()
                        ? wire.metadata().resource().name()
@@ -867,7 +877,7 @@ absl::StatusOr<PolicyConversion> ConvertPolicy(
   // A protocol's routes (Http1, Http2 or Grpc: routes and failure_accrual).
   auto routes_of = [&](const auto& part, absl::string_view kind) {
     ConvertRoutes(part.routes(), kind, policy.metadata(), host, &ranked,
-                  &out.dropped, &out.backend_policies);
+                  &out.dropped, &out.backend_policies, &out.forward_backends);
     if (part.has_failure_accrual()) {
       ConvertAccrual(part.failure_accrual(), &out);
     }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "linkerd/outbound.pb.h"
 #include "mesh/endpoint.h"
@@ -41,10 +42,21 @@ struct PolicyConversion {
   // `failure_accrual` as its ejection, its balancer's Peak-EWMA
   // default_rtt and decay. Only backends with something to set.
   std::map<std::string, BackendPolicy> backend_policies;
+  // The endpoint of each `forward` backend the routes name, by the cluster
+  // name (ForwardBackendName) its WeightedBackend carries.
+  std::map<std::string, Endpoint> forward_backends;
   // One human-readable line per part left out or not applied, naming it
   // (route, rule, match, backend, filter by index and name) and why.
   std::vector<std::string> dropped;
 };
+
+// The cluster name a `forward` backend to `address` ("ip:port") has in the
+// routes: the Linkerd source serves it that one endpoint (SubscribeCluster).
+// Holds a space, so it never names a target.
+inline constexpr absl::string_view kForwardBackendPrefix = "linkerd-forward ";
+inline std::string ForwardBackendName(absl::string_view address) {
+  return absl::StrCat(kForwardBackendPrefix, address);
+}
 
 // `authority` is the target the policy was asked for ("name:port"); a
 // route's `hosts` are matched against its host.
@@ -74,10 +86,13 @@ struct PolicyConversion {
 //    service or method holding '/'), or its distribution is missing.
 //  - Backends: random_available → a weighted split, first_available →
 //    Route::backends_first_available, of the backends' DestinationGet
-//    paths; empty, or no backend left → every call of the rule fails
-//    UNAVAILABLE naming the route (unless a redirect answers them all). A
-//    `forward` backend, weight 0, a path that is not "name:port", or a weight
-//    sum past 2^32 - 1 drops the backend (the sum: the rule's distribution).
+//    paths, and of `forward` backends' clusters (ForwardBackendName, their
+//    endpoints in forward_backends; calls keep the channel's authority);
+//    empty, or no backend left → every call of the rule fails UNAVAILABLE
+//    naming the route (unless a redirect answers them all). Weight 0, a
+//    path that is not "name:port", a forward address that does not convert,
+//    or a weight sum past 2^32 - 1 drops the backend (the sum: the rule's
+//    distribution).
 //  - Timeouts: `timeouts.request` (or the deprecated `requestTimeout`) →
 //    Route::timeout, `response` → Route::response_timeout (each attempt,
 //    not retried), `idle` → Route::idle_timeout; zero means none.

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "linkerd/destination.grpc.pb.h"
@@ -35,6 +36,7 @@ namespace dst = ::io::linkerd::proxy::destination;
 namespace outbound = ::io::linkerd::proxy::outbound;
 using internal::ExponentialBackoff;
 using internal::StreamWatch;
+using internal::linkerd::ForwardBackends;
 using internal::linkerd::PolicyBackends;
 using internal::linkerd::RoutingCombiner;
 
@@ -79,6 +81,9 @@ struct Shared {
   // The backend policy each target's endpoints take from the outbound
   // policies routing to it.
   PolicyBackends policy_backends;
+  // The endpoint of each `forward` backend the outbound policies name, by
+  // its cluster name.
+  ForwardBackends forward_backends;
 
   internal::Mutex mu;
   std::shared_ptr<DiscoverySource> fallback ABSL_GUARDED_BY(mu);
@@ -174,6 +179,19 @@ class Subscription final : public DiscoverySubscription {
   std::unique_ptr<StreamWatch> watch_;  // stopped before the rest
 };
 
+// A `forward` backend's one endpoint, from the outbound policies (no
+// stream of its own).
+class ForwardSubscription final : public DiscoverySubscription {
+ public:
+  ForwardSubscription(std::shared_ptr<Shared> shared,
+                      std::unique_ptr<ForwardBackends::Registration> r)
+      : shared_(std::move(shared)), registration_(std::move(r)) {}
+
+ private:
+  std::shared_ptr<Shared> shared_;  // holds the registry
+  std::unique_ptr<ForwardBackends::Registration> registration_;
+};
+
 // "No policy for this target" (a controller older than 2.13 answers
 // Unimplemented), or a request it refuses: the profile alone routes.
 const std::vector<absl::StatusCode> kPolicyFinalCodes = {
@@ -249,9 +267,11 @@ std::unique_ptr<StreamWatch> WatchPolicy(
       "/", outbound::OutboundPolicies::service_full_name(), "/Watch");
   hooks.name = absl::StrCat("linkerd OutboundPolicies.Watch '", target, "'");
   hooks.final_codes = kPolicyFinalCodes;
-  PolicyBackends* backends = &shared->policy_backends;  // the owner holds it
-  hooks.on_message = [combiner, target, backends](const grpc::ByteBuffer& bytes,
-                                                  bool) -> absl::Status {
+  // The owner holds them.
+  PolicyBackends* backends = &shared->policy_backends;
+  ForwardBackends* forwards = &shared->forward_backends;
+  hooks.on_message = [combiner, target, backends, forwards](
+                         const grpc::ByteBuffer& bytes, bool) -> absl::Status {
     outbound::OutboundPolicy policy;
     if (absl::Status parsed = internal::ParseReceived(bytes, &policy);
         !parsed.ok()) {
@@ -277,17 +297,20 @@ std::unique_ptr<StreamWatch> WatchPolicy(
               line.c_str());
     }
     backends->SetFromParent(target, converted->backend_policies);
+    // Before the routes that name them are published.
+    forwards->SetFromParent(target, converted->forward_backends);
     combiner->OnPolicy(*std::move(converted));
     return absl::OkStatus();
   };
-  hooks.on_end = [combiner, target, backends](const absl::Status& status,
-                                              bool final) {
+  hooks.on_end = [combiner, target, backends, forwards](
+                     const absl::Status& status, bool final) {
     if (final) {
       gpr_log(GPR_INFO,
               "mesh: linkerd: no outbound policy for '%s' (%s); its profile "
               "routes it",
               target.c_str(), status.ToString().c_str());
       backends->ClearParent(target);
+      forwards->ClearParent(target);
       combiner->OnPolicyGone(status);
       return;
     }
@@ -376,6 +399,17 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
     return std::make_unique<Subscription>(shared_, target, "Get",
                                           std::move(hooks), std::move(fallback),
                                           std::move(backend_policy));
+  }
+
+  // The clusters of the source: the `forward` backends of outbound
+  // policies, each one endpoint (its routes come before it is subscribed).
+  std::unique_ptr<DiscoverySubscription> SubscribeCluster(
+      const std::string& cluster, EndpointObserver* observer) override {
+    if (!absl::StartsWith(cluster, internal::linkerd::kForwardBackendPrefix)) {
+      return nullptr;
+    }
+    return std::make_unique<ForwardSubscription>(
+        shared_, shared_->forward_backends.Register(cluster, observer));
   }
 
   std::unique_ptr<DiscoverySubscription> SubscribeConfig(

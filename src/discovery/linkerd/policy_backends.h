@@ -1,12 +1,16 @@
-// PolicyBackends: the backend policy each Linkerd target's endpoints take
-// from the outbound policies that route to it — the failure accrual of the
-// parent's protocol (as an ejection) and the backend's own Peak-EWMA
-// tuning. linkerd2-proxy builds a balancer per backend of every parent; here
-// a policy (its parent, the watched target) sets the policy of each backend
-// its routes name, the last parent to set a backend wins, and a parent whose
-// policy drops a backend (or goes) clears what it set. The endpoint
-// observers registered for a target get its policy at once and at each
-// change, through OnBackendPolicy.
+// BackendRegistry: what each Linkerd backend takes from the outbound
+// policies that route to it. linkerd2-proxy builds a balancer per backend
+// of every parent; here a policy (its parent, the watched target) sets the
+// value of each backend its routes name, the last parent to set a backend
+// wins, and a parent whose policy drops a backend (or goes) clears what it
+// set. The endpoint observers registered for a backend get its value at
+// once and at each change. Two kinds:
+//  - PolicyBackends: a balanced backend's BackendPolicy (the failure
+//    accrual of the parent's protocol as an ejection, its Peak-EWMA tuning,
+//    its queue), by DestinationGet path, through OnBackendPolicy (cleared:
+//    the default policy);
+//  - ForwardBackends: a `forward` backend's one endpoint, by its cluster
+//    name, as a Reset of one endpoint (cleared: no endpoints, for good).
 //
 //   auto registration = backends.Register("books:8080", observer);
 //   backends.SetFromParent("web:80", {{"books:8080", policy}});
@@ -28,12 +32,13 @@
 
 namespace mesh::internal::linkerd {
 
-class PolicyBackends {
+template <typename Value>
+class BackendRegistry {
  public:
   // Holds one observer's registration; unregisters it when destroyed.
   class Registration {
    public:
-    Registration(PolicyBackends* registry, std::string target,
+    Registration(BackendRegistry* registry, std::string target,
                  EndpointObserver* observer)
         : registry_(registry),
           target_(std::move(target)),
@@ -43,38 +48,40 @@ class PolicyBackends {
     Registration& operator=(const Registration&) = delete;
 
    private:
-    PolicyBackends* const registry_;
+    BackendRegistry* const registry_;
     const std::string target_;
     EndpointObserver* const observer_;
   };
 
-  // `observer` (which outlives the result) gets the target's policy now if
+  // `observer` (which outlives the result) gets the target's value now if
   // one is set, and each change until the result is destroyed.
   std::unique_ptr<Registration> Register(const std::string& target,
                                          EndpointObserver* observer);
 
-  // `parent`'s policy sets these backends' policies (authority → policy);
-  // the backends it set before and not now are cleared.
+  // `parent`'s policy sets these backends' values (backend → value); the
+  // backends it set before and not now are cleared.
   void SetFromParent(const std::string& parent,
-                     const std::map<std::string, BackendPolicy>& policies);
+                     const std::map<std::string, Value>& values);
   // `parent` has no policy any more: what it set is cleared.
   void ClearParent(const std::string& parent);
 
-  // Targets with an observer or a policy: for tests of the bounds.
+  // Targets with an observer or a value: for tests of the bounds.
   size_t EntriesForTest() const;
 
  private:
   struct Entry {
     std::set<EndpointObserver*> observers;
-    std::optional<BackendPolicy> policy;
-    std::string setter;  // the parent that set `policy`
+    std::optional<Value> value;
+    std::string setter;  // the parent that set `value`
   };
 
+  // Tells `observer` the backend's value (null: cleared).
+  static void Tell(EndpointObserver* observer, const Value* value);
   void Remove(const std::string& target, EndpointObserver* observer);
-  // Sets (or, nullopt, clears if `parent` set it) the target's policy and
+  // Sets (or, nullopt, clears if `parent` set it) the target's value and
   // tells its observers.
   void SetLocked(const std::string& target, const std::string& parent,
-                 const std::optional<BackendPolicy>& policy)
+                 const std::optional<Value>& value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EraseIfUnusedLocked(const std::string& target)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -82,6 +89,9 @@ class PolicyBackends {
   mutable Mutex mu_;
   std::map<std::string, Entry> targets_ ABSL_GUARDED_BY(mu_);
 };
+
+using PolicyBackends = BackendRegistry<BackendPolicy>;
+using ForwardBackends = BackendRegistry<Endpoint>;
 
 }  // namespace mesh::internal::linkerd
 
