@@ -102,6 +102,12 @@ struct MESH_EXPORT BalancerOptions {
   // a healed one waits longer for traffic. Must be > 0 and <= ejection_max.
   absl::Duration ejection_base = absl::Seconds(1);
   absl::Duration ejection_max = absl::Seconds(30);
+  // true: the n-th ejection lasts min(ejection_base × 2^(n-1),
+  // ejection_max) instead (Linkerd's failure accrual backoff). Either way it
+  // is then lengthened by a random share, up to ejection_jitter, of itself
+  // (Linkerd's jitter_ratio). ejection_jitter must be in [0, 100].
+  bool ejection_exponential = false;
+  double ejection_jitter = 0;
   // At most floor(ejection_max_share × n) of the n endpoints are ejected at
   // the same time, but at least 1 when n >= 2, and never all of them: a
   // failure past the limit does not eject (the endpoint keeps its count and

@@ -129,6 +129,12 @@ struct MESH_EXPORT BackendPolicy {
     // An endpoint is ejected only while this many others stay un-ejected
     // (Linkerd's min_ready_endpoints); 0: no floor beyond the rules' own.
     uint32_t min_ready_endpoints = 0;
+    // The backoff doubles with each ejection instead of growing by `base`,
+    // and each is lengthened by a random share of up to `jitter` of itself
+    // (Linkerd's ExponentialBackoff; BalancerOptions::ejection_exponential
+    // and ejection_jitter). jitter in [0, 100].
+    bool exponential = false;
+    double jitter = 0;
   };
   std::optional<Ejection> ejection;
   // The P2C Peak-EWMA tuning of the backend's endpoints (a Linkerd policy

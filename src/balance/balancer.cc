@@ -44,6 +44,8 @@ bool SameBalancerOptions(const BalancerOptions& a, const BalancerOptions& b) {
          a.ejection_consecutive_failures == b.ejection_consecutive_failures &&
          a.ejection_base == b.ejection_base &&
          a.ejection_max == b.ejection_max &&
+         a.ejection_exponential == b.ejection_exponential &&
+         a.ejection_jitter == b.ejection_jitter &&
          a.ejection_max_share == b.ejection_max_share &&
          a.ejection_min_ready == b.ejection_min_ready &&
          a.ring_min_size == b.ring_min_size &&
@@ -69,6 +71,10 @@ absl::StatusOr<std::unique_ptr<Balancer>> Balancer::Create(
         "BalancerOptions.ejection_max must be >= ejection_base");
   }
   // Written so that NaN fails too.
+  if (!(options.ejection_jitter >= 0 && options.ejection_jitter <= 100)) {
+    return absl::InvalidArgumentError(
+        "BalancerOptions.ejection_jitter must be in [0, 100]");
+  }
   if (!(options.ejection_max_share >= 0 && options.ejection_max_share <= 1)) {
     return absl::InvalidArgumentError(
         "BalancerOptions.ejection_max_share must be in [0, 1]");

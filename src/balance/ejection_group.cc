@@ -16,7 +16,17 @@ size_t MaxEjected(size_t n, double share) {
   return std::clamp<size_t>(limit, 1, n - 1);
 }
 
-int64_t EjectionNanos(uint64_t times, int64_t base_ns, int64_t max_ns) {
+int64_t EjectionNanos(uint64_t times, int64_t base_ns, int64_t max_ns,
+                      bool exponential) {
+  if (exponential) {
+    // base × 2^(times-1) reaches max once 2^(times-1) >= max / base.
+    const uint64_t doublings = times - 1;
+    if (doublings >= 63 ||
+        (uint64_t{1} << doublings) >= static_cast<uint64_t>(max_ns / base_ns)) {
+      return max_ns;
+    }
+    return std::min(base_ns << doublings, max_ns);
+  }
   if (times > static_cast<uint64_t>(max_ns / base_ns)) return max_ns;
   return std::min(base_ns * static_cast<int64_t>(times), max_ns);
 }
@@ -25,6 +35,8 @@ EjectionGroup::EjectionGroup(const BalancerOptions& options, int64_t now_ns)
     : consecutive_failures_(options.ejection_consecutive_failures),
       base_ns_(absl::ToInt64Nanoseconds(options.ejection_base)),
       max_ns_(absl::ToInt64Nanoseconds(options.ejection_max)),
+      exponential_(options.ejection_exponential),
+      jitter_(options.ejection_jitter),
       max_share_(options.ejection_max_share),
       min_ready_(options.ejection_min_ready),
       interval_(options.interval_ejection),
@@ -92,7 +104,15 @@ bool EjectionGroup::EjectLocked(
   // (With interval ejection the looks step it down instead.)
   if (!interval_ && now_ns - last_until >= max_ns_) times = 0;
   if (times < std::numeric_limits<uint32_t>::max()) ++times;
-  int64_t duration = EjectionNanos(times, base_ns_, max_ns_);
+  int64_t duration = EjectionNanos(times, base_ns_, max_ns_, exponential_);
+  if (jitter_ > 0) {
+    const double longer =
+        static_cast<double>(duration) * absl::Uniform<double>(gen_, 0, jitter_);
+    duration = longer >= static_cast<double>(
+                             std::numeric_limits<int64_t>::max() - duration)
+                   ? std::numeric_limits<int64_t>::max()
+                   : duration + static_cast<int64_t>(longer);
+  }
   int64_t until = duration > std::numeric_limits<int64_t>::max() - now_ns
                       ? std::numeric_limits<int64_t>::max()
                       : now_ns + duration;

@@ -41,9 +41,11 @@ struct EndpointLoad;
 // floor(share × n), at least 1 when n >= 2, never n.
 size_t MaxEjected(size_t n, double share);
 
-// How long the `times`-th ejection lasts: min(base × times, max), without
-// overflow. REQUIRES: times >= 1, 0 < base_ns <= max_ns.
-int64_t EjectionNanos(uint64_t times, int64_t base_ns, int64_t max_ns);
+// How long the `times`-th ejection lasts: min(base × times, max), or with
+// `exponential` min(base × 2^(times-1), max), without overflow.
+// REQUIRES: times >= 1, 0 < base_ns <= max_ns.
+int64_t EjectionNanos(uint64_t times, int64_t base_ns, int64_t max_ns,
+                      bool exponential = false);
 
 class EjectionGroup {
  public:
@@ -101,6 +103,8 @@ class EjectionGroup {
   const uint32_t consecutive_failures_;
   const int64_t base_ns_;
   const int64_t max_ns_;
+  const bool exponential_;
+  const double jitter_;
   const double max_share_;
   const uint32_t min_ready_;
   const std::optional<IntervalEjection> interval_;

@@ -20,6 +20,7 @@ bool SameEjection(const std::optional<BackendPolicy::Ejection>& a,
          a->max_share == b->max_share &&
          a->interval_rules == b->interval_rules &&
          a->min_ready_endpoints == b->min_ready_endpoints &&
+         a->exponential == b->exponential && a->jitter == b->jitter &&
          SameIntervalEjection(a->interval, b->interval);
 }
 
@@ -143,6 +144,9 @@ BalancerOptions BackendPolicyState::BalancerOptionsFor(
     options.ejection_max = std::max(e.base, e.max);
     options.ejection_max_share = e.max_share;
     options.ejection_min_ready = e.min_ready_endpoints;
+    options.ejection_exponential = e.exponential;
+    // A value a balancer would refuse is left out.
+    options.ejection_jitter = e.jitter >= 0 && e.jitter <= 100 ? e.jitter : 0;
     options.interval_ejection =
         e.interval_rules ? std::optional<IntervalEjection>(e.interval)
                          : std::nullopt;

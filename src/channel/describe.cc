@@ -207,6 +207,8 @@ std::string Policy(const DestinationView& v) {
         ",\"max_ms\":", absl::ToInt64Milliseconds(e.max),
         ",\"max_percent\":", e.max_share * 100,
         ",\"min_ready_endpoints\":", e.min_ready_endpoints,
+        ",\"exponential\":", e.exponential ? "true" : "false",
+        ",\"jitter\":", e.jitter,
         ",\"interval_rules\":", e.interval_rules ? "true" : "false",
         ",\"interval_ms\":", absl::ToInt64Milliseconds(e.interval.interval),
         ",\"success_rate\":", e.interval.success_rate ? "true" : "false",

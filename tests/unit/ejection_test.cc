@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/random/bit_gen_ref.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mesh/balancer.h"
 #include "src/balance/balancer.h"
@@ -27,6 +29,7 @@ using ::mesh::internal::EjectionNanos;
 using ::mesh::internal::MaxEjected;
 using ::mesh::testing::FakeClock;
 using ::mesh::testing::StatsOf;
+using ::testing::HasSubstr;
 
 constexpr char kA[] = "10.0.0.1:80";
 constexpr char kB[] = "10.0.0.2:80";
@@ -67,6 +70,20 @@ TEST(EjectionNanosTest, BaseTimesNCappedAtMax) {
   EXPECT_EQ(EjectionNanos(std::numeric_limits<uint64_t>::max(), 1, 7), 7);
 }
 
+TEST(EjectionNanosTest, ExponentialDoublesCappedAtMax) {
+  EXPECT_EQ(EjectionNanos(1, 1000, 5000, /*exponential=*/true), 1000);
+  EXPECT_EQ(EjectionNanos(2, 1000, 5000, true), 2000);
+  EXPECT_EQ(EjectionNanos(3, 1000, 5000, true), 4000);
+  EXPECT_EQ(EjectionNanos(4, 1000, 5000, true), 5000);
+  EXPECT_EQ(EjectionNanos(70, 1000, 5000, true), 5000);  // no overflow
+  EXPECT_EQ(EjectionNanos(std::numeric_limits<uint64_t>::max(), 1,
+                          std::numeric_limits<int64_t>::max(), true),
+            std::numeric_limits<int64_t>::max());
+  const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
+  EXPECT_EQ(EjectionNanos(2, big, std::numeric_limits<int64_t>::max(), true),
+            std::numeric_limits<int64_t>::max());
+}
+
 class EjectionTest : public ::testing::Test {
  protected:
   std::unique_ptr<Balancer> Make(const std::vector<std::string>& addresses,
@@ -92,6 +109,59 @@ class EjectionTest : public ::testing::Test {
   std::mt19937_64 rng_{99};
   absl::BitGenRef rng_ref_{rng_};
 };
+
+// Linkerd's failure accrual backoff: each ejection twice the last, up to
+// max; with jitter each lasts up to that share longer, drawn anew.
+TEST_F(EjectionTest, ExponentialDurationsDoubleAndJitterLengthensThem) {
+  BalancerOptions o;
+  o.ejection_base = absl::Seconds(1);
+  o.ejection_max = absl::Seconds(5);
+  o.ejection_exponential = true;
+  auto b = Make({kA, kB}, o);
+  for (int seconds : {1, 2, 4, 5, 5}) {
+    End(*b, kA, CallOutcome::kEndpointFailure);
+    EXPECT_TRUE(EjectedForExactly(*b, kA, absl::Seconds(seconds)))
+        << seconds << " s";
+  }
+
+  o.ejection_base = absl::Milliseconds(100);
+  o.ejection_max = absl::Milliseconds(400);
+  o.ejection_jitter = 0.5;
+  b = Make({kA, kB}, o);
+  // How long kA stays ejected, to the millisecond (at most 1 s).
+  auto ejected_for = [&] {
+    absl::Duration d;
+    while (StatsOf(*b, kA).ejected && d < absl::Seconds(1)) {
+      clock_.Advance(absl::Milliseconds(1));
+      d += absl::Milliseconds(1);
+    }
+    return d;
+  };
+  std::set<int64_t> first_lengths;
+  for (int run = 0; run < 20; ++run) {
+    for (int64_t ms : {100, 200, 400}) {
+      End(*b, kA, CallOutcome::kEndpointFailure);
+      const absl::Duration d = ejected_for();
+      EXPECT_GE(d, absl::Milliseconds(ms));
+      EXPECT_LE(d, absl::Milliseconds(ms * 3 / 2 + 1));
+      if (ms == 100) first_lengths.insert(absl::ToInt64Milliseconds(d));
+    }
+    clock_.Advance(absl::Seconds(1));  // healthy past max: starts over
+  }
+  EXPECT_GT(first_lengths.size(), 1u);  // drawn, not fixed
+}
+
+TEST(BalancerOptionsTest, EjectionJitterOutOfRangeIsRefused) {
+  FakeClock clock;
+  std::mt19937_64 rng{1};
+  absl::BitGenRef ref{rng};
+  BalancerOptions o;
+  o.ejection_jitter = 101;
+  absl::StatusOr<std::unique_ptr<Balancer>> b =
+      Balancer::Create(o, &clock, &ref);
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(b.status().message(), HasSubstr("ejection_jitter"));
+}
 
 TEST_F(EjectionTest, FifthClassifiedFailureInARowEjects) {
   auto b = Make({kA, kB});

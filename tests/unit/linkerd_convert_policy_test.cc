@@ -672,8 +672,8 @@ TEST(ConvertPolicyTest, FailureAccrualBecomesTheBackendsEjection) {
   };
   PolicyConversion c = Convert(with_accrual(
       "consecutive_failures { max_failures: 3 backoff { min_backoff { "
-      "nanos: 250000000 } max_backoff { seconds: 4 } } } ejection { "
-      "min_ready_endpoints: 2 }"));
+      "nanos: 250000000 } max_backoff { seconds: 4 } jitter_ratio: 0.5 } } "
+      "ejection { min_ready_endpoints: 2 }"));
   EXPECT_THAT(c.dropped, IsEmpty());
   ASSERT_TRUE(c.failure_accrual.has_value());
   EXPECT_EQ(c.failure_accrual->consecutive_failures, 3u);
@@ -682,6 +682,8 @@ TEST(ConvertPolicyTest, FailureAccrualBecomesTheBackendsEjection) {
   EXPECT_EQ(c.failure_accrual->max_share, 1.0);
   EXPECT_FALSE(c.failure_accrual->interval_rules);
   EXPECT_EQ(c.failure_accrual->min_ready_endpoints, 2u);
+  EXPECT_TRUE(c.failure_accrual->exponential);  // as the proxy's backoff
+  EXPECT_EQ(c.failure_accrual->jitter, 0.5);
 
   // Unified: its streak applies, its success-rate trip is named.
   c = Convert(with_accrual(
@@ -690,6 +692,15 @@ TEST(ConvertPolicyTest, FailureAccrualBecomesTheBackendsEjection) {
   ASSERT_TRUE(c.failure_accrual.has_value());
   EXPECT_EQ(c.failure_accrual->consecutive_failures, 5u);
   EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("success-rate trip")));
+
+  // A jitter out of range is left out, named; the accrual stays.
+  c = Convert(with_accrual(
+      "consecutive_failures { max_failures: 2 backoff { min_backoff { "
+      "seconds: 1 } max_backoff { seconds: 2 } jitter_ratio: 101 } }"));
+  ASSERT_TRUE(c.failure_accrual.has_value());
+  EXPECT_EQ(c.failure_accrual->jitter, 0);
+  EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("jitter_ratio 101 is not "
+                                               "within [0, 100]")));
 
   // Off, and a backoff that cannot be an ejection's.
   c = Convert(with_accrual("consecutive_failures { max_failures: 0 }"));

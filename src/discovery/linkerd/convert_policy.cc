@@ -846,6 +846,15 @@ void ConvertAccrual(const out::FailureAccrual& wire, PolicyConversion* out) {
   e.max_share = 1.0;
   e.interval_rules = false;
   e.min_ready_endpoints = wire.ejection().min_ready_endpoints();
+  e.exponential = true;
+  // Written so that NaN is left out too.
+  if (const double j = backoff->jitter_ratio(); j >= 0 && j <= 100) {
+    e.jitter = j;
+  } else {
+    out->dropped.push_back(
+        absl::StrCat("failure_accrual: backoff jitter_ratio ", j,
+                     " is not within [0, 100]; no jitter applied"));
+  }
   out->failure_accrual = e;
 }
 
