@@ -245,6 +245,17 @@ struct MESH_EXPORT WeightedBackend {
   // clusters; the built-in xDS source serves them, an application's own
   // source has none). Its calls carry the channel's own authority.
   std::string cluster;
+  // Filters of the attempts sent to this backend (Linkerd's backend
+  // filters), closer to it than the route's: its request modifier applies
+  // after the route's, its response modifier before the route's; and
+  // abort_per_million millionths of its attempts fail at once with
+  // abort_code and abort_message (OK: none), reaching no endpoint and not
+  // retried. A backend named twice in a split keeps its first filters.
+  HeaderModifier request_headers;
+  HeaderModifier response_headers;
+  uint32_t abort_per_million = 0;
+  absl::StatusCode abort_code = absl::StatusCode::kOk;
+  std::string abort_message;
 };
 
 struct MESH_EXPORT Route {

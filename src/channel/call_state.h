@@ -81,6 +81,9 @@ struct ChannelCore::Call {
 struct ChannelCore::Picked {
   std::shared_ptr<Leg> leg;
   CallHandle handle;
+  // The split's backend it was drawn from (its filters), owned by the
+  // call's routes; null: no split.
+  const WeightedBackend* backend = nullptr;
 };
 
 // What an attempt's completion needs besides the call.
@@ -96,6 +99,7 @@ struct ChannelCore::Attempt {
   Limit limit = Limit::kCall;
   // A stream's idle timeout passed (set by the stream before it closes).
   bool idle_expired = false;
+  const WeightedBackend* backend = nullptr;  // as Picked::backend
 };
 
 }  // namespace mesh::internal

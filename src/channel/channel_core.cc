@@ -410,7 +410,9 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
       }
       picked = pick_in(leg);
     }
-    if (picked.ok()) return Picked{std::move(leg), *std::move(picked)};
+    if (picked.ok()) {
+      return Picked{std::move(leg), *std::move(picked), &split->backends()[i]};
+    }
     absl::StrAppend(&why, why.empty() ? "" : "; ",
                     leg->destination->NoEndpointsStatus().message());
     if (one_off) {
@@ -495,13 +497,22 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     }
     return;
   }
-  // The backend's policy: drops, then its circuit breaker. Such a call
-  // never reaches an endpoint, so it is not retried.
+  // The backend's filters' failure injector, then its policy: drops, then
+  // its circuit breaker. Such a call never reaches an endpoint, so it is
+  // not retried.
   Destination& backend = *picked->leg->destination;
   BackendPolicyState& policy = backend.backend_policy();
   absl::Status refused;
   bool counted = false;
-  if (std::optional<std::string> category = policy.DrawDrop()) {
+  const WeightedBackend* filters = picked->backend;
+  thread_local absl::InsecureBitGen abort_gen;
+  if (filters != nullptr && filters->abort_per_million > 0 &&
+      filters->abort_code != absl::StatusCode::kOk &&
+      (filters->abort_per_million >= 1'000'000 ||
+       absl::Uniform<uint32_t>(abort_gen, 0, 1'000'000) <
+           filters->abort_per_million)) {
+    refused = absl::Status(filters->abort_code, filters->abort_message);
+  } else if (std::optional<std::string> category = policy.DrawDrop()) {
     refused = absl::UnavailableError(
         absl::StrCat("dropped by '", backend.target(),
                      "' (drop_overloads category '", *category, "')"));
@@ -539,6 +550,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     limit(route.response_timeout, Attempt::Limit::kResponse);
     if (unary) limit(route.idle_timeout, Attempt::Limit::kIdle);
   }
+  attempt.backend = picked->backend;
   attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
       attempt.handle.endpoint().address);
   if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
@@ -551,6 +563,9 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
   if (!call->route->request_headers.empty()) {
     ApplyHeaderModifier(call->route->request_headers, &req.headers);
+  }
+  if (attempt.backend != nullptr && !attempt.backend->request_headers.empty()) {
+    ApplyHeaderModifier(attempt.backend->request_headers, &req.headers);
   }
   req.body = call->replayable ? call->body : std::move(call->body);
   req.deadline = attempt.deadline;
@@ -760,8 +775,14 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   result.body = std::move(response.body);
   result.headers = std::move(response.headers);
   result.trailers = std::move(response.trailers);
-  if (!route.response_headers.empty() && call->stream == nullptr) {
-    ApplyHeaderModifier(route.response_headers, &result.headers);
+  if (call->stream == nullptr) {
+    if (attempt.backend != nullptr &&
+        !attempt.backend->response_headers.empty()) {
+      ApplyHeaderModifier(attempt.backend->response_headers, &result.headers);
+    }
+    if (!route.response_headers.empty()) {
+      ApplyHeaderModifier(route.response_headers, &result.headers);
+    }
   }
   Finish(*call, std::move(result), failure);
 }

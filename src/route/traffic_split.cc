@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/base/utf8.h"
 #include "src/model/address.h"
+#include "src/route/route_table.h"
 
 namespace mesh::internal {
 
@@ -50,6 +51,13 @@ std::shared_ptr<const TrafficSplit> TrafficSplit::Build(
     } else if (absl::Status s = ValidateDestination(b.authority); !s.ok()) {
       drop(absl::StrCat("backend '", PrintableText(b.authority),
                         "' dropped: ", s.message()));
+      continue;
+    }
+    absl::Status filters = ValidateHeaderModifier(b.request_headers);
+    if (filters.ok()) filters = ValidateHeaderModifier(b.response_headers);
+    if (!filters.ok()) {
+      drop(absl::StrCat("backend '", PrintableText(NameOf(b)),
+                        "' dropped: its filters: ", filters.message()));
       continue;
     }
     bool merged = false;

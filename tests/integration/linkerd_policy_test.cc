@@ -296,6 +296,53 @@ TEST_F(LinkerdPolicyTest, HeaderModifiersChangeWhatIsSentAndReturned) {
   EXPECT_EQ(got.count("echo-kept"), 0u);
 }
 
+TEST_F(LinkerdPolicyTest, BackendFiltersApplyToTheirBackendsCallsOnly) {
+  // a and b share the calls; a's filters set headers closer to the backend
+  // than the rule's, b's failure injector answers all its calls.
+  const std::string a_filters =
+      "filters { request_header_modifier { set { headers { name: "
+      "'echo-order' value: 'backend' } } } } filters { "
+      "response_header_modifier { set { headers { name: 'x-order' value: "
+      "'backend' } } add { headers { name: 'x-backend' value: 'a' } } } }";
+  const std::string b_filters =
+      "filters { failure_injector { status: 503 message: 'b is out' } }";
+  policies_->Set(
+      kTarget,
+      Parse(absl::StrCat(
+          "metadata { default: 'books' } protocol { http2 { routes { "
+          "metadata { default: 'http' } rules { backends { random_available "
+          "{ backends { weight: 1 backend { ",
+          BackendTo(kA), " ", a_filters, " } } backends { weight: 1 backend { ",
+          BackendTo(kB), " ", b_filters,
+          " } } } } filters { request_header_modifier { set { headers { "
+          "name: 'echo-order' value: 'rule' } } } } filters { "
+          "response_header_modifier { set { headers { name: 'x-order' "
+          "value: 'rule' } } } } } } } }")));
+  StartMesh();
+  ASSERT_TRUE(SettlesOn(1, kSay, /*n=*/1));
+  int on_a = 0, on_b = 0;
+  for (int i = 0; i < 40; ++i) {
+    CallResult r = Call(kSay);
+    if (r.status.ok()) {
+      ++on_a;
+      EXPECT_EQ(r.endpoint, backends_[1]->address());
+      std::map<std::string, std::string> got(r.headers.begin(),
+                                             r.headers.end());
+      EXPECT_EQ(got["echo-order"], "backend");  // after the rule's
+      EXPECT_EQ(got["x-order"], "rule");        // the rule's last
+      EXPECT_EQ(got["x-backend"], "a");
+    } else {
+      ++on_b;
+      EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable) << r.status;
+      EXPECT_THAT(r.status.message(), HasSubstr("b is out"));
+    }
+  }
+  // 1:1 over 40 calls: both see some (each misses all with p = 2^-40).
+  EXPECT_GT(on_a, 0);
+  EXPECT_GT(on_b, 0);
+  EXPECT_EQ(backends_[2]->calls_received(), 0);  // b's calls reach nothing
+}
+
 TEST_F(LinkerdPolicyTest, RetriesFollowTheRulesConditionsOnly) {
   // b's one endpoint answers UNAVAILABLE. Say retries UNAVAILABLE, Other
   // retries INTERNAL only: Say makes 1 + max_retries attempts, Other one.

@@ -303,6 +303,43 @@ TEST(ConvertPolicyTest, BadBackendsAreDroppedNamingThem) {
   EXPECT_THAT(c.dropped, ElementsAre(HasSubstr("past 2^32 - 1")));
 }
 
+TEST(ConvertPolicyTest, BackendFiltersGoWithTheirBackend) {
+  auto backend = [](const std::string& path, const std::string& filters) {
+    return absl::StrCat(
+        "backends { weight: 1 backend { backend { metadata { default: 'b' } "
+        "balancer { discovery { dst { path: '",
+        path, "' } } peak_ewma {} } } ", filters, " } }");
+  };
+  PolicyConversion c = Convert(Grpc(absl::StrCat(
+      "routes { metadata { default: 'r' } rules { backends { "
+      "random_available { ",
+      backend("a:80",
+              "filters { request_header_modifier { add { headers { name: "
+              "'X-A' value: '1' } } } }"),
+      backend("b:80",
+              "filters { failure_injector { code: 14 message: 'b down' "
+              "ratio { numerator: 1 denominator: 4 } } }"),
+      backend("c:80",
+              "filters { request_header_modifier { set { headers { name: "
+              "'grpc-timeout' value: '1S' } } } }"),
+      " } } } }")));
+  ASSERT_EQ(c.config.routes.size(), 1u);
+  const std::vector<WeightedBackend>& b = c.config.routes[0].backends;
+  ASSERT_EQ(b.size(), 2u);  // c's invalid filter drops c, not the rule
+  EXPECT_EQ(b[0].authority, "a:80");
+  EXPECT_THAT(b[0].request_headers.add,
+              ElementsAre(std::make_pair("x-a", "1")));
+  EXPECT_EQ(b[0].abort_per_million, 0u);
+  EXPECT_EQ(b[1].authority, "b:80");
+  EXPECT_EQ(b[1].abort_per_million, 250'000u);
+  EXPECT_EQ(b[1].abort_code, absl::StatusCode::kUnavailable);
+  EXPECT_THAT(b[1].abort_message, HasSubstr("b down"));
+  EXPECT_TRUE(c.config.routes[0].request_headers.empty());  // not the rule's
+  EXPECT_THAT(c.dropped,
+              ElementsAre(HasSubstr("backend #2: filter #0 dropped the "
+                                    "backend: (request_header_modifier)")));
+}
+
 TEST(ConvertPolicyTest, AForwardBackendIsOneEndpointOfItsOwn) {
   // 127.0.0.1:8080 with an identity and HTTP/2, beside a balanced backend.
   PolicyConversion c = Convert(
@@ -508,7 +545,8 @@ TEST(ConvertPolicyTest, HeaderModifiers) {
                              "} }")));
   EXPECT_THAT(c.config.routes, IsEmpty());
   EXPECT_THAT(c.dropped,
-              ElementsAre(HasSubstr("request_header_modifier) dropped")));
+              ElementsAre(HasSubstr(
+                  "filter #0 dropped the rule: (request_header_modifier)")));
 }
 
 TEST(ConvertPolicyTest, AnInvalidMatchDropsItsRuleNamingIt) {

@@ -257,6 +257,20 @@ TEST(TrafficSplitTest, ARoutesFirstAvailableBackendsCompileSo) {
   EXPECT_EQ(table->At(0).split->Draw(gen, 0b01), 1u);
 }
 
+TEST(TrafficSplitTest, ABackendWithAnInvalidFilterIsDroppedNamingIt) {
+  WeightedBackend good("a.b:1", 1);
+  good.request_headers.set = {{"x-ok", "1"}};
+  WeightedBackend bad("c.d:1", 1);
+  bad.response_headers.add = {{"bad name", "1"}};
+  std::vector<std::string> dropped;
+  auto split = TrafficSplit::Build({good, bad}, &dropped);
+  ASSERT_NE(split, nullptr);
+  ASSERT_EQ(split->size(), 1u);
+  EXPECT_EQ(split->backends()[0].request_headers.set, good.request_headers.set);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], HasSubstr("backend 'c.d:1' dropped: its filters:"));
+}
+
 TEST(TrafficSplitTest, RepeatsMergeAndNothingLeftIsNull) {
   auto merged = TrafficSplit::Build({{"a.b:1", 1}, {"a.b:1", 2}}, nullptr);
   ASSERT_NE(merged, nullptr);

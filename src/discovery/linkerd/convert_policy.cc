@@ -351,6 +351,149 @@ BackendPolicy BalancerSettings(const out::Backend::BalanceP2c& balancer,
   return p;
 }
 
+// What a rule's or a backend's filters do to the calls they see.
+struct Filters {
+  HeaderModifier request_headers;
+  HeaderModifier response_headers;
+  // A share of calls failed at once (a failure injector, or every call: a
+  // redirect).
+  uint32_t abort_per_million = 0;
+  absl::StatusCode abort_code = absl::StatusCode::kOk;
+  std::string abort_message;
+};
+
+// A failure injector: its share of calls fails with `code` and `message`.
+// False with a line if `bad` names a field out of range or the ratio's
+// denominator is 0.
+bool Inject(const std::string& where, const hr::Ratio* ratio,
+            const std::string& bad, absl::StatusCode code, std::string message,
+            const RuleContext& ctx, Filters* out) {
+  std::optional<uint32_t> share = PerMillion(ratio);
+  if (!bad.empty() || !share.has_value()) {
+    ctx.Line(absl::StrCat(where, " (failure_injector) ",
+                          !bad.empty() ? bad : "its ratio's denominator is 0"));
+    return false;
+  }
+  out->abort_per_million = *share;
+  out->abort_code = code;
+  out->abort_message = std::move(message);
+  return true;
+}
+
+// A header modifier filter into `out`; false with a line if it is invalid.
+template <typename Wire>
+bool Modify(const std::string& where, absl::string_view kind, const Wire& wire,
+            const RuleContext& ctx, HeaderModifier* out) {
+  absl::StatusOr<HeaderModifier> m = ConvertHeaderModifier(wire);
+  if (!m.ok()) {
+    ctx.Line(absl::StrCat(where, " (", kind, ") ", m.status().message()));
+    return false;
+  }
+  *out = *std::move(m);
+  return true;
+}
+
+// HTTP filters (a rule's or a backend's); false with a line if what holds
+// them (`holder`: "rule", "backend") must go. `where` prefixes each
+// filter's name.
+bool ConvertFilters(
+    const google::protobuf::RepeatedPtrField<out::HttpRoute::Filter>& filters,
+    const std::string& where, absl::string_view holder, const RuleContext& ctx,
+    Filters* out) {
+  using Filter = out::HttpRoute::Filter;
+  for (int i = 0; i < filters.size(); ++i) {
+    const Filter& f = filters[i];
+    const std::string at =
+        absl::StrCat(where, "filter #", i, " dropped the ", holder, ":");
+    bool kept = true;
+    switch (f.kind_case()) {
+      case Filter::kFailureInjector: {
+        const hr::HttpFailureInjector& fi = f.failure_injector();
+        kept = Inject(at, fi.has_ratio() ? &fi.ratio() : nullptr,
+                      fi.status() < 100 || fi.status() > 599
+                          ? absl::StrCat("status ", fi.status(),
+                                         " is not within 100..599")
+                          : "",
+                      GrpcCodeOfHttpStatus(fi.status()),
+                      absl::StrCat(fi.message().empty() ? "failure injected"
+                                                        : fi.message(),
+                                   " (HTTP ", fi.status(), ", ", ctx.name, ")"),
+                      ctx, out);
+        break;
+      }
+      case Filter::kRedirect: {
+        const hr::RequestRedirect& r = f.redirect();
+        std::string to = absl::StrCat(
+            r.host().empty() ? "" : "host " + r.host(),
+            r.port() == 0 ? "" : absl::StrCat(" port ", r.port()),
+            r.path().has_full() ? " path " + r.path().full() : "",
+            r.path().has_prefix() ? " prefix " + r.path().prefix() : "");
+        out->abort_per_million = 1'000'000;
+        out->abort_code = absl::StatusCode::kUnknown;
+        out->abort_message = absl::StrCat(
+            ctx.name, " redirects (HTTP ", r.status() == 0 ? 301 : r.status(),
+            ",", to, "): a gRPC call cannot follow a redirect");
+        break;
+      }
+      case Filter::kRequestHeaderModifier:
+        kept = Modify(at, "request_header_modifier",
+                      f.request_header_modifier(), ctx, &out->request_headers);
+        break;
+      case Filter::kResponseHeaderModifier:
+        kept =
+            Modify(at, "response_header_modifier", f.response_header_modifier(),
+                   ctx, &out->response_headers);
+        break;
+      case Filter::KIND_NOT_SET:
+        ctx.Line(absl::StrCat(at, " it has no kind"));
+        kept = false;
+        break;
+    }
+    if (!kept) return false;
+  }
+  return true;
+}
+
+// gRPC filters (a rule's or a backend's), as the HTTP ones.
+bool ConvertFilters(
+    const google::protobuf::RepeatedPtrField<out::GrpcRoute::Filter>& filters,
+    const std::string& where, absl::string_view holder, const RuleContext& ctx,
+    Filters* out) {
+  using Filter = out::GrpcRoute::Filter;
+  for (int i = 0; i < filters.size(); ++i) {
+    const Filter& f = filters[i];
+    const std::string at =
+        absl::StrCat(where, "filter #", i, " dropped the ", holder, ":");
+    bool kept = true;
+    switch (f.kind_case()) {
+      case Filter::kFailureInjector: {
+        const gr::GrpcFailureInjector& fi = f.failure_injector();
+        kept = Inject(
+            at, fi.has_ratio() ? &fi.ratio() : nullptr,
+            fi.code() < 1 || fi.code() > 16
+                ? absl::StrCat("code ", fi.code(), " is not within 1..16")
+                : "",
+            static_cast<absl::StatusCode>(fi.code()),
+            absl::StrCat(
+                fi.message().empty() ? "failure injected" : fi.message(), " (",
+                ctx.name, ")"),
+            ctx, out);
+        break;
+      }
+      case Filter::kRequestHeaderModifier:
+        kept = Modify(at, "request_header_modifier",
+                      f.request_header_modifier(), ctx, &out->request_headers);
+        break;
+      case Filter::KIND_NOT_SET:
+        ctx.Line(absl::StrCat(at, " it has no kind"));
+        kept = false;
+        break;
+    }
+    if (!kept) return false;
+  }
+  return true;
+}
+
 // A backend's queue: its capacity (0: none) and fail-fast timeout (zero:
 // the channel's; negative or unreadable: left out with a line).
 void QueueSettings(const out::Backend& backend, absl::string_view where,
@@ -379,10 +522,19 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
   auto add = [&](int index, const auto& route_backend, uint32_t weight) {
     const std::string where = absl::StrCat("backend #", index);
     if (weight == 0) return ctx.Line(absl::StrCat(where, " dropped: weight 0"));
-    if (route_backend.filters_size() > 0) {
-      ctx.Line(absl::StrCat(where, ": its ", route_backend.filters_size(),
-                            " filters are not applied yet"));
+    Filters filters;
+    if (!ConvertFilters(route_backend.filters(), where + ": ", "backend", ctx,
+                        &filters)) {
+      return;
     }
+    auto with_filters = [&filters](WeightedBackend wb) {
+      wb.request_headers = std::move(filters.request_headers);
+      wb.response_headers = std::move(filters.response_headers);
+      wb.abort_per_million = filters.abort_per_million;
+      wb.abort_code = filters.abort_code;
+      wb.abort_message = std::move(filters.abort_message);
+      return wb;
+    };
     const out::Backend& b = route_backend.backend();
     if (b.has_forward()) {
       absl::StatusOr<Endpoint> endpoint = ConvertWeightedAddr(
@@ -393,7 +545,7 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
       }
       std::string name = ForwardBackendName(endpoint->address);
       sum += weight;
-      backends.push_back(WeightedBackend::Cluster(name, weight));
+      backends.push_back(with_filters(WeightedBackend::Cluster(name, weight)));
       ctx.forwards->emplace(std::move(name), *std::move(endpoint));
       return;
     }
@@ -407,7 +559,7 @@ bool ConvertBackends(const Distribution& wire, const RuleContext& ctx,
           absl::StrCat(where, " (", Quoted(path), ") dropped: ", s.message()));
     }
     sum += weight;
-    backends.push_back(WeightedBackend{path, weight});
+    backends.push_back(with_filters(WeightedBackend{path, weight}));
     if (!ctx.backends->count(path)) {
       BackendPolicy settings = BalancerSettings(b.balancer(), where, ctx);
       QueueSettings(b, where, ctx, &settings);
@@ -596,128 +748,17 @@ bool ConvertTimeouts(const Rule& wire, const RuleContext& ctx, Route* route) {
   return true;
 }
 
-// A failure injector onto the route: its share of calls fails with `code`
-// and `message`. False with a line if `bad` names a field out of range or
-// the ratio's denominator is 0.
-bool Inject(const std::string& where, const hr::Ratio* ratio,
-            const std::string& bad, absl::StatusCode code, std::string message,
-            const RuleContext& ctx, Route* route) {
-  std::optional<uint32_t> share = PerMillion(ratio);
-  if (!bad.empty() || !share.has_value()) {
-    ctx.Line(absl::StrCat(where, " (failure_injector) dropped: ",
-                          !bad.empty() ? bad : "its ratio's denominator is 0"));
-    return false;
-  }
-  route->fault.abort_per_million = *share;
-  route->fault.abort_code = code;
-  route->fault.abort_message = std::move(message);
-  return true;
-}
-
-// A header modifier filter into `out`; false with a line if it is invalid.
-template <typename Wire>
-bool Modify(const std::string& where, absl::string_view kind, const Wire& wire,
-            const RuleContext& ctx, HeaderModifier* out) {
-  absl::StatusOr<HeaderModifier> m = ConvertHeaderModifier(wire);
-  if (!m.ok()) {
-    ctx.Line(absl::StrCat(where, " (", kind,
-                          ") dropped the rule: ", m.status().message()));
-    return false;
-  }
-  *out = *std::move(m);
-  return true;
-}
-
-// The rule's filters onto its route; false with a line if the rule must go.
-bool ConvertFilters(const out::HttpRoute::Rule& wire, const RuleContext& ctx,
-                    Route* route) {
-  using Filter = out::HttpRoute::Filter;
-  for (int i = 0; i < wire.filters_size(); ++i) {
-    const Filter& f = wire.filters(i);
-    const std::string where = absl::StrCat("filter #", i);
-    bool kept = true;
-    switch (f.kind_case()) {
-      case Filter::kFailureInjector: {
-        const hr::HttpFailureInjector& fi = f.failure_injector();
-        kept = Inject(where, fi.has_ratio() ? &fi.ratio() : nullptr,
-                      fi.status() < 100 || fi.status() > 599
-                          ? absl::StrCat("status ", fi.status(),
-                                         " is not within 100..599")
-                          : "",
-                      GrpcCodeOfHttpStatus(fi.status()),
-                      absl::StrCat(fi.message().empty() ? "failure injected"
-                                                        : fi.message(),
-                                   " (HTTP ", fi.status(), ", ", ctx.name, ")"),
-                      ctx, route);
-        break;
-      }
-      case Filter::kRedirect: {
-        const hr::RequestRedirect& r = f.redirect();
-        std::string to = absl::StrCat(
-            r.host().empty() ? "" : "host " + r.host(),
-            r.port() == 0 ? "" : absl::StrCat(" port ", r.port()),
-            r.path().has_full() ? " path " + r.path().full() : "",
-            r.path().has_prefix() ? " prefix " + r.path().prefix() : "");
-        FailAlways(route, absl::UnknownError(absl::StrCat(
-                              ctx.name, " redirects (HTTP ",
-                              r.status() == 0 ? 301 : r.status(), ",", to,
-                              "): a gRPC call cannot follow a redirect")));
-        break;
-      }
-      case Filter::kRequestHeaderModifier:
-        kept =
-            Modify(where, "request_header_modifier",
-                   f.request_header_modifier(), ctx, &route->request_headers);
-        break;
-      case Filter::kResponseHeaderModifier:
-        kept =
-            Modify(where, "response_header_modifier",
-                   f.response_header_modifier(), ctx, &route->response_headers);
-        break;
-      case Filter::KIND_NOT_SET:
-        ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
-        kept = false;
-        break;
-    }
-    if (!kept) return false;
-  }
-  return true;
-}
-
-bool ConvertFilters(const out::GrpcRoute::Rule& wire, const RuleContext& ctx,
-                    Route* route) {
-  using Filter = out::GrpcRoute::Filter;
-  for (int i = 0; i < wire.filters_size(); ++i) {
-    const Filter& f = wire.filters(i);
-    const std::string where = absl::StrCat("filter #", i);
-    bool kept = true;
-    switch (f.kind_case()) {
-      case Filter::kFailureInjector: {
-        const gr::GrpcFailureInjector& fi = f.failure_injector();
-        kept = Inject(
-            where, fi.has_ratio() ? &fi.ratio() : nullptr,
-            fi.code() < 1 || fi.code() > 16
-                ? absl::StrCat("code ", fi.code(), " is not within 1..16")
-                : "",
-            static_cast<absl::StatusCode>(fi.code()),
-            absl::StrCat(
-                fi.message().empty() ? "failure injected" : fi.message(), " (",
-                ctx.name, ")"),
-            ctx, route);
-        break;
-      }
-      case Filter::kRequestHeaderModifier:
-        kept =
-            Modify(where, "request_header_modifier",
-                   f.request_header_modifier(), ctx, &route->request_headers);
-        break;
-      case Filter::KIND_NOT_SET:
-        ctx.Line(absl::StrCat(where, " dropped: it has no kind"));
-        kept = false;
-        break;
-    }
-    if (!kept) return false;
-  }
+// A rule's filters onto its route; false with a line if the rule must go.
+template <typename Rule>
+bool ConvertRuleFilters(const Rule& wire, const RuleContext& ctx,
+                        Route* route) {
+  Filters f;
+  if (!ConvertFilters(wire.filters(), "", "rule", ctx, &f)) return false;
+  route->request_headers = std::move(f.request_headers);
+  route->response_headers = std::move(f.response_headers);
+  route->fault.abort_per_million = f.abort_per_million;
+  route->fault.abort_code = f.abort_code;
+  route->fault.abort_message = std::move(f.abort_message);
   return true;
 }
 
@@ -770,7 +811,7 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
       AddLabels(wire.metadata(), "route", &route.metrics_labels);
       // Filters first: a redirect answers every call, backends or not.
       if (!ConvertTimeouts(rule, ctx, &route) ||
-          !ConvertFilters(rule, ctx, &route) ||
+          !ConvertRuleFilters(rule, ctx, &route) ||
           !ConvertBackends(rule.backends(), ctx, &route)) {
         continue;
       }
