@@ -281,6 +281,13 @@ struct MESH_EXPORT Route {
   // response; a stream from its last message either way (or its headers).
   // Infinite: none; must be > 0.
   absl::Duration idle_timeout = absl::InfiniteDuration();
+  // Linkerd's per-request policy (a policy rule's allow_l5d_request_headers;
+  // for trusted callers only): a call's l5d-retry-http, l5d-retry-grpc,
+  // l5d-retry-limit, l5d-retry-timeout, l5d-timeout and l5d-response-timeout
+  // headers set or override this route's retries and timeouts for that call
+  // and are not sent on; a value that does not parse is ignored with a log
+  // line.
+  bool allow_l5d_request_headers = false;
   // Where this route's calls go (xDS clusters and weighted clusters). Empty:
   // the config's split (ServiceConfig::backends), else the destination.
   std::vector<WeightedBackend> backends;

@@ -33,6 +33,13 @@ struct ChannelCore::Call {
   absl::Time deadline = absl::InfiniteFuture();
   absl::Duration caller_timeout = absl::InfiniteDuration();
   FaultDraw fault;  // drawn when routed
+  // The route's retries and response timeout for this call: the route's
+  // own, or (Route::allow_l5d_request_headers) as the call's l5d-* headers
+  // set them. `retry` points at the route's policy or at retry_override.
+  const RetryPolicy* retry = nullptr;
+  std::optional<RetryPolicy> retry_override;
+  bool retryable = false;
+  absl::Duration response_timeout = absl::InfiniteDuration();
   // For ring-hash backends: the route's hash of the call (none: random).
   std::optional<uint64_t> hash;
   // The routes the call was matched with: they keep `route` and `metrics`

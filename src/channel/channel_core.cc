@@ -1,5 +1,7 @@
 #include "src/channel/channel_core.h"
 
+#include <grpc/support/log.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -15,6 +17,7 @@
 #include "src/model/http_syntax.h"
 #include "src/route/classify.h"
 #include "src/route/fault.h"
+#include "src/route/l5d_overrides.h"
 #include "src/route/request_hash.h"
 #include "src/route/retry_decision.h"
 #include "src/route/retry_policy.h"
@@ -167,18 +170,37 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
     if (call->waited) DestroyLater([c = std::move(call)] {});
     return;
   }
+  const CompiledRoute& route = *call->route;
+  call->retry = &route.retry_policy;
+  call->retryable = route.is_retryable;
+  call->response_timeout = route.response_timeout;
+  absl::Duration route_timeout = route.timeout;
+  if (route.allow_l5d_request_headers) {
+    L5dOverrides o = TakeL5dOverrides(&call->metadata);
+    for (const std::string& line : o.ignored) {
+      gpr_log(GPR_ERROR, "mesh: call to '%s': %s", target_.c_str(),
+              line.c_str());
+    }
+    if (o.timeout) route_timeout = *o.timeout;
+    if (o.response_timeout) call->response_timeout = *o.response_timeout;
+    if (o.retries()) {
+      call->retry_override = ApplyL5dRetries(o, route.retry_policy);
+      call->retry = &*call->retry_override;
+      call->retryable = true;
+    }
+  }
   // The route's timeout bounds the call with all its attempts; the caller's,
   // if shorter, wins. Both count from the call's start.
-  absl::Duration timeout = std::min(call->caller_timeout, call->route->timeout);
+  absl::Duration timeout = std::min(call->caller_timeout, route_timeout);
   call->deadline = timeout != absl::InfiniteDuration() ? call->start + timeout
                                                        : absl::InfiniteFuture();
   call->wait_until =
       std::min(call->deadline, call->start + options_.fail_fast_timeout);
   call->fail_fast = options_.fail_fast_timeout;
-  const uint32_t max_replay = call->route->retry_policy.max_request_bytes;
+  const uint32_t max_replay = call->retry->max_request_bytes;
   call->replayable =
-      (call->route->is_retryable || options_.retry_connect_failures) &&
-      call->route->retry_policy.max_attempts != 1 &&
+      (call->retryable || options_.retry_connect_failures) &&
+      call->retry->max_attempts != 1 &&
       call->body.size() <= (max_replay != 0 ? max_replay : kMaxReplayBytes);
   routes.budget->Deposit();
   if (!call->route->hash_policies.empty()) {
@@ -545,9 +567,8 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
       attempt.deadline = now + d;
       attempt.limit = which;
     };
-    if (unary)
-      limit(route.retry_policy.per_try_timeout, Attempt::Limit::kPerTry);
-    limit(route.response_timeout, Attempt::Limit::kResponse);
+    if (unary) limit(call->retry->per_try_timeout, Attempt::Limit::kPerTry);
+    limit(call->response_timeout, Attempt::Limit::kResponse);
     if (unary) limit(route.idle_timeout, Attempt::Limit::kIdle);
   }
   attempt.backend = picked->backend;
@@ -706,12 +727,12 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   end.code = response.status.code();
   end.classified_failure = failure;
   end.never_sent = response.never_sent;
-  end.route_retryable = route.is_retryable;
+  end.route_retryable = call->retryable;
   end.replayable = call->replayable;
   end.retry_connect_failures = options_.retry_connect_failures;
   end.connect_retries = call->connect_retries;
-  end.retry_on = &route.retry_policy.retry_on;
-  end.retry_on_http_status = &route.retry_policy.retry_on_http_status;
+  end.retry_on = &call->retry->retry_on;
+  end.retry_on_http_status = &call->retry->retry_on_http_status;
   end.http_status = response.http_status;
   const bool timed_out =
       response.status.code() == absl::StatusCode::kDeadlineExceeded &&
@@ -726,7 +747,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   const bool committed = call->stream != nullptr && call->stream->committed();
   if (RetryWanted(end) && !final_timeout && !mesh_->shut_down() &&
       !call->cancelled() && !committed) {
-    const RetryPolicy& policy = route.retry_policy;
+    const RetryPolicy& policy = *call->retry;
     thread_local absl::InsecureBitGen gen;
     absl::Duration wait =
         RetryBackoff(policy, static_cast<int>(call->attempts), gen);
@@ -758,8 +779,8 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
     result.status = absl::DeadlineExceededError(absl::StrCat(
         "attempt ", call->attempts, " to '", target_, "' (", result.endpoint,
         ") passed the route's per-try timeout of ",
-        absl::FormatDuration(route.retry_policy.per_try_timeout),
-        route.is_retryable ? " and was not retried" : "", ": ",
+        absl::FormatDuration(call->retry->per_try_timeout),
+        call->retryable ? " and was not retried" : "", ": ",
         result.status.message()));
   } else if (final_timeout) {
     const bool idle =
@@ -768,7 +789,7 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         "call to '", target_, "' (", result.endpoint, ") passed the route's ",
         idle ? "idle" : "response", " timeout of ",
         absl::FormatDuration(idle ? route.idle_timeout
-                                  : route.response_timeout),
+                                  : call->response_timeout),
         call->stream != nullptr && idle ? " (nothing sent or received)" : "",
         ": ", result.status.message()));
   }

@@ -343,6 +343,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
                   &entry.route.response_timeout);
     attempt_limit(r.idle_timeout, "idle_timeout", &entry.route.idle_timeout);
     entry.route.is_retryable = r.is_retryable;
+    entry.route.allow_l5d_request_headers = r.allow_l5d_request_headers;
     if (absl::Status s = ValidateRetryPolicy(r.retry_policy); s.ok()) {
       entry.route.retry_policy = r.retry_policy;
     } else if (dropped != nullptr) {

@@ -57,6 +57,7 @@ struct CompiledRoute {
   absl::Duration response_timeout = absl::InfiniteDuration();
   absl::Duration idle_timeout = absl::InfiniteDuration();
   bool is_retryable = false;
+  bool allow_l5d_request_headers = false;
   RetryPolicy retry_policy;
   std::vector<ResponseClass> response_classes;
   std::map<std::string, std::string> metrics_labels;

@@ -343,6 +343,50 @@ TEST_F(LinkerdPolicyTest, BackendFiltersApplyToTheirBackendsCallsOnly) {
   EXPECT_EQ(backends_[2]->calls_received(), 0);  // b's calls reach nothing
 }
 
+TEST_F(LinkerdPolicyTest, L5dRequestHeadersSetRetriesAndTimeoutsWhereAllowed) {
+  // b's one endpoint answers UNAVAILABLE. Say allows the per-request
+  // headers, Other does not; neither retries of its own.
+  backends_[2]->set_status(grpc::StatusCode::UNAVAILABLE);
+  policies_->Set(kTarget,
+                 GrpcPolicy(GrpcRule(kSayMatch, Split({{kB, 1}}),
+                                     "allow_l5d_request_headers: true") +
+                            GrpcRule("matches { rpc { method: 'Other' } }",
+                                     Split({{kB, 1}}))));
+  StartMesh();
+  ASSERT_TRUE(testing::WaitFor(  // the policy and b's endpoint are known
+      [&] {
+        return Call(kSay).status.code() == absl::StatusCode::kUnavailable &&
+               Call(kOther).status.code() == absl::StatusCode::kUnavailable;
+      },
+      absl::Seconds(10)));
+  auto call_with = [&](const char* method, Metadata headers) {
+    CallOptions options;
+    options.deadline = absl::Now() + absl::Seconds(5);
+    options.metadata = std::move(headers);
+    const int64_t before = backends_[2]->calls_received();
+    CallResult r = channel_->CallRaw(method, "x", options);
+    return std::make_pair(r, backends_[2]->calls_received() - before);
+  };
+  const Metadata retry = {{"l5d-retry-grpc", "unavailable"},
+                          {"l5d-retry-limit", "2"}};
+  // Allowed: 1 attempt + 2 retries.
+  auto [said, attempts] = call_with(kSay, retry);
+  EXPECT_EQ(said.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(attempts, 3);
+  // Not allowed: the headers change nothing.
+  auto [other, other_attempts] = call_with(kOther, retry);
+  EXPECT_EQ(other.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(other_attempts, 1);
+  // l5d-timeout bounds the call: b made slow, the call ends at 150 ms.
+  backends_[2]->set_status(grpc::StatusCode::OK);
+  backends_[2]->set_delay(absl::Seconds(2));
+  const absl::Time start = absl::Now();
+  CallResult timed = call_with(kSay, {{"l5d-timeout", "150ms"}}).first;
+  EXPECT_EQ(timed.status.code(), absl::StatusCode::kDeadlineExceeded)
+      << timed.status;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
 TEST_F(LinkerdPolicyTest, RetriesFollowTheRulesConditionsOnly) {
   // b's one endpoint answers UNAVAILABLE. Say retries UNAVAILABLE, Other
   // retries INTERNAL only: Say makes 1 + max_retries attempts, Other one.

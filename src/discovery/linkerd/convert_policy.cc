@@ -816,9 +816,7 @@ void ConvertRoutes(const google::protobuf::RepeatedPtrField<WireRoute>& routes,
         continue;
       }
       if (rule.has_retry()) ConvertRetry(rule.retry(), ctx, &route);
-      if (rule.allow_l5d_request_headers()) {
-        ctx.Line("allow_l5d_request_headers is not applied yet");
-      }
+      route.allow_l5d_request_headers = rule.allow_l5d_request_headers();
       std::vector<Ranked> of_rule;
       std::string bad;
       int k = 0;
