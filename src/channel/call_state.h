@@ -61,10 +61,12 @@ struct ChannelCore::Call {
   // its caller's thread), and whether its wait timed out.
   absl::Time wait_until = absl::InfinitePast();
   // The fail-fast timeout in force (the channel's, or the backends' queue's
-  // once it first waited: backend_wait), and why its last wait found no
-  // room: "the queue of '…' is full (capacity N)" (empty: it did).
+  // once it first waited: backend_wait, backend_fail_fast), and why its
+  // last wait found no room: "the queue of '…' is full (capacity N)"
+  // (empty: it did).
   absl::Duration fail_fast = absl::ZeroDuration();
   bool backend_wait = false;
+  bool backend_fail_fast = false;
   std::string queue_full;
   bool waited = false;
   bool wait_expired = false;

@@ -490,20 +490,20 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
       }
       // Its wait ran out: say which limit ended it.
       if (call->waited && call->wait_expired && !mesh_->shut_down()) {
-        early = call->deadline <= absl::Now()
-                    ? absl::DeadlineExceededError(absl::StrCat(
-                          "deadline passed while waiting for endpoints: ",
-                          early.message()))
-                    : absl::Status(
-                          early.code(),
-                          absl::StrCat(
-                              early.message(), "; waited ",
-                              absl::FormatDuration(call->fail_fast),
-                              " for endpoints (",
-                              call->fail_fast == options_.fail_fast_timeout
-                                  ? "ChannelOptions::fail_fast_timeout"
-                                  : "the backend's queue fail-fast timeout",
-                              ")"));
+        early =
+            call->deadline <= absl::Now()
+                ? absl::DeadlineExceededError(absl::StrCat(
+                      "deadline passed while waiting for endpoints: ",
+                      early.message()))
+                : absl::Status(
+                      early.code(),
+                      absl::StrCat(early.message(), "; waited ",
+                                   absl::FormatDuration(call->fail_fast),
+                                   " for endpoints (",
+                                   call->backend_fail_fast
+                                       ? "the backend's queue fail-fast timeout"
+                                       : "ChannelOptions::fail_fast_timeout",
+                                   ")"));
       }
     }
   }
@@ -635,6 +635,7 @@ bool ChannelCore::Wait(
       longest = std::max(longest, own);
     }
     if (all_own && !wait_on.empty()) {
+      call->backend_fail_fast = true;
       call->fail_fast = longest;
       call->wait_until = std::min(call->deadline, now + longest);
     }

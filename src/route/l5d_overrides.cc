@@ -85,11 +85,13 @@ L5dOverrides TakeL5dOverrides(Metadata* headers) {
     o.ignored.push_back(absl::StrCat(name, ": '", PrintableText(value),
                                      "' is not a valid value; ignored"));
   };
-  for (const auto& [name, full] : *headers) {
+  for (const auto& header : *headers) {
+    // (Named, not bound: the lambdas below capture it.)
+    const std::string& name = header.first;
     if (name.rfind("l5d-", 0) != 0) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
     const absl::string_view value =
-        absl::string_view(full).substr(0, kMaxValue);
+        absl::string_view(header.second).substr(0, kMaxValue);
     auto limit = [&](std::optional<absl::Duration>* field) {
       if (auto d = ParseLimit(value)) {
         *field = *d;
