@@ -393,103 +393,98 @@ bool Modify(const std::string& where, absl::string_view kind, const Wire& wire,
   return true;
 }
 
-// HTTP filters (a rule's or a backend's); false with a line if what holds
-// them (`holder`: "rule", "backend") must go. `where` prefixes each
-// filter's name.
-bool ConvertFilters(
-    const google::protobuf::RepeatedPtrField<out::HttpRoute::Filter>& filters,
-    const std::string& where, absl::string_view holder, const RuleContext& ctx,
-    Filters* out) {
+// One HTTP filter into `out`; false with a line (starting with `at`) if it
+// is invalid.
+bool ConvertFilter(const out::HttpRoute::Filter& f, const std::string& at,
+                   const RuleContext& ctx, Filters* out) {
   using Filter = out::HttpRoute::Filter;
-  for (int i = 0; i < filters.size(); ++i) {
-    const Filter& f = filters[i];
-    const std::string at =
-        absl::StrCat(where, "filter #", i, " dropped the ", holder, ":");
-    bool kept = true;
-    switch (f.kind_case()) {
-      case Filter::kFailureInjector: {
-        const hr::HttpFailureInjector& fi = f.failure_injector();
-        kept = Inject(at, fi.has_ratio() ? &fi.ratio() : nullptr,
-                      fi.status() < 100 || fi.status() > 599
-                          ? absl::StrCat("status ", fi.status(),
-                                         " is not within 100..599")
-                          : "",
-                      GrpcCodeOfHttpStatus(fi.status()),
-                      absl::StrCat(fi.message().empty() ? "failure injected"
-                                                        : fi.message(),
-                                   " (HTTP ", fi.status(), ", ", ctx.name, ")"),
-                      ctx, out);
-        break;
-      }
-      case Filter::kRedirect: {
-        const hr::RequestRedirect& r = f.redirect();
-        std::string to = absl::StrCat(
-            r.host().empty() ? "" : "host " + r.host(),
-            r.port() == 0 ? "" : absl::StrCat(" port ", r.port()),
-            r.path().has_full() ? " path " + r.path().full() : "",
-            r.path().has_prefix() ? " prefix " + r.path().prefix() : "");
-        out->abort_per_million = 1'000'000;
-        out->abort_code = absl::StatusCode::kUnknown;
-        out->abort_message = absl::StrCat(
-            ctx.name, " redirects (HTTP ", r.status() == 0 ? 301 : r.status(),
-            ",", to, "): a gRPC call cannot follow a redirect");
-        break;
-      }
-      case Filter::kRequestHeaderModifier:
-        kept = Modify(at, "request_header_modifier",
-                      f.request_header_modifier(), ctx, &out->request_headers);
-        break;
-      case Filter::kResponseHeaderModifier:
-        kept =
-            Modify(at, "response_header_modifier", f.response_header_modifier(),
-                   ctx, &out->response_headers);
-        break;
-      case Filter::KIND_NOT_SET:
-        ctx.Line(absl::StrCat(at, " it has no kind"));
-        kept = false;
-        break;
+  bool kept = true;
+  switch (f.kind_case()) {
+    case Filter::kFailureInjector: {
+      const hr::HttpFailureInjector& fi = f.failure_injector();
+      kept = Inject(
+          at, fi.has_ratio() ? &fi.ratio() : nullptr,
+          fi.status() < 100 || fi.status() > 599
+              ? absl::StrCat("status ", fi.status(), " is not within 100..599")
+              : "",
+          GrpcCodeOfHttpStatus(fi.status()),
+          absl::StrCat(fi.message().empty() ? "failure injected" : fi.message(),
+                       " (HTTP ", fi.status(), ", ", ctx.name, ")"),
+          ctx, out);
+      break;
     }
-    if (!kept) return false;
+    case Filter::kRedirect: {
+      const hr::RequestRedirect& r = f.redirect();
+      std::string to = absl::StrCat(
+          r.host().empty() ? "" : "host " + r.host(),
+          r.port() == 0 ? "" : absl::StrCat(" port ", r.port()),
+          r.path().has_full() ? " path " + r.path().full() : "",
+          r.path().has_prefix() ? " prefix " + r.path().prefix() : "");
+      out->abort_per_million = 1'000'000;
+      out->abort_code = absl::StatusCode::kUnknown;
+      out->abort_message = absl::StrCat(
+          ctx.name, " redirects (HTTP ", r.status() == 0 ? 301 : r.status(),
+          ",", to, "): a gRPC call cannot follow a redirect");
+      break;
+    }
+    case Filter::kRequestHeaderModifier:
+      kept = Modify(at, "request_header_modifier", f.request_header_modifier(),
+                    ctx, &out->request_headers);
+      break;
+    case Filter::kResponseHeaderModifier:
+      kept = Modify(at, "response_header_modifier",
+                    f.response_header_modifier(), ctx, &out->response_headers);
+      break;
+    case Filter::KIND_NOT_SET:
+      ctx.Line(absl::StrCat(at, " it has no kind"));
+      kept = false;
+      break;
   }
-  return true;
+  return kept;
 }
 
-// gRPC filters (a rule's or a backend's), as the HTTP ones.
-bool ConvertFilters(
-    const google::protobuf::RepeatedPtrField<out::GrpcRoute::Filter>& filters,
-    const std::string& where, absl::string_view holder, const RuleContext& ctx,
-    Filters* out) {
+// One gRPC filter, as the HTTP ones.
+bool ConvertFilter(const out::GrpcRoute::Filter& f, const std::string& at,
+                   const RuleContext& ctx, Filters* out) {
   using Filter = out::GrpcRoute::Filter;
+  bool kept = true;
+  switch (f.kind_case()) {
+    case Filter::kFailureInjector: {
+      const gr::GrpcFailureInjector& fi = f.failure_injector();
+      kept = Inject(
+          at, fi.has_ratio() ? &fi.ratio() : nullptr,
+          fi.code() < 1 || fi.code() > 16
+              ? absl::StrCat("code ", fi.code(), " is not within 1..16")
+              : "",
+          static_cast<absl::StatusCode>(fi.code()),
+          absl::StrCat(fi.message().empty() ? "failure injected" : fi.message(),
+                       " (", ctx.name, ")"),
+          ctx, out);
+      break;
+    }
+    case Filter::kRequestHeaderModifier:
+      kept = Modify(at, "request_header_modifier", f.request_header_modifier(),
+                    ctx, &out->request_headers);
+      break;
+    case Filter::KIND_NOT_SET:
+      ctx.Line(absl::StrCat(at, " it has no kind"));
+      kept = false;
+      break;
+  }
+  return kept;
+}
+
+// A rule's or a backend's filters (HTTP or gRPC); false with a line if what
+// holds them (`holder`: "rule", "backend") must go. `where` prefixes each
+// filter's name.
+template <typename Filter>
+bool ConvertFilters(const google::protobuf::RepeatedPtrField<Filter>& filters,
+                    const std::string& where, absl::string_view holder,
+                    const RuleContext& ctx, Filters* out) {
   for (int i = 0; i < filters.size(); ++i) {
-    const Filter& f = filters[i];
     const std::string at =
         absl::StrCat(where, "filter #", i, " dropped the ", holder, ":");
-    bool kept = true;
-    switch (f.kind_case()) {
-      case Filter::kFailureInjector: {
-        const gr::GrpcFailureInjector& fi = f.failure_injector();
-        kept = Inject(
-            at, fi.has_ratio() ? &fi.ratio() : nullptr,
-            fi.code() < 1 || fi.code() > 16
-                ? absl::StrCat("code ", fi.code(), " is not within 1..16")
-                : "",
-            static_cast<absl::StatusCode>(fi.code()),
-            absl::StrCat(
-                fi.message().empty() ? "failure injected" : fi.message(), " (",
-                ctx.name, ")"),
-            ctx, out);
-        break;
-      }
-      case Filter::kRequestHeaderModifier:
-        kept = Modify(at, "request_header_modifier",
-                      f.request_header_modifier(), ctx, &out->request_headers);
-        break;
-      case Filter::KIND_NOT_SET:
-        ctx.Line(absl::StrCat(at, " it has no kind"));
-        kept = false;
-        break;
-    }
-    if (!kept) return false;
+    if (!ConvertFilter(filters[i], at, ctx, out)) return false;
   }
   return true;
 }
