@@ -32,7 +32,7 @@ bool StreamCall::Write(std::string message) {
       return false;
     } else {
       ++total_;
-      last_activity_ = absl::Now();
+      Touch();
       unsent_bytes_ += message.size();
       if (keep_log_) log_bytes_ += message.size();
       log_.push_back(std::move(message));
@@ -315,7 +315,7 @@ void StreamCall::OnHeaders(Metadata headers) {
   Actions a;
   {
     MutexLock lock(&mu_);
-    last_activity_ = absl::Now();
+    Touch();
     if (!committed_) {
       committed_ = true;
       if (attempt_) attempt_->handle.SampleLatency();
@@ -338,7 +338,7 @@ void StreamCall::OnReadDone(bool ok, std::string message) {
     if (!ok) {
       read_end_ = true;  // OnClose follows
     } else {
-      last_activity_ = absl::Now();
+      Touch();
       if (!committed_) {
         committed_ = true;
         if (attempt_) attempt_->handle.SampleLatency();

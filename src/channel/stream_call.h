@@ -125,6 +125,11 @@ class StreamCall final : public TransportStreamObserver,
   // sent or received for that long, the attempt is cancelled and the call
   // ends DEADLINE_EXCEEDED naming it (ChannelCore, never retried).
   void ArmIdleTimer(absl::Duration after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Something was sent or received: the idle clock starts over (read only
+  // when there is an idle timeout: a message costs no clock read otherwise).
+  void Touch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (idle_timeout_ != absl::InfiniteDuration()) last_activity_ = absl::Now();
+  }
   void IdleTimerFired(uint64_t attempt_number);
   const std::shared_ptr<Cancellation> cancel_;
 

@@ -489,6 +489,21 @@ bool ConvertFilters(const google::protobuf::RepeatedPtrField<Filter>& filters,
   return true;
 }
 
+// A limit above zero; none for zero; none with a line naming `what` if it
+// is negative or does not convert.
+std::optional<absl::Duration> LimitOrNone(
+    const google::protobuf::Duration& wire, absl::string_view what,
+    const RuleContext& ctx) {
+  absl::StatusOr<absl::Duration> d = ConvertDuration(wire);
+  if (d.ok() && *d > absl::ZeroDuration()) return *d;
+  if (!d.ok() || *d < absl::ZeroDuration()) {
+    ctx.Line(absl::StrCat(what, " not applied: ",
+                          d.ok() ? absl::FormatDuration(*d) + " is negative"
+                                 : std::string(d.status().message())));
+  }
+  return std::nullopt;
+}
+
 // A backend's queue: its capacity (0: none) and fail-fast timeout (zero:
 // the channel's; negative or unreadable: left out with a line).
 void QueueSettings(const out::Backend& backend, absl::string_view where,
@@ -496,14 +511,10 @@ void QueueSettings(const out::Backend& backend, absl::string_view where,
   if (!backend.has_queue()) return;
   const out::Queue& q = backend.queue();
   p->queue_capacity = q.capacity();
-  if (!q.has_failfast_timeout()) return;
-  absl::StatusOr<absl::Duration> d = ConvertDuration(q.failfast_timeout());
-  if (d.ok() && *d > absl::ZeroDuration()) {
-    p->fail_fast_timeout = *d;
-  } else if (!d.ok() || *d < absl::ZeroDuration()) {
-    ctx.Line(absl::StrCat(where, ": queue failfast_timeout not applied: ",
-                          d.ok() ? absl::FormatDuration(*d) + " is negative"
-                                 : std::string(d.status().message())));
+  if (q.has_failfast_timeout()) {
+    p->fail_fast_timeout =
+        LimitOrNone(q.failfast_timeout(),
+                    absl::StrCat(where, ": queue failfast_timeout"), ctx);
   }
 }
 
@@ -726,20 +737,14 @@ bool ConvertTimeouts(const Rule& wire, const RuleContext& ctx, Route* route) {
   }
   // The response and idle timeouts: zero or less (or unreadable) is none,
   // said in a line; the rule stays.
-  auto limit = [&](bool has, const google::protobuf::Duration& wire,
-                   const char* name, absl::Duration* field) {
-    if (!has) return;
-    absl::StatusOr<absl::Duration> d = ConvertDuration(wire);
-    if (d.ok() && *d > absl::ZeroDuration()) {
-      *field = *d;
-    } else if (!d.ok() || *d < absl::ZeroDuration()) {
-      ctx.Line(absl::StrCat(name, " timeout not applied: ",
-                            d.ok() ? absl::FormatDuration(*d) + " is negative"
-                                   : std::string(d.status().message())));
-    }
-  };
-  limit(t.has_response(), t.response(), "response", &route->response_timeout);
-  limit(t.has_idle(), t.idle(), "idle", &route->idle_timeout);
+  if (t.has_response()) {
+    route->response_timeout = LimitOrNone(t.response(), "response timeout", ctx)
+                                  .value_or(absl::InfiniteDuration());
+  }
+  if (t.has_idle()) {
+    route->idle_timeout = LimitOrNone(t.idle(), "idle timeout", ctx)
+                              .value_or(absl::InfiniteDuration());
+  }
   return true;
 }
 

@@ -15,7 +15,8 @@ void PolicyBackends::Tell(EndpointObserver* observer,
 template <>
 void ForwardBackends::Tell(EndpointObserver* observer,
                            const Endpoint* endpoint) {
-  // (A Reset to the same endpoint changes nothing.)
+  // (Sent again unchanged, the Reset leaves the set as it is: an endpoint
+  // set keeps its entries when an update changes nothing.)
   observer->OnEndpointUpdate(
       endpoint != nullptr
           ? EndpointUpdate::Reset({*endpoint})
