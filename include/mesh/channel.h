@@ -39,6 +39,7 @@ namespace mesh {
 
 namespace internal {
 class ChannelCore;
+struct ChannelAccess;
 }
 
 // Per-call settings.
@@ -147,6 +148,7 @@ class MESH_EXPORT Channel {
 
  private:
   friend class Mesh;
+  friend struct internal::ChannelAccess;
   explicit Channel(std::shared_ptr<internal::ChannelCore> core);
   std::shared_ptr<internal::ChannelCore> core_;
 };

@@ -18,6 +18,7 @@
 #include "src/channel/channel_core.h"
 #include "src/channel/channel_picker.h"
 #include "src/channel/destination.h"
+#include "src/channel/external_call.h"
 #include "src/route/fault.h"
 
 namespace mesh::internal {
@@ -26,7 +27,12 @@ class StreamCall;
 
 // One logical call across its attempts.
 struct ChannelCore::Call {
-  std::string method;
+  std::string method;  // the path: "/pkg.Service/Method" for gRPC
+  // An external call's HTTP method (empty: gRPC's POST) and the client
+  // that carries its attempts (null: the backend's transport).
+  std::string http_method;
+  ExternalAttempts* external = nullptr;
+  bool external_replayable = false;  // its body can be sent again
   std::string body;  // kept for replay when the call may be retried
   Metadata metadata;
   absl::Time start;

@@ -124,14 +124,42 @@ void ChannelCore::Start(absl::string_view method, std::string request,
   if (absl::Status s = ValidateMetadata(options.metadata); !s.ok()) {
     return Fail(done, std::move(s));
   }
-  if (mesh_->shut_down()) {
-    return Fail(done, absl::UnavailableError(absl::StrCat(
-                          "mesh is shut down; call to '", target_, "'")));
-  }
-  if (options.cancel != nullptr && options.cancel->cancelled()) {
-    return Fail(done, CancelledStatus());
+  auto call = std::make_unique<Call>();
+  call->blocking_thread = blocking;
+  call->stream = std::move(stream);
+  call->method = std::string(method);
+  call->metadata = options.metadata;
+  call->body = std::move(request);
+  call->done = std::move(done);
+  Launch(std::move(call), options);
+}
+
+void ChannelCore::StartExternal(ExternalCall external,
+                                absl::AnyInvocable<void(CallResult)> done) {
+  if (absl::Status s =
+          ValidateHttpRequest(external.method, external.path, external.headers);
+      !s.ok()) {
+    return Fail(done, std::move(s));
   }
   auto call = std::make_unique<Call>();
+  call->method = std::move(external.path);
+  call->http_method = std::move(external.method);
+  call->external = external.attempts;
+  call->external_replayable = external.replayable;
+  call->metadata = std::move(external.headers);
+  call->done = std::move(done);
+  Launch(std::move(call), external.options);
+}
+
+void ChannelCore::Launch(std::unique_ptr<Call> call,
+                         const CallOptions& options) {
+  if (mesh_->shut_down()) {
+    return Fail(call->done, absl::UnavailableError(absl::StrCat(
+                                "mesh is shut down; call to '", target_, "'")));
+  }
+  if (options.cancel != nullptr && options.cancel->cancelled()) {
+    return Fail(call->done, CancelledStatus());
+  }
   call->start = absl::Now();
   call->caller_timeout = options.timeout != absl::InfiniteDuration()
                              ? options.timeout
@@ -142,12 +170,6 @@ void ChannelCore::Start(absl::string_view method, std::string request,
         std::max(options.deadline - call->start, absl::ZeroDuration()));
   }
   call->cancel = options.cancel;
-  call->blocking_thread = blocking;
-  call->stream = std::move(stream);
-  call->method = std::string(method);
-  call->metadata = options.metadata;
-  call->body = std::move(request);
-  call->done = std::move(done);
   call->picker = PickerForCall();
   if (call->picker->awaits_routes) return WaitForRoutes(std::move(call));
   RouteCall(std::move(call));
@@ -156,7 +178,10 @@ void ChannelCore::Start(absl::string_view method, std::string request,
 void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
   call->routes = call->picker->routes;
   const Destination::Routes& routes = *call->routes;
-  call->route = &routes.table->Match({"POST", call->method, &call->metadata});
+  call->route = &routes.table->Match(
+      {call->http_method.empty() ? absl::string_view("POST")
+                                 : absl::string_view(call->http_method),
+       call->method, &call->metadata});
   call->metrics = routes.route_metrics[call->route->index].get();
   call->metrics->RecordRequest();
   if (call->route->unmatched_fails) {
@@ -199,6 +224,7 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
   call->fail_fast = options_.fail_fast_timeout;
   const uint32_t max_replay = call->retry->max_request_bytes;
   call->replayable =
+      (call->external == nullptr || call->external_replayable) &&
       (call->retryable || options_.retry_connect_failures) &&
       call->retry->max_attempts != 1 &&
       call->body.size() <= (max_replay != 0 ? max_replay : kMaxReplayBytes);
@@ -576,6 +602,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
       attempt.handle.endpoint().address);
   if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
   TransportRequest req;
+  if (!call->http_method.empty()) req.method = call->http_method;
   req.authority = attempt.leg->destination->authority().empty()
                       ? authority_
                       : attempt.leg->destination->authority();
@@ -595,6 +622,21 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   // The endpoint lives in the load record the handle shares, so moving the
   // handle into the callback leaves the reference valid.
   const Endpoint& endpoint = attempt.handle.endpoint();
+  if (call->external != nullptr) {
+    AttemptRetryHint hint;
+    hint.may_retry = call->retryable && call->replayable;
+    hint.response_classes = &call->route->response_classes;
+    hint.retry_on = &call->retry->retry_on;
+    hint.retry_on_http_status = &call->retry->retry_on_http_status;
+    call->external->BeginAttempt(hint);
+    ExternalAttempts& external = *call->external;
+    external.Send(endpoint, std::move(req),
+                  [self = shared_from_this(), attempt = std::move(attempt),
+                   call = std::move(call)](TransportResponse r) mutable {
+                    self->OnAttemptDone(call, attempt, std::move(r));
+                  });
+    return;
+  }
   Transport& transport = attempt.leg->destination->transport();
   if (call->stream != nullptr) {
     std::shared_ptr<StreamCall> stream = call->stream;
@@ -744,8 +786,11 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
   const bool final_timeout =
       attempt.idle_expired ||
       (timed_out && attempt.limit != Attempt::Limit::kPerTry);
-  // A stream that received anything is the caller's now: not retried.
-  const bool committed = call->stream != nullptr && call->stream->committed();
+  // A stream that received anything, or an external call whose answer
+  // reached the application, is the caller's now: not retried.
+  const bool committed =
+      (call->stream != nullptr && call->stream->committed()) ||
+      (call->external != nullptr && call->external->Committed());
   if (RetryWanted(end) && !final_timeout && !mesh_->shut_down() &&
       !call->cancelled() && !committed) {
     const RetryPolicy& policy = *call->retry;

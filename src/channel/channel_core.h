@@ -20,6 +20,7 @@
 #include "src/base/mutex.h"
 #include "src/channel/channel_picker.h"
 #include "src/channel/destination.h"
+#include "src/channel/external_call.h"
 #include "src/channel/mesh_core.h"
 
 namespace mesh::internal {
@@ -45,6 +46,11 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // as CallRawAsync does).
   CallResult CallRaw(absl::string_view method, std::string request,
                      const CallOptions& options);
+  // Starts an HTTP request whose attempts the application's client carries
+  // (external_call.h).
+  void StartExternal(ExternalCall call,
+                     absl::AnyInvocable<void(CallResult)> done);
+  TapHub& tap_hub() const { return mesh_->tap_hub(); }
   // Opens a stream (Channel::StartStream): routed, picked, waited for and
   // retried as a call, its attempts opening transport streams.
   std::shared_ptr<StreamCall> StartStream(absl::string_view method,
@@ -80,6 +86,9 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
              const CallOptions& options,
              absl::AnyInvocable<void(CallResult)> done,
              std::shared_ptr<StreamCall> stream, std::thread::id blocking = {});
+  // Start's common part once the call is valid: its deadline inputs, then
+  // routing (or waiting for routes).
+  void Launch(std::unique_ptr<Call> call, const CallOptions& options);
   // Matches the call's route and applies it (deadline, metrics, budget,
   // fault), then starts the first attempt.
   void RouteCall(std::unique_ptr<Call> call);

@@ -1,6 +1,7 @@
 #include "src/model/http_syntax.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -73,6 +74,35 @@ absl::Status ValidateMetadata(const Metadata& metadata) {
       return absl::InvalidArgumentError(absl::StrCat(
           "metadata '", name,
           "' has a non-printable value; binary names end in -bin"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateHttpRequest(absl::string_view method,
+                                 absl::string_view path,
+                                 const Metadata& headers) {
+  if (!IsHttpToken(method)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "HTTP method '", absl::CHexEscape(method), "' is not a token"));
+  }
+  bool visible = !path.empty() && path[0] == '/';
+  for (char c : path) visible &= c > 0x20 && c < 0x7f;
+  if (!visible) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("HTTP path '", absl::CHexEscape(path),
+                     "' must start with '/' and be visible ASCII"));
+  }
+  for (const auto& [name, value] : headers) {
+    if (!IsHttpToken(name) || name != absl::AsciiStrToLower(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("HTTP header name '", absl::CHexEscape(name),
+                       "' must be a lower-case token"));
+    }
+    if (absl::string_view(value).find_first_of(
+            absl::string_view("\r\n\0", 3)) != absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "HTTP header '", name, "' has CR, LF or NUL in its value"));
     }
   }
   return absl::OkStatus();

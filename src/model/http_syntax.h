@@ -38,6 +38,12 @@ bool IsPrintableHeaderValue(absl::string_view s);
 // HTTP/2 reserve) or value.
 absl::Status ValidateMethod(absl::string_view method);
 absl::Status ValidateMetadata(const Metadata& metadata);
+// OK, or INVALID_ARGUMENT naming what is wrong with a plain HTTP request's
+// method (a token), path ('/' then visible ASCII) or headers (lower-case
+// token names, values without CR, LF or NUL).
+absl::Status ValidateHttpRequest(absl::string_view method,
+                                 absl::string_view path,
+                                 const Metadata& headers);
 
 // The code a gRPC client reads from a response with this HTTP status and no
 // grpc-status (gRPC's HTTP to gRPC status mapping): 400 INTERNAL, 401

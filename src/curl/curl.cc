@@ -1,0 +1,117 @@
+// mesh::curl's entry points: Perform (a thread's own loop) and Multi.
+#include "mesh/curl.h"
+
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "src/base/mutex.h"
+#include "src/curl/http_call.h"
+#include "src/curl/transfer_loop.h"
+
+namespace mesh {
+namespace internal {
+
+// The requests of one Multi (or of one thread's Performs) and their loop.
+struct CurlRequests {
+  TransferLoop loop;
+  Mutex mu;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<HttpCall>> calls
+      ABSL_GUARDED_BY(mu);
+  uint64_t next_id ABSL_GUARDED_BY(mu) = 0;
+  std::atomic<size_t> in_flight{0};
+
+  void Add(Channel& channel, CURL* easy, curl::Request request,
+           absl::AnyInvocable<void(curl::Result)> done) {
+    HttpCall* call = nullptr;
+    {
+      MutexLock lock(&mu);
+      const uint64_t id = next_id++;
+      auto owned = std::make_unique<HttpCall>(
+          loop, channel, easy, std::move(request),
+          [this, id, done = std::move(done)](curl::Result result) mutable {
+            std::unique_ptr<HttpCall> ended;
+            {
+              MutexLock lock(&mu);
+              auto it = calls.find(id);
+              ended = std::move(it->second);
+              calls.erase(it);
+            }
+            in_flight.fetch_sub(1);
+            done(std::move(result));
+          });
+      call = owned.get();
+      calls.emplace(id, std::move(owned));
+    }
+    in_flight.fetch_add(1);
+    if (loop.OnLoopThread()) return call->Start();
+    loop.Post([call] { call->Start(); });
+  }
+
+  size_t Poll(absl::Duration timeout) {
+    loop.SetOwner(std::this_thread::get_id());
+    loop.RunUntil([this] { return in_flight.load() == 0; },
+                  absl::Now() + timeout);
+    return in_flight.load();
+  }
+
+  // Cancels every request in flight and drives them until each has ended.
+  void Drain() {
+    {
+      MutexLock lock(&mu);
+      for (auto& [id, call] : calls) call->Cancel();
+    }
+    while (in_flight.load() > 0) Poll(absl::Seconds(1));
+  }
+};
+
+}  // namespace internal
+
+namespace curl {
+
+Multi::Multi() : state_(std::make_shared<internal::CurlRequests>()) {}
+
+Multi::~Multi() { state_->Drain(); }
+
+void Multi::Add(Channel& channel, CURL* easy, Request request,
+                absl::AnyInvocable<void(Result)> done) {
+  state_->Add(channel, easy, std::move(request), std::move(done));
+}
+
+size_t Multi::Poll(absl::Duration timeout) { return state_->Poll(timeout); }
+
+size_t Multi::in_flight() const { return state_->in_flight.load(); }
+
+Result Perform(Channel& channel, CURL* easy, const Request& request) {
+  // Each thread keeps one loop, and so its connections, across its
+  // requests. A Perform from inside one of its callbacks gets a loop of its
+  // own (curl drives one multi handle at a time).
+  thread_local internal::CurlRequests* reusable = nullptr;
+  thread_local std::unique_ptr<internal::CurlRequests> owned;
+  std::unique_ptr<internal::CurlRequests> nested;
+  internal::CurlRequests* state;
+  if (owned == nullptr) {
+    owned = std::make_unique<internal::CurlRequests>();
+    reusable = owned.get();
+  }
+  if (reusable != nullptr) {
+    state = reusable;
+    reusable = nullptr;
+  } else {
+    nested = std::make_unique<internal::CurlRequests>();
+    state = nested.get();
+  }
+  Result out;
+  bool finished = false;
+  state->Add(channel, easy, request, [&](Result r) {
+    out = std::move(r);
+    finished = true;
+  });
+  while (!finished) state->Poll(absl::Hours(1));
+  if (nested == nullptr) reusable = state;
+  return out;
+}
+
+}  // namespace curl
+}  // namespace mesh

@@ -1,0 +1,141 @@
+#include "src/curl/curl_request.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+
+namespace mesh::internal {
+namespace {
+
+struct UrlDeleter {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+struct PartDeleter {
+  void operator()(char* p) const { curl_free(p); }
+};
+using Part = std::unique_ptr<char, PartDeleter>;
+
+// One part of `url` (null when it has none).
+Part GetPart(CURLU* url, CURLUPart which) {
+  char* out = nullptr;
+  if (curl_url_get(url, which, &out, 0) != CURLUE_OK) return nullptr;
+  return Part(out);
+}
+
+bool MethodHasNoBody(absl::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS" ||
+         method == "DELETE" || method == "TRACE";
+}
+
+}  // namespace
+
+absl::StatusOr<CurlRequestHead> ReadCurlRequest(CURL* easy,
+                                                const curl::Request& request) {
+  CurlRequestHead head;
+  char* url_text = nullptr;
+  curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &url_text);
+  if (url_text == nullptr || *url_text == '\0') {
+    return absl::InvalidArgumentError("the handle has no CURLOPT_URL");
+  }
+  std::unique_ptr<CURLU, UrlDeleter> url(curl_url());
+  if (CURLUcode rc = curl_url_set(url.get(), CURLUPART_URL, url_text, 0);
+      rc != CURLUE_OK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the handle's URL '", url_text,
+                     "' does not parse: ", curl_url_strerror(rc)));
+  }
+  Part scheme = GetPart(url.get(), CURLUPART_SCHEME);
+  Part host = GetPart(url.get(), CURLUPART_HOST);
+  Part port = GetPart(url.get(), CURLUPART_PORT);
+  Part path = GetPart(url.get(), CURLUPART_PATH);
+  Part query = GetPart(url.get(), CURLUPART_QUERY);
+  head.scheme = absl::AsciiStrToLower(scheme ? scheme.get() : "");
+  if (head.scheme != "http" && head.scheme != "https") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the handle's URL '", url_text,
+                     "' is not http or https: mesh::curl sends HTTP only"));
+  }
+  head.authority = host ? host.get() : "";
+  if (port) absl::StrAppend(&head.authority, ":", port.get());
+  head.path = path && *path.get() != '\0' ? path.get() : "/";
+  if (query) absl::StrAppend(&head.path, "?", query.get());
+
+  if (!request.method.empty()) {
+    head.method = request.method;
+  } else {
+    char* method = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_METHOD, &method);
+    head.method = method != nullptr && *method != '\0' ? method : "GET";
+  }
+
+  for (const curl_slist* l = request.headers; l != nullptr; l = l->next) {
+    absl::string_view line = l->data != nullptr ? l->data : "";
+    const size_t colon = line.find(':');
+    const size_t semi = line.find(';');
+    if (colon == absl::string_view::npos && semi != absl::string_view::npos &&
+        absl::StripAsciiWhitespace(line.substr(semi + 1)).empty()) {
+      // "Name;": the header with an empty value.
+      head.headers.emplace_back(
+          absl::AsciiStrToLower(
+              absl::StripAsciiWhitespace(line.substr(0, semi))),
+          "");
+      continue;
+    }
+    if (colon == absl::string_view::npos || colon == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "header line '", line, "' of Request::headers has no name"));
+    }
+    absl::string_view value =
+        absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (value.empty()) {
+      // "Name:": curl leaves out its own header of that name.
+      head.curl_directives.emplace_back(line);
+      continue;
+    }
+    head.headers.emplace_back(absl::AsciiStrToLower(line.substr(0, colon)),
+                              std::string(value));
+  }
+
+  using Body = curl::Request::Body;
+  switch (request.body) {
+    case Body::kUnknown:
+      head.replayable = MethodHasNoBody(head.method);
+      break;
+    case Body::kNone:
+    case Body::kBuffer:
+      head.replayable = true;
+      break;
+    case Body::kRewind:
+      if (request.seek == nullptr) {
+        return absl::InvalidArgumentError(
+            "Request::body is kRewind but Request::seek is null");
+      }
+      head.replayable = true;
+      break;
+    case Body::kOnce:
+      head.replayable = false;
+      break;
+  }
+  return head;
+}
+
+curl_slist* BuildHeaderList(const std::vector<std::string>& curl_directives,
+                            const Metadata& headers) {
+  curl_slist* list = nullptr;
+  for (const std::string& line : curl_directives) {
+    list = curl_slist_append(list, line.c_str());
+  }
+  for (const auto& [name, value] : headers) {
+    // curl sends "name;" as the header with an empty value.
+    list = curl_slist_append(
+        list, value.empty() ? absl::StrCat(name, ";").c_str()
+                            : absl::StrCat(name, ": ", value).c_str());
+  }
+  return list;
+}
+
+}  // namespace mesh::internal

@@ -1,0 +1,438 @@
+#include "src/curl/http_call.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "src/tap/tap_match.h"
+
+namespace mesh::internal {
+namespace {
+
+// HTTP/2 error codes (RFC 9113, section 7) for tap's reset events.
+constexpr uint32_t kH2InternalError = 2;
+constexpr uint32_t kH2RefusedStream = 7;
+constexpr uint32_t kH2Cancel = 8;
+
+// The curl code an application already handles for a request mesh ended.
+CURLcode CodeFor(const absl::Status& status, CURLcode last, uint32_t attempts) {
+  switch (status.code()) {
+    case absl::StatusCode::kDeadlineExceeded:
+      return CURLE_OPERATION_TIMEDOUT;
+    case absl::StatusCode::kCancelled:
+      return CURLE_ABORTED_BY_CALLBACK;
+    case absl::StatusCode::kInvalidArgument:
+      return CURLE_BAD_FUNCTION_ARGUMENT;
+    default:
+      if (attempts > 0 && last != CURLE_OK) return last;
+      return CURLE_COULDNT_CONNECT;
+  }
+}
+
+bool IsTlsError(CURLcode code) {
+  switch (code) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CRL_BADFILE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+HttpCall::HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
+                   curl::Request request,
+                   absl::AnyInvocable<void(curl::Result)> on_done)
+    : loop_(loop),
+      hub_(TapHubOf(channel)),
+      channel_(channel),
+      easy_(easy),
+      request_(std::move(request)),
+      on_done_(std::move(on_done)),
+      wrap_callbacks_(request_.write.given() || request_.header.given()) {}
+
+HttpCall::~HttpCall() {
+  if (app_cancel_watch_ != 0) request_.cancel->Unwatch(app_cancel_watch_);
+  curl_slist_free_all(connect_to_);
+  curl_slist_free_all(attempt_headers_);
+}
+
+void HttpCall::Start() {
+  absl::StatusOr<CurlRequestHead> head = ReadCurlRequest(easy_, request_);
+  if (!head.ok()) {
+    CallResult failed;
+    failed.status = std::move(head).status();
+    return OnCallDone(std::move(failed));
+  }
+  head_ = *std::move(head);
+  // The call's own cancellation, raised by the application's and by the
+  // Multi that ends.
+  if (request_.cancel != nullptr) {
+    app_cancel_watch_ =
+        request_.cancel->Watch([cancel = cancel_] { cancel->Cancel(); });
+  }
+  ExternalCall call;
+  call.method = head_.method;
+  call.scheme = head_.scheme;
+  call.path = head_.path;
+  call.headers = head_.headers;
+  call.replayable = head_.replayable;
+  call.options.timeout = request_.timeout;
+  call.options.cancel = cancel_;
+  call.attempts = this;
+  StartExternalCall(channel_, std::move(call),
+                    [this](CallResult r) { OnCallDone(std::move(r)); });
+}
+
+void HttpCall::BeginAttempt(const AttemptRetryHint& hint) { hint_ = hint; }
+
+void HttpCall::Send(const Endpoint& endpoint, TransportRequest request,
+                    Callback done) {
+  Attempt attempt{&endpoint, std::move(request), std::move(done)};
+  if (loop_.OnLoopThread()) return StartAttempt(std::move(attempt));
+  loop_.Post([this, attempt = std::move(attempt)]() mutable {
+    StartAttempt(std::move(attempt));
+  });
+}
+
+void HttpCall::StartAttempt(Attempt attempt) {
+  attempt_ = std::move(attempt);
+  ++attempts_;
+  http_status_ = 0;
+  hold_ = false;
+  committed_ = false;
+  refused_ = false;
+  held_.clear();
+  held_bytes_ = 0;
+  body_bytes_ = 0;
+  tap_headers_.clear();
+  last_endpoint_ = attempt_.endpoint->address;
+  if (attempts_ > 1 && request_.body == curl::Request::Body::kRewind &&
+      request_.seek(request_.seek_data, 0, SEEK_SET) != CURL_SEEKFUNC_OK) {
+    // Never retried: the body is gone.
+    committed_ = true;
+    TransportResponse r;
+    r.status = absl::AbortedError(
+        "Request::seek could not rewind the body for a retry");
+    Callback done = std::move(attempt_.done);
+    return done(std::move(r));
+  }
+  Configure(attempt_);
+  if (attempt_.request.cancel != nullptr) {
+    cancel_watch_ = attempt_.request.cancel->Watch(
+        [loop = &loop_, alive = alive_, easy = easy_] {
+          loop->Post([loop, alive, easy] {
+            if (*alive) loop->Abort(easy, CURLE_ABORTED_BY_CALLBACK);
+          });
+        });
+  }
+  if (hub_.active()) {
+    TapRequestHead head{head_.method,      head_.scheme,
+                        head_.authority,   head_.path,
+                        attempt_.endpoint, attempt_.request.route_labels};
+    tap_ = hub_.Start(head, attempt_.request.headers);
+  }
+  loop_.Start(easy_, attempt_.request.deadline,
+              [this](CURLcode code) { OnTransferDone(code); });
+}
+
+void HttpCall::Configure(const Attempt& attempt) {
+  configured_ = true;
+  const Endpoint& endpoint = *attempt.endpoint;
+  curl_slist_free_all(connect_to_);
+  connect_to_ =
+      curl_slist_append(nullptr, absl::StrCat("::", endpoint.address).c_str());
+  curl_easy_setopt(easy_, CURLOPT_CONNECT_TO, connect_to_);
+  long version = request_.http_version;
+  long pipewait = 0;
+  if (endpoint.protocol_hint == ProtocolHint::kHttp2) {
+    pipewait = 1;
+    if (head_.scheme == "https") {
+      version = CURL_HTTP_VERSION_2TLS;
+    } else {
+      // curl 7.88 cannot reuse a prior-knowledge connection for a transfer
+      // that asks for prior knowledge again: only the one that opens it
+      // does.
+      version = loop_.OpenConnections(endpoint.address) > 0
+                    ? CURL_HTTP_VERSION_2_0
+                    : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+    }
+  }
+  curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, version);
+  curl_easy_setopt(easy_, CURLOPT_PIPEWAIT, pipewait);
+  loop_.TrackConnections(easy_, endpoint.address);
+  if (wrap_callbacks_) {
+    curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpCall::OnWrite);
+    curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpCall::OnHeader);
+    curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
+  }
+  // The route (or its backend) changed the headers: the attempt sends its
+  // own list; otherwise the application's.
+  if (attempt.request.headers != head_.headers) {
+    curl_slist_free_all(attempt_headers_);
+    attempt_headers_ =
+        BuildHeaderList(head_.curl_directives, attempt.request.headers);
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, attempt_headers_);
+    headers_set_ = true;
+  } else if (headers_set_) {
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, request_.headers);
+    headers_set_ = false;
+  }
+}
+
+void HttpCall::OnTransferDone(CURLcode code) {
+  if (cancel_watch_ != 0) {
+    attempt_.request.cancel->Unwatch(cancel_watch_);
+    cancel_watch_ = 0;
+  }
+  last_code_ = code;
+  long status = 0;
+  curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
+  http_status_ = status;
+  TransportResponse r;
+  r.http_status = static_cast<int>(status);
+  const std::string& address = attempt_.endpoint->address;
+  switch (code) {
+    case CURLE_OK:
+      break;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+      r.never_sent = true;
+      r.status = absl::UnavailableError(absl::StrCat(
+          "could not connect to ", address, ": ", curl_easy_strerror(code)));
+      break;
+    case CURLE_OPERATION_TIMEDOUT:
+      r.status = absl::DeadlineExceededError(
+          absl::StrCat("HTTP request to ", address,
+                       " timed out: ", curl_easy_strerror(code)));
+      break;
+    case CURLE_ABORTED_BY_CALLBACK:
+      r.status = absl::CancelledError(
+          absl::StrCat("HTTP request to ", address, " cancelled"));
+      break;
+    case CURLE_WRITE_ERROR:
+      if (refused_) {
+        committed_ = true;
+        r.status = absl::AbortedError(
+            "the application's write or header callback refused the answer");
+        break;
+      }
+      [[fallthrough]];
+    default:
+      // A failed handshake never sent the request.
+      r.never_sent = IsTlsError(code);
+      r.status = absl::UnavailableError(absl::StrCat(
+          "HTTP request to ", address, " failed: ", curl_easy_strerror(code),
+          " (curl code ", static_cast<int>(code), ")"));
+      break;
+  }
+  // Without the application's callbacks mesh saw nothing pass: an answer
+  // went to the application as it came.
+  if (!wrap_callbacks_ && status > 0) committed_ = true;
+  EndTap(r);
+  Callback done = std::move(attempt_.done);
+  done(std::move(r));  // the channel may send the next attempt from here
+}
+
+void HttpCall::EndTap(const TransportResponse& response) {
+  if (!tap_.tapped()) return;
+  TapResponse t;
+  t.http_status = static_cast<uint32_t>(response.http_status);
+  t.headers = &tap_headers_;
+  if (wrap_callbacks_) {
+    t.response_bytes = body_bytes_;
+  } else {
+    curl_off_t bytes = 0;
+    curl_easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &bytes);
+    t.response_bytes = static_cast<uint64_t>(bytes);
+  }
+  t.response_messages = response.status.ok() ? 1 : 0;
+  if (!response.status.ok() && response.http_status == 0) {
+    t.reset_error_code = response.status.code() == absl::StatusCode::kCancelled
+                             ? kH2Cancel
+                         : response.never_sent ? kH2RefusedStream
+                                               : kH2InternalError;
+  }
+  tap_.End(t);
+  tap_ = TapExchange();
+}
+
+void HttpCall::OnCallDone(CallResult result) {
+  // Delivered at the loop's next turn, outside the frames of the attempt
+  // that ended it (the application's `done` may destroy this call).
+  loop_.Post([this, result = std::move(result)]() mutable {
+    curl::Result out;
+    out.attempts = attempts_;
+    out.endpoint = result.endpoint.empty() ? last_endpoint_ : result.endpoint;
+    if (result.status.ok()) {
+      out.code = last_code_;
+      out.http_status = http_status_;
+      if (!held_.empty() && !DeliverHeld()) {
+        out.code = CURLE_WRITE_ERROR;
+        out.status = absl::AbortedError(
+            "the application's write or header callback refused the answer");
+      }
+    } else {
+      out.code = CodeFor(result.status, last_code_, attempts_);
+      out.http_status = http_status_;
+      out.status = std::move(result.status);
+    }
+    held_.clear();
+    RestoreOptions();
+    *alive_ = false;
+    absl::AnyInvocable<void(curl::Result)> on_done = std::move(on_done_);
+    on_done(std::move(out));  // may destroy this
+  });
+}
+
+void HttpCall::RestoreOptions() {
+  if (!configured_) return;
+  curl_easy_setopt(easy_, CURLOPT_CONNECT_TO, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, request_.http_version);
+  curl_easy_setopt(easy_, CURLOPT_PIPEWAIT, 0L);
+  curl_easy_setopt(easy_, CURLOPT_OPENSOCKETFUNCTION, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_OPENSOCKETDATA, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, nullptr);
+  if (wrap_callbacks_) {
+    curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, request_.write.function);
+    curl_easy_setopt(easy_, CURLOPT_WRITEDATA, request_.write.data);
+    curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, request_.header.function);
+    curl_easy_setopt(easy_, CURLOPT_HEADERDATA, request_.header.data);
+  }
+  if (headers_set_) {
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, request_.headers);
+    headers_set_ = false;
+  }
+  curl_slist_free_all(connect_to_);
+  connect_to_ = nullptr;
+  curl_slist_free_all(attempt_headers_);
+  attempt_headers_ = nullptr;
+  configured_ = false;
+}
+
+size_t HttpCall::OnHeader(char* data, size_t size, size_t count, void* self) {
+  auto* call = static_cast<HttpCall*>(self);
+  const size_t len = size * count;
+  return call->HeaderLine(absl::string_view(data, len));
+}
+
+size_t HttpCall::OnWrite(char* data, size_t size, size_t count, void* self) {
+  return static_cast<HttpCall*>(self)->BodyChunk(data, size * count);
+}
+
+size_t HttpCall::HeaderLine(absl::string_view line) {
+  if (absl::StartsWith(line, "HTTP/")) {
+    // A status line starts a header block: "HTTP/2 200 " or "HTTP/1.1 503
+    // Service Unavailable".
+    const size_t space = line.find(' ');
+    int status = 0;
+    if (space != absl::string_view::npos &&
+        absl::SimpleAtoi(line.substr(space + 1, 3), &status)) {
+      http_status_ = status;
+    }
+    tap_headers_.clear();
+    // Informational answers are held as the final one may be.
+    hold_ = http_status_ >= 200 ? hint_.MayRetry(static_cast<int>(http_status_))
+                                : hint_.may_retry;
+  } else if (line == "\r\n" || line == "\n") {
+    if (http_status_ >= 200 && tap_.tapped()) {
+      tap_.ResponseInit(tap_headers_, static_cast<uint32_t>(http_status_));
+    }
+  } else if (tap_.tapped()) {
+    const size_t colon = line.find(':');
+    if (colon != absl::string_view::npos) {
+      tap_headers_.emplace_back(
+          absl::AsciiStrToLower(line.substr(0, colon)),
+          std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+    }
+  }
+  if (hold_) return Hold(/*header=*/true, line);
+  committed_ = true;
+  const size_t taken =
+      Forward(request_.header, const_cast<char*>(line.data()), line.size(),
+              /*header=*/true);
+  if (taken != line.size()) refused_ = true;
+  return taken;
+}
+
+size_t HttpCall::BodyChunk(char* data, size_t len) {
+  body_bytes_ += len;
+  if (hold_) return Hold(/*header=*/false, absl::string_view(data, len));
+  committed_ = true;
+  const size_t taken = Forward(request_.write, data, len, /*header=*/false);
+  if (taken != len && taken != CURL_WRITEFUNC_PAUSE) refused_ = true;
+  return taken;
+}
+
+size_t HttpCall::Hold(bool header, absl::string_view bytes) {
+  if (held_.empty() || held_.back().header != header) {
+    held_.push_back(Held{header, std::string()});
+  }
+  held_.back().bytes.append(bytes.data(), bytes.size());
+  held_bytes_ += bytes.size();
+  if (held_bytes_ > curl::kMaxHeldBytes) {
+    // Too much to hold: the answer goes to the application, and so is no
+    // longer retried.
+    hold_ = false;
+    if (!DeliverHeld()) {
+      refused_ = true;
+      return 0;  // curl ends the transfer (CURLE_WRITE_ERROR)
+    }
+  }
+  return bytes.size();
+}
+
+bool HttpCall::DeliverHeld() {
+  std::vector<Held> held = std::move(held_);
+  held_.clear();
+  held_bytes_ = 0;
+  committed_ = true;
+  for (Held& h : held) {
+    const curl::Sink& sink = h.header ? request_.header : request_.write;
+    if (h.header) {
+      // Header callbacks take one line at a time.
+      absl::string_view rest = h.bytes;
+      while (!rest.empty()) {
+        size_t end = rest.find('\n');
+        end = end == absl::string_view::npos ? rest.size() : end + 1;
+        if (Forward(sink, const_cast<char*>(rest.data()), end, true) != end) {
+          return false;
+        }
+        rest.remove_prefix(end);
+      }
+    } else if (Forward(sink, h.bytes.data(), h.bytes.size(), false) !=
+               h.bytes.size()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+size_t HttpCall::Forward(const curl::Sink& sink, char* data, size_t len,
+                         bool header) {
+  if (sink.function != nullptr) return sink.function(data, 1, len, sink.data);
+  if (sink.data != nullptr) {
+    return fwrite(data, 1, len, static_cast<FILE*>(sink.data));
+  }
+  // curl's defaults: headers nowhere, the body to stdout.
+  if (header) return len;
+  return fwrite(data, 1, len, stdout);
+}
+
+}  // namespace mesh::internal

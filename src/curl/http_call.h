@@ -1,0 +1,127 @@
+// HttpCall: one mesh::curl request across its attempts. The channel routes,
+// picks, retries and classifies it (an external call, external_call.h);
+// HttpCall carries each attempt on the application's easy handle: it points
+// the handle at the picked endpoint, chooses the HTTP version, sets the
+// attempt's timeout, wraps the application's callbacks (holding back the
+// answer of an attempt that may be retried), reports tap events, runs the
+// transfer on its TransferLoop, and turns curl's result into the attempt's
+// response. When the call ends it delivers the held-back answer, puts the
+// handle's options back and hands the application its Result.
+//
+// Lives until its `on_done` has run. Every method that touches the handle
+// runs on the loop's thread; Send may be called from any thread.
+#ifndef MESH_SRC_CURL_HTTP_CALL_H_
+#define MESH_SRC_CURL_HTTP_CALL_H_
+
+#include <curl/curl.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "mesh/curl.h"
+#include "src/channel/external_call.h"
+#include "src/curl/curl_request.h"
+#include "src/curl/transfer_loop.h"
+#include "src/tap/tap_hub.h"
+
+namespace mesh::internal {
+
+class HttpCall final : public ExternalAttempts {
+ public:
+  HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
+           curl::Request request,
+           absl::AnyInvocable<void(curl::Result)> on_done);
+  ~HttpCall() override;
+  HttpCall(const HttpCall&) = delete;
+  HttpCall& operator=(const HttpCall&) = delete;
+
+  // Reads the request from the handle and starts the call (on the loop's
+  // thread).
+  void Start();
+  // Ends the call CANCELLED (from any thread).
+  void Cancel() { cancel_->Cancel(); }
+
+  // ExternalAttempts.
+  void BeginAttempt(const AttemptRetryHint& hint) override;
+  bool Committed() const override { return committed_; }
+  void Send(const Endpoint& endpoint, TransportRequest request,
+            Callback done) override;
+
+ private:
+  // An attempt as the channel sent it, until its transfer ends.
+  struct Attempt {
+    const Endpoint* endpoint = nullptr;  // valid until `done` runs
+    TransportRequest request;
+    Callback done;
+  };
+  // Bytes held back from the application: header lines and body chunks,
+  // in order.
+  struct Held {
+    bool header = false;
+    std::string bytes;
+  };
+
+  void StartAttempt(Attempt attempt);
+  void Configure(const Attempt& attempt);
+  void OnTransferDone(CURLcode code);
+  void OnCallDone(CallResult result);
+  // Delivers the held-back bytes to the application's callbacks; false if
+  // one of them refused them.
+  bool DeliverHeld();
+  void RestoreOptions();
+  void EndTap(const TransportResponse& response);
+
+  static size_t OnHeader(char* data, size_t size, size_t count, void* self);
+  static size_t OnWrite(char* data, size_t size, size_t count, void* self);
+  size_t HeaderLine(absl::string_view line);
+  size_t BodyChunk(char* data, size_t len);
+  size_t Hold(bool header, absl::string_view bytes);
+  static size_t Forward(const curl::Sink& sink, char* data, size_t len,
+                        bool header);
+
+  TransferLoop& loop_;
+  TapHub& hub_;
+  Channel& channel_;
+  CURL* const easy_;
+  const curl::Request request_;
+  absl::AnyInvocable<void(curl::Result)> on_done_;
+  const bool wrap_callbacks_;
+  CurlRequestHead head_;
+  // Whether the handle's options were changed (to put back).
+  bool configured_ = false;
+  bool headers_set_ = false;
+  curl_slist* connect_to_ = nullptr;
+  curl_slist* attempt_headers_ = nullptr;
+  // Live while the call is: a posted abort checks it before touching the
+  // handle. Read and written on the loop's thread only.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // The call's own cancellation: the application's raises it (a watch),
+  // and so does a Multi that ends.
+  const std::shared_ptr<Cancellation> cancel_ =
+      std::make_shared<Cancellation>();
+  uint64_t app_cancel_watch_ = 0;
+
+  // The attempt in flight and what it has received.
+  Attempt attempt_;
+  uint64_t cancel_watch_ = 0;
+  AttemptRetryHint hint_;
+  uint32_t attempts_ = 0;
+  long http_status_ = 0;    // the last final status line's
+  bool hold_ = false;       // holding this answer back
+  bool committed_ = false;  // bytes of it reached the application
+  bool refused_ = false;    // an application callback refused bytes
+  std::vector<Held> held_;
+  size_t held_bytes_ = 0;
+  uint64_t body_bytes_ = 0;
+  TapExchange tap_;
+  Metadata tap_headers_;  // the answer's headers, while tapped
+  CURLcode last_code_ = CURLE_OK;
+  std::string last_endpoint_;
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CURL_HTTP_CALL_H_

@@ -1,0 +1,160 @@
+#include "src/curl/transfer_loop.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace mesh::internal {
+
+TransferLoop::TransferLoop()
+    : multi_(curl_multi_init()), owner_(std::this_thread::get_id()) {}
+
+TransferLoop::~TransferLoop() {
+  for (auto& [easy, running] : running_) {
+    curl_multi_remove_handle(multi_, easy);
+  }
+  running_.clear();
+  // Closes the cached connections (CloseSocket runs for each).
+  curl_multi_cleanup(multi_);
+}
+
+void TransferLoop::Post(absl::AnyInvocable<void()> task) {
+  {
+    MutexLock lock(&mu_);
+    tasks_.push_back(std::move(task));
+  }
+  if (!OnLoopThread()) curl_multi_wakeup(multi_);
+}
+
+void TransferLoop::Start(CURL* easy, absl::Time deadline,
+                         absl::AnyInvocable<void(CURLcode)> done) {
+  // A handle in another multi handle (the application's own) cannot be
+  // driven here: its transfer fails, at the loop's next turn.
+  if (running_.count(easy) != 0 ||
+      curl_multi_add_handle(multi_, easy) != CURLM_OK) {
+    Post([done = std::move(done)]() mutable {
+      done(CURLE_BAD_FUNCTION_ARGUMENT);
+    });
+    return;
+  }
+  running_[easy] = Running{std::move(done), deadline};
+}
+
+void TransferLoop::Abort(CURL* easy, CURLcode code) {
+  if (running_.find(easy) == running_.end()) return;
+  // curl closes the connection at the transfer's end if no other transfer
+  // uses it (it only resets the stream of one that is shared).
+  curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
+  curl_multi_remove_handle(multi_, easy);
+  curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 0L);
+  Finish(easy, code);
+}
+
+void TransferLoop::Finish(CURL* easy, CURLcode code) {
+  auto it = running_.find(easy);
+  if (it == running_.end()) return;
+  absl::AnyInvocable<void(CURLcode)> done = std::move(it->second.done);
+  running_.erase(it);
+  done(code);
+}
+
+bool TransferLoop::RunTasks() {
+  std::deque<absl::AnyInvocable<void()>> tasks;
+  {
+    MutexLock lock(&mu_);
+    tasks.swap(tasks_);
+  }
+  for (auto& task : tasks) task();
+  return !tasks.empty();
+}
+
+void TransferLoop::RunUntil(absl::FunctionRef<bool()> stop, absl::Time until) {
+  while (!stop()) {
+    RunTasks();
+    if (stop()) return;
+    int still_running = 0;
+    curl_multi_perform(multi_, &still_running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* easy = msg->easy_handle;
+      const CURLcode code = msg->data.result;
+      curl_multi_remove_handle(multi_, easy);
+      Finish(easy, code);
+    }
+    const absl::Time next_deadline = ExpireDeadlines();
+    if (stop()) return;
+    const absl::Time now = absl::Now();
+    if (now >= until) return;
+    {
+      MutexLock lock(&mu_);
+      if (!tasks_.empty()) continue;
+    }
+    const absl::Time wake = std::min(until, next_deadline);
+    const int ms = static_cast<int>(
+        std::clamp<int64_t>(absl::ToInt64Milliseconds(
+                                absl::Ceil(wake - now, absl::Milliseconds(1))),
+                            0, 1000));
+    curl_multi_poll(multi_, nullptr, 0, ms, nullptr);
+  }
+}
+
+absl::Time TransferLoop::ExpireDeadlines() {
+  absl::Time next = absl::InfiniteFuture();
+  if (running_.empty()) return next;
+  const absl::Time now = absl::Now();
+  std::vector<CURL*> expired;
+  for (const auto& [easy, running] : running_) {
+    if (running.deadline <= now) {
+      expired.push_back(easy);
+    } else {
+      next = std::min(next, running.deadline);
+    }
+  }
+  for (CURL* easy : expired) Abort(easy, CURLE_OPERATION_TIMEDOUT);
+  return next;
+}
+
+int TransferLoop::OpenConnections(const std::string& address) const {
+  auto it = open_.find(address);
+  return it == open_.end() ? 0 : it->second;
+}
+
+void TransferLoop::TrackConnections(CURL* easy, const std::string& address) {
+  auto [it, added] = openers_.try_emplace(address, Opener{this, address});
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &TransferLoop::OpenSocket);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &it->second);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION,
+                   &TransferLoop::CloseSocket);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
+}
+
+curl_socket_t TransferLoop::OpenSocket(void* clientp, curlsocktype purpose,
+                                       curl_sockaddr* address) {
+  const curl_socket_t fd =
+      socket(address->family, address->socktype, address->protocol);
+  if (fd == CURL_SOCKET_BAD || purpose != CURLSOCKTYPE_IPCXN) return fd;
+  auto* opener = static_cast<Opener*>(clientp);
+  TransferLoop* loop = opener->loop;
+  loop->sockets_[fd] = opener->address;
+  ++loop->open_[opener->address];
+  return fd;
+}
+
+int TransferLoop::CloseSocket(void* clientp, curl_socket_t fd) {
+  auto* loop = static_cast<TransferLoop*>(clientp);
+  auto it = loop->sockets_.find(fd);
+  if (it != loop->sockets_.end()) {
+    auto count = loop->open_.find(it->second);
+    if (count != loop->open_.end() && --count->second <= 0) {
+      loop->open_.erase(count);
+    }
+    loop->sockets_.erase(it);
+  }
+  return close(fd);
+}
+
+}  // namespace mesh::internal

@@ -1,0 +1,114 @@
+// TransferLoop: one curl multi handle and the thread that drives it. It runs
+// the transfers of mesh::curl's attempts, and the tasks other threads post
+// to it (an attempt sent from mesh's timer thread after a backoff, a call's
+// end, a cancellation), so that every use of an application's easy handle
+// happens on the thread that drives the loop, as libcurl requires.
+//
+// It also keeps count of the connections its transfers hold open per
+// endpoint address (curl's open/close socket callbacks), so that a transfer
+// to an endpoint with none asks for HTTP/2 with prior knowledge, and one to
+// an endpoint with one reuses it (curl 7.88 fails to reuse a prior-knowledge
+// connection when the next transfer asks for prior knowledge again).
+//
+// Post and Wake are thread-safe; everything else is for the driving thread.
+#ifndef MESH_SRC_CURL_TRANSFER_LOOP_H_
+#define MESH_SRC_CURL_TRANSFER_LOOP_H_
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/time/time.h"
+#include "src/base/mutex.h"
+
+namespace mesh::internal {
+
+class TransferLoop {
+ public:
+  TransferLoop();
+  // Ends the transfers still running (their callbacks are not called) and
+  // closes the connections.
+  ~TransferLoop();
+  TransferLoop(const TransferLoop&) = delete;
+  TransferLoop& operator=(const TransferLoop&) = delete;
+
+  // Runs `task` on the driving thread at the loop's next turn (from any
+  // thread; tasks run in order). Wakes the loop unless called on its
+  // thread.
+  void Post(absl::AnyInvocable<void()> task);
+
+  // Starts the transfer of `easy`, configured by the caller; `done` runs on
+  // the driving thread with curl's result once it has ended (the handle is
+  // out of the multi handle by then); CURLE_BAD_FUNCTION_ARGUMENT, at the
+  // next turn, for a handle another multi handle holds. A transfer still
+  // running at `deadline` is ended CURLE_OPERATION_TIMEDOUT (as Abort).
+  void Start(CURL* easy, absl::Time deadline,
+             absl::AnyInvocable<void(CURLcode)> done);
+  // Ends a running transfer early: `done` runs with `code`. Its HTTP/2
+  // stream is reset; curl 7.88 sends that reset only with the connection's
+  // next frames, so a connection no other transfer is using is closed
+  // instead, for the server to learn at once. A transfer not running is
+  // left alone.
+  void Abort(CURL* easy, CURLcode code);
+
+  // Drives transfers and runs posted tasks until `stop()` holds (checked
+  // after each turn) or `until` passes.
+  void RunUntil(absl::FunctionRef<bool()> stop, absl::Time until);
+
+  // Connections open to `address` (sockets opened by this loop's
+  // transfers and not yet closed).
+  int OpenConnections(const std::string& address) const;
+  // Sets the socket callbacks that keep the count on `easy` (for its next
+  // transfer) for a connection to `address`.
+  void TrackConnections(CURL* easy, const std::string& address);
+
+  bool OnLoopThread() const {
+    return std::this_thread::get_id() == owner_.load(std::memory_order_acquire);
+  }
+  // The thread that drives the loop from now on (the creator's by default).
+  void SetOwner(std::thread::id owner) {
+    owner_.store(owner, std::memory_order_release);
+  }
+
+ private:
+  struct Running {
+    absl::AnyInvocable<void(CURLcode)> done;
+    absl::Time deadline = absl::InfiniteFuture();
+  };
+  // Ends the transfers whose deadline has passed; returns the next
+  // deadline.
+  absl::Time ExpireDeadlines();
+  static curl_socket_t OpenSocket(void* self, curlsocktype purpose,
+                                  curl_sockaddr* address);
+  static int CloseSocket(void* self, curl_socket_t fd);
+  void Finish(CURL* easy, CURLcode code);
+  bool RunTasks();
+
+  CURLM* const multi_;
+  std::atomic<std::thread::id> owner_;
+  absl::flat_hash_map<CURL*, Running> running_;
+  // What curl's open-socket callback gets for one address (stable: map
+  // nodes), the address each open socket connects to, and the count per
+  // address.
+  struct Opener {
+    TransferLoop* loop;
+    std::string address;
+  };
+  std::map<std::string, Opener> openers_;
+  std::map<curl_socket_t, std::string> sockets_;
+  std::map<std::string, int> open_;
+
+  Mutex mu_;
+  std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace mesh::internal
+
+#endif  // MESH_SRC_CURL_TRANSFER_LOOP_H_
