@@ -131,6 +131,28 @@ void HttpCall::StartAttempt(Attempt attempt) {
     Callback done = std::move(attempt_.done);
     return done(std::move(r));
   }
+  SendAttempt();
+}
+
+void HttpCall::SendAttempt() {
+  const Endpoint& endpoint = *attempt_.endpoint;
+  version_ = request_.http_version;
+  if (endpoint.protocol_hint == ProtocolHint::kHttp2) {
+    if (head_.scheme == "https") {
+      version_ = CURL_HTTP_VERSION_2TLS;
+    } else {
+      switch (loop_.H2cFor(easy_, endpoint.address)) {
+        case TransferLoop::H2c::kReuse:
+          version_ = CURL_HTTP_VERSION_2_0;
+          break;
+        case TransferLoop::H2c::kOpen:
+          version_ = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+          break;
+        case TransferLoop::H2c::kWait:
+          return loop_.AwaitH2c(endpoint.address, [this] { SendAttempt(); });
+      }
+    }
+  }
   Configure(attempt_);
   if (attempt_.request.cancel != nullptr) {
     cancel_watch_ = attempt_.request.cancel->Watch(
@@ -157,23 +179,12 @@ void HttpCall::Configure(const Attempt& attempt) {
   connect_to_ =
       curl_slist_append(nullptr, absl::StrCat("::", endpoint.address).c_str());
   curl_easy_setopt(easy_, CURLOPT_CONNECT_TO, connect_to_);
-  long version = request_.http_version;
-  long pipewait = 0;
-  if (endpoint.protocol_hint == ProtocolHint::kHttp2) {
-    pipewait = 1;
-    if (head_.scheme == "https") {
-      version = CURL_HTTP_VERSION_2TLS;
-    } else {
-      // curl 7.88 cannot reuse a prior-knowledge connection for a transfer
-      // that asks for prior knowledge again: only the one that opens it
-      // does.
-      version = loop_.OpenConnections(endpoint.address) > 0
-                    ? CURL_HTTP_VERSION_2_0
-                    : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
-    }
-  }
-  curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, version);
-  curl_easy_setopt(easy_, CURLOPT_PIPEWAIT, pipewait);
+  // curl 7.88 cannot reuse a prior-knowledge connection for a transfer that
+  // asks for prior knowledge again: only the one that opens it does
+  // (SendAttempt chose).
+  curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, version_);
+  curl_easy_setopt(easy_, CURLOPT_PIPEWAIT,
+                   endpoint.protocol_hint == ProtocolHint::kHttp2 ? 1L : 0L);
   loop_.TrackConnections(easy_, endpoint.address);
   if (wrap_callbacks_) {
     curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpCall::OnWrite);

@@ -65,6 +65,10 @@ class HttpCall final : public ExternalAttempts {
   };
 
   void StartAttempt(Attempt attempt);
+  // Chooses the HTTP version (waiting for an endpoint's connection being
+  // opened by another transfer), configures the handle and starts the
+  // transfer.
+  void SendAttempt();
   void Configure(const Attempt& attempt);
   void OnTransferDone(CURLcode code);
   void OnCallDone(CallResult result);
@@ -109,8 +113,9 @@ class HttpCall final : public ExternalAttempts {
   uint64_t cancel_watch_ = 0;
   AttemptRetryHint hint_;
   uint32_t attempts_ = 0;
-  long http_status_ = 0;    // the last final status line's
-  bool hold_ = false;       // holding this answer back
+  long version_ = CURL_HTTP_VERSION_NONE;  // the attempt's
+  long http_status_ = 0;                   // the last final status line's
+  bool hold_ = false;                      // holding this answer back
   bool committed_ = false;  // bytes of it reached the application
   bool refused_ = false;    // an application callback refused bytes
   std::vector<Held> held_;

@@ -56,6 +56,16 @@ void TransferLoop::Abort(CURL* easy, CURLcode code) {
 void TransferLoop::Finish(CURL* easy, CURLcode code) {
   auto it = running_.find(easy);
   if (it == running_.end()) return;
+  // An h2c opener that ends before its connection was made (or with it)
+  // releases its waiters.
+  for (auto& [address, opening] : opening_) {
+    if (opening.opener == easy) {
+      curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, nullptr);
+      curl_easy_setopt(easy, CURLOPT_PREREQDATA, nullptr);
+      Opened(address);
+      break;
+    }
+  }
   absl::AnyInvocable<void(CURLcode)> done = std::move(it->second.done);
   running_.erase(it);
   done(code);
@@ -130,6 +140,39 @@ void TransferLoop::TrackConnections(CURL* easy, const std::string& address) {
   curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION,
                    &TransferLoop::CloseSocket);
   curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
+}
+
+TransferLoop::H2c TransferLoop::H2cFor(CURL* easy, const std::string& address) {
+  Opening& opening = opening_[address];
+  if (opening.opener != nullptr) return H2c::kWait;
+  if (OpenConnections(address) > 0) return H2c::kReuse;
+  opening.opener = easy;
+  auto [it, added] = openers_.try_emplace(address, Opener{this, address});
+  curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &TransferLoop::Connected);
+  curl_easy_setopt(easy, CURLOPT_PREREQDATA, &it->second);
+  return H2c::kOpen;
+}
+
+void TransferLoop::AwaitH2c(const std::string& address,
+                            absl::AnyInvocable<void()> ready) {
+  opening_[address].waiting.push_back(std::move(ready));
+}
+
+int TransferLoop::Connected(void* clientp, char*, char*, int, int) {
+  auto* opener = static_cast<Opener*>(clientp);
+  opener->loop->Opened(opener->address);
+  return CURL_PREREQFUNC_OK;
+}
+
+void TransferLoop::Opened(const std::string& address) {
+  auto it = opening_.find(address);
+  if (it == opening_.end()) return;
+  std::vector<absl::AnyInvocable<void()>> waiting =
+      std::move(it->second.waiting);
+  opening_.erase(it);
+  // At the next turn: not inside curl's callback, and after the opener's
+  // connection is in curl's cache.
+  for (auto& ready : waiting) Post(std::move(ready));
 }
 
 curl_socket_t TransferLoop::OpenSocket(void* clientp, curlsocktype purpose,

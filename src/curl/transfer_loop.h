@@ -21,6 +21,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
@@ -69,6 +70,23 @@ class TransferLoop {
   // transfer) for a connection to `address`.
   void TrackConnections(CURL* easy, const std::string& address);
 
+  // How a transfer to an HTTP/2 cleartext endpoint asks for HTTP/2. Only
+  // the transfer that opens the endpoint's connection may ask for prior
+  // knowledge; until that connection is made, other transfers to the
+  // endpoint wait, then ride on it (HTTP/2 without prior knowledge, which
+  // curl takes as "reuse the multiplexed connection").
+  enum class H2c {
+    kReuse,  // a connection is open: CURL_HTTP_VERSION_2_0
+    kOpen,   // this transfer opens it: CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+    kWait,   // another transfer is opening it: AwaitH2c
+  };
+  // kOpen makes `easy` the opener: its connection's being made (curl's
+  // pre-request callback) or its end releases the waiters.
+  H2c H2cFor(CURL* easy, const std::string& address);
+  // Runs `ready` at a later turn, once the opener's connection is made or
+  // the opener has ended.
+  void AwaitH2c(const std::string& address, absl::AnyInvocable<void()> ready);
+
   bool OnLoopThread() const {
     return std::this_thread::get_id() == owner_.load(std::memory_order_acquire);
   }
@@ -88,6 +106,9 @@ class TransferLoop {
   static curl_socket_t OpenSocket(void* self, curlsocktype purpose,
                                   curl_sockaddr* address);
   static int CloseSocket(void* self, curl_socket_t fd);
+  static int Connected(void* opener, char*, char*, int, int);
+  // The h2c opener to `address` is done opening: release its waiters.
+  void Opened(const std::string& address);
   void Finish(CURL* easy, CURLcode code);
   bool RunTasks();
 
@@ -104,6 +125,13 @@ class TransferLoop {
   std::map<std::string, Opener> openers_;
   std::map<curl_socket_t, std::string> sockets_;
   std::map<std::string, int> open_;
+  // Per h2c endpoint address: the transfer opening its connection, and the
+  // transfers waiting for it.
+  struct Opening {
+    CURL* opener = nullptr;
+    std::vector<absl::AnyInvocable<void()>> waiting;
+  };
+  std::map<std::string, Opening> opening_;
 
   Mutex mu_;
   std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);

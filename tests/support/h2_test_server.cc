@@ -207,6 +207,9 @@ struct H2TestServer::Connection {
       const std::string status_name = ":status";
       add(status_name, status);
       for (const auto& [n, v] : s.response.headers) add(n, v);
+      const std::string length_name = "content-length";
+      const std::string length = absl::StrCat(s.response.body.size());
+      if (s.response.content_length) add(length_name, length);
       nghttp2_data_provider body;
       body.source.ptr = &s;
       body.read_callback = &ReadBody;

@@ -50,6 +50,10 @@ class H2TestServer {
     std::string body;
     // Answer after this long (the stream stays open meanwhile).
     absl::Duration delay = absl::ZeroDuration();
+    // Send content-length, as servers do for a body they have whole.
+    // (Without it, curl 7.88 can miss the end of an answer whose last frame
+    // fills its 16 KiB receive buffer, and wait for more.)
+    bool content_length = true;
   };
   using Handler = std::function<Response(const Request&)>;
 
