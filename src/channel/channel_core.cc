@@ -839,6 +839,9 @@ void ChannelCore::OnAttemptDone(std::unique_ptr<Call>& call, Attempt& attempt,
         call->stream != nullptr && idle ? " (nothing sent or received)" : "",
         ": ", result.status.message()));
   }
+  if (call->external != nullptr && response.http_status > 0) {
+    call->metrics->http_responses.Record(failure, response.http_status);
+  }
   result.body = std::move(response.body);
   result.headers = std::move(response.headers);
   result.trailers = std::move(response.trailers);

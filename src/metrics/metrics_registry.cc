@@ -251,6 +251,24 @@ std::string MetricsRegistry::RenderPrometheus(
         });
   }
 
+  WriteFamily(out, "route_http_response_total", "counter",
+              "Plain HTTP calls on the route (mesh::curl) answered, by "
+              "classification and HTTP status class.");
+  for (const auto& entry : routes) {
+    const auto& key = entry.first;
+    entry.second->http_responses.ForEachNonZero(
+        [&](bool failure, const char* status_class, uint64_t count) {
+          WriteSample(
+              out, "route_http_response_total",
+              LabelSet({{"authority", key.first.first},
+                        {"route", key.first.second},
+                        {"classification", failure ? "failure" : "success"},
+                        {"status_class", status_class}},
+                       key.second),
+              absl::StrCat(count));
+        });
+  }
+
   WriteFamily(out, "route_retry_skipped_total", "counter",
               "Retries the route allowed but did not make, by reason.");
   for (const auto& [key, m] : routes) {

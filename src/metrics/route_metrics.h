@@ -62,7 +62,9 @@ struct RouteMetrics {
   std::atomic<uint64_t> retries_skipped_max_attempts{0};
   std::atomic<uint64_t> timeouts{0};  // calls ending DEADLINE_EXCEEDED
   ResponseCounters responses;         // one per logical call
-  LatencyHistogram latency;           // whole call, retries included
+  // A plain HTTP call's final answer (mesh::curl), besides `responses`.
+  HttpStatusCounters http_responses;
+  LatencyHistogram latency;  // whole call, retries included
 
  private:
   static constexpr int kDeadlineExceeded = 4;

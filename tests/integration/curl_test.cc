@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "mesh/mesh.h"
 #include "tests/support/h2_test_server.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/test_support.h"
 
 namespace mesh {
@@ -598,6 +599,78 @@ TEST_F(CurlTest, AMultiKeepsEightInFlightOverOneConnectionPerEndpoint) {
   EXPECT_EQ(a.requests() + b.requests(), kRequests);
   EXPECT_EQ(a.connections(), 1);
   EXPECT_EQ(b.connections(), 1);
+}
+
+TEST_F(CurlTest, TapSeesTheRequestsLiveAndMetricsCountThem) {
+  H2TestServer& failing = AddServer(Named("failing", 503));
+  H2TestServer& good = AddServer(Named("good"));
+  SetEndpoints({&failing, &good});
+  auto channel = NewChannel();
+  mesh_.Configure(*channel, kTarget, RetryingConfig());
+  TapOptions tap;
+  tap.match = TapMatch::PathPrefix("/books/");
+  tap.extract_headers = true;
+  absl::StatusOr<std::unique_ptr<TapSubscription>> sub = mesh_.mesh->Tap(tap);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+
+  std::string body, headers;
+  Easy easy = NewEasy(kUrl, &body, &headers);
+  curl_slist* list = curl_slist_append(nullptr, "Authorization: Bearer s3");
+  curl_easy_setopt(easy.get(), CURLOPT_HTTPHEADER, list);
+  curl::Request request = RequestFor(&body, &headers);
+  request.headers = list;
+  // Until one request went to the failing endpoint first and was retried.
+  curl::Result r;
+  for (int i = 0; i < 50 && r.attempts < 2; ++i) {
+    r = curl::Perform(*channel, easy.get(), request);
+    ASSERT_EQ(r.http_status, 200) << r.status;
+  }
+  ASSERT_EQ(r.attempts, 2u);
+  Easy other = NewEasy("http://books:7001/other", &body, &headers);
+  curl::Perform(*channel, other.get(), RequestFor(&body, &headers));
+
+  // Every attempt of the /books/ requests, and nothing of /other.
+  int inits = 0, failed = 0, ok = 0;
+  while (std::optional<TapEvent> e = (*sub)->Next(absl::Milliseconds(200))) {
+    EXPECT_EQ(e->path, e->kind == TapEvent::Kind::kRequestInit
+                           ? std::string("/books/1?x=1")
+                           : e->path);
+    if (e->kind == TapEvent::Kind::kRequestInit) {
+      ++inits;
+      EXPECT_EQ(e->method, "GET");
+      EXPECT_EQ(e->scheme, "http");
+      EXPECT_EQ(e->authority, "books:7001");
+      EXPECT_THAT(e->headers, ::testing::Contains(::testing::Pair(
+                                  "authorization", kTapRedacted)));
+      EXPECT_EQ(e->route_labels["route"], "books");
+    } else if (e->kind == TapEvent::Kind::kResponseInit) {
+      EXPECT_THAT(e->headers, ::testing::Contains(
+                                  ::testing::Pair(":status", ::testing::_)));
+    } else {
+      EXPECT_FALSE(e->grpc_status.has_value());
+      EXPECT_EQ(e->response_bytes, e->destination == good.address()
+                                       ? std::string("good").size()
+                                       : std::string("failing").size());
+      (e->destination == good.address() ? ok : failed)++;
+    }
+  }
+  EXPECT_EQ(inits, ok + failed);
+  EXPECT_GE(failed, 1);
+  int failing_books = 0;
+  for (const H2TestServer::Request& q : failing.received()) {
+    failing_books += q.path == "/books/1?x=1";
+  }
+  EXPECT_EQ(failed, failing_books);
+
+  absl::StatusOr<testing::PrometheusText> metrics =
+      testing::ParsePrometheusText(mesh_.mesh->Metrics());
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->Value("route_http_response_total",
+                           {{"route", "books"}, {"status_class", "2xx"}}),
+            static_cast<double>(ok));
+  EXPECT_EQ(metrics->Value("route_retry_total", {{"route", "books"}}),
+            static_cast<double>(failed));
+  curl_slist_free_all(list);
 }
 
 }  // namespace
