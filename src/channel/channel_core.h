@@ -51,6 +51,9 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void StartExternal(ExternalCall call,
                      absl::AnyInvocable<void(CallResult)> done);
   TapHub& tap_hub() const { return mesh_->tap_hub(); }
+  const std::shared_ptr<IdentityStore>& identity() const {
+    return mesh_->identity();
+  }
   // Opens a stream (Channel::StartStream): routed, picked, waited for and
   // retried as a call, its attempts opening transport streams.
   std::shared_ptr<StreamCall> StartStream(absl::string_view method,

@@ -38,4 +38,10 @@ TapHub& TapHubOf(Channel& channel) {
   return ChannelAccess::Core(channel).tap_hub();
 }
 
+std::shared_ptr<const IdentityMaterial> IdentityOf(Channel& channel) {
+  const std::shared_ptr<IdentityStore>& store =
+      ChannelAccess::Core(channel).identity();
+  return store != nullptr ? store->Current() : nullptr;
+}
+
 }  // namespace mesh::internal

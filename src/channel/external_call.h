@@ -13,6 +13,7 @@
 #ifndef MESH_SRC_CHANNEL_EXTERNAL_CALL_H_
 #define MESH_SRC_CHANNEL_EXTERNAL_CALL_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 namespace mesh::internal {
 
 class TapHub;
+struct IdentityMaterial;
 
 // What a client needs to know before an attempt about its answer: whether
 // an answer with a given HTTP status may still be retried (so that the
@@ -72,6 +74,11 @@ MESH_INTERNAL_EXPORT void StartExternalCall(
 
 // The tap hook of the channel's Mesh, for the client's tap events.
 MESH_INTERNAL_EXPORT TapHub& TapHubOf(Channel& channel);
+
+// The Mesh's identity as it is now (MeshOptions::identity), for mutual TLS
+// to endpoints with an identity; null without one.
+MESH_INTERNAL_EXPORT std::shared_ptr<const IdentityMaterial> IdentityOf(
+    Channel& channel);
 
 }  // namespace mesh::internal
 

@@ -59,7 +59,10 @@ absl::StatusOr<CurlRequestHead> ReadCurlRequest(CURL* easy,
         absl::StrCat("the handle's URL '", url_text,
                      "' is not http or https: mesh::curl sends HTTP only"));
   }
-  head.authority = host ? host.get() : "";
+  head.url = url_text;
+  head.host = host ? host.get() : "";
+  head.port = port ? port.get() : "";
+  head.authority = head.host;
   if (port) absl::StrAppend(&head.authority, ":", port.get());
   head.path = path && *path.get() != '\0' ? path.get() : "/";
   if (query) absl::StrAppend(&head.path, "?", query.get());

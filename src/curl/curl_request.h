@@ -21,6 +21,9 @@ namespace mesh::internal {
 struct CurlRequestHead {
   std::string method;     // "GET"
   std::string scheme;     // "http" or "https"
+  std::string url;        // as the handle has it
+  std::string host;       // the URL's host
+  std::string port;       // the URL's port; empty if it names none
   std::string authority;  // the URL's host[:port], as written
   std::string path;       // from '/', with its query
   // The header list's "name: value" lines, names lower case, in order.

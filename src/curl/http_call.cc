@@ -137,8 +137,11 @@ void HttpCall::StartAttempt(Attempt attempt) {
 void HttpCall::SendAttempt() {
   const Endpoint& endpoint = *attempt_.endpoint;
   version_ = request_.http_version;
+  // Mutual TLS to an endpoint with an identity when the Mesh has one (as
+  // the gRPC transport).
+  identity_ = endpoint.tls_identity.empty() ? nullptr : IdentityOf(channel_);
   if (endpoint.protocol_hint == ProtocolHint::kHttp2) {
-    if (head_.scheme == "https") {
+    if (head_.scheme == "https" || identity_ != nullptr) {
       version_ = CURL_HTTP_VERSION_2TLS;
     } else {
       switch (loop_.H2cFor(easy_, endpoint.address)) {
@@ -192,12 +195,23 @@ void HttpCall::Configure(const Attempt& attempt) {
     curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpCall::OnHeader);
     curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
   }
-  // The route (or its backend) changed the headers: the attempt sends its
-  // own list; otherwise the application's.
-  if (attempt.request.headers != head_.headers) {
+  bool host_header = false;
+  if (identity_ != nullptr) {
+    ConfigureTls(endpoint);
+    host_header = url_set_;
+  } else if (url_set_) {
+    curl_easy_setopt(easy_, CURLOPT_URL, head_.url.c_str());
+    url_set_ = false;
+  }
+  // The route (or its backend) changed the headers, or the URL names the
+  // server's identity: the attempt sends its own list; otherwise the
+  // application's.
+  if (host_header || attempt.request.headers != head_.headers) {
     curl_slist_free_all(attempt_headers_);
-    attempt_headers_ =
-        BuildHeaderList(head_.curl_directives, attempt.request.headers);
+    Metadata headers = attempt.request.headers;
+    // :authority stays the application's.
+    if (host_header) headers.emplace_back("host", head_.authority);
+    attempt_headers_ = BuildHeaderList(head_.curl_directives, headers);
     curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, attempt_headers_);
     headers_set_ = true;
   } else if (headers_set_) {
@@ -206,12 +220,38 @@ void HttpCall::Configure(const Attempt& attempt) {
   }
 }
 
+void HttpCall::ConfigureTls(const Endpoint& endpoint) {
+  tls_ = CurlTls(identity_, endpoint.tls_identity);
+  tls_used_ = true;
+  // The server name (SNI) is the identity when it is a DNS-like name, as
+  // the gRPC transport sends it: the URL names it, the Host header keeps
+  // the application's authority.
+  const bool dns_like = !absl::StrContains(endpoint.tls_identity, "://");
+  std::string port = head_.port;
+  if (port.empty()) port = head_.scheme == "https" ? "443" : "80";
+  curl_easy_setopt(
+      easy_, CURLOPT_URL,
+      absl::StrCat("https://", dns_like ? endpoint.tls_identity : head_.host,
+                   ":", port, head_.path)
+          .c_str());
+  url_set_ = true;
+  curl_easy_setopt(easy_, CURLOPT_SSL_CTX_FUNCTION, &CurlTls::OnSslCtx);
+  curl_easy_setopt(easy_, CURLOPT_SSL_CTX_DATA, &tls_);
+  // mesh checks the chain and the names itself (CurlTls); curl must not
+  // load its own roots or match the URL's host, nor resume a session whose
+  // server was checked for another identity.
+  curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, 0L);
+  curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, 0L);
+  curl_easy_setopt(easy_, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+}
+
 void HttpCall::OnTransferDone(CURLcode code) {
   if (cancel_watch_ != 0) {
     attempt_.request.cancel->Unwatch(cancel_watch_);
     cancel_watch_ = 0;
   }
   last_code_ = code;
+  tls_refused_ = false;
   long status = 0;
   curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
   http_status_ = status;
@@ -247,6 +287,12 @@ void HttpCall::OnTransferDone(CURLcode code) {
     default:
       // A failed handshake never sent the request.
       r.never_sent = IsTlsError(code);
+      if (!tls_.refusal().empty() && IsTlsError(code)) {
+        tls_refused_ = true;
+        r.status = absl::UnavailableError(absl::StrCat(
+            "TLS handshake with ", address, " refused: ", tls_.refusal()));
+        break;
+      }
       r.status = absl::UnavailableError(absl::StrCat(
           "HTTP request to ", address, " failed: ", curl_easy_strerror(code),
           " (curl code ", static_cast<int>(code), ")"));
@@ -299,7 +345,8 @@ void HttpCall::OnCallDone(CallResult result) {
             "the application's write or header callback refused the answer");
       }
     } else {
-      out.code = CodeFor(result.status, last_code_, attempts_);
+      out.code = tls_refused_ ? CURLE_PEER_FAILED_VERIFICATION
+                              : CodeFor(result.status, last_code_, attempts_);
       out.http_status = http_status_;
       out.status = std::move(result.status);
     }
@@ -329,6 +376,18 @@ void HttpCall::RestoreOptions() {
   if (headers_set_) {
     curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, request_.headers);
     headers_set_ = false;
+  }
+  if (url_set_) {
+    curl_easy_setopt(easy_, CURLOPT_URL, head_.url.c_str());
+    url_set_ = false;
+  }
+  if (tls_used_) {
+    curl_easy_setopt(easy_, CURLOPT_SSL_CTX_FUNCTION, nullptr);
+    curl_easy_setopt(easy_, CURLOPT_SSL_CTX_DATA, nullptr);
+    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(easy_, CURLOPT_SSL_SESSIONID_CACHE, 1L);
+    tls_used_ = false;
   }
   curl_slist_free_all(connect_to_);
   connect_to_ = nullptr;

@@ -24,6 +24,7 @@
 #include "mesh/curl.h"
 #include "src/channel/external_call.h"
 #include "src/curl/curl_request.h"
+#include "src/curl/curl_tls.h"
 #include "src/curl/transfer_loop.h"
 #include "src/tap/tap_hub.h"
 
@@ -70,6 +71,9 @@ class HttpCall final : public ExternalAttempts {
   // transfer.
   void SendAttempt();
   void Configure(const Attempt& attempt);
+  // Mutual TLS for the attempt: the URL names the server's identity, curl's
+  // OpenSSL hook presents the Mesh's certificate and checks the server.
+  void ConfigureTls(const Endpoint& endpoint);
   void OnTransferDone(CURLcode code);
   void OnCallDone(CallResult result);
   // Delivers the held-back bytes to the application's callbacks; false if
@@ -114,10 +118,17 @@ class HttpCall final : public ExternalAttempts {
   AttemptRetryHint hint_;
   uint32_t attempts_ = 0;
   long version_ = CURL_HTTP_VERSION_NONE;  // the attempt's
-  long http_status_ = 0;                   // the last final status line's
-  bool hold_ = false;                      // holding this answer back
-  bool committed_ = false;  // bytes of it reached the application
-  bool refused_ = false;    // an application callback refused bytes
+  // Mutual TLS of the attempt (an endpoint with an identity), and whether
+  // any attempt used it or changed the URL (to put back).
+  std::shared_ptr<const IdentityMaterial> identity_;
+  CurlTls tls_;
+  bool tls_used_ = false;
+  bool url_set_ = false;
+  bool tls_refused_ = false;  // the last attempt's server was refused
+  long http_status_ = 0;      // the last final status line's
+  bool hold_ = false;         // holding this answer back
+  bool committed_ = false;    // bytes of it reached the application
+  bool refused_ = false;      // an application callback refused bytes
   std::vector<Held> held_;
   size_t held_bytes_ = 0;
   uint64_t body_bytes_ = 0;
