@@ -81,7 +81,7 @@ CXX=clang++ cmake -S . -B build/thread-safety -DCMAKE_BUILD_TYPE=Debug \
   -DMESH_THREAD_SAFETY=ON -DBUILD_SHARED_LIBS=ON -DMESH_PRECOMPILE_HEADERS=ON \
   -DMESH_BUILD_TESTS=OFF -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF \
   -DMESH_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build build/thread-safety -j"$jobs" --target mesh mesh_xds
+cmake --build build/thread-safety -j"$jobs" --target mesh mesh_xds mesh_curl
 # The analysis is really on: a probe that touches a guarded field without
 # its lock must be refused.
 probe_errors=$(clang++ -std=c++17 -fsyntax-only -Wthread-safety -Werror -I. \

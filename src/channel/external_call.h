@@ -31,7 +31,8 @@ struct IdentityMaterial;
 // What a client needs to know before an attempt about its answer: whether
 // an answer with a given HTTP status may still be retried (so that the
 // client holds its bytes back from the application until it knows).
-struct AttemptRetryHint {
+class MESH_INTERNAL_EXPORT AttemptRetryHint {
+ public:
   // The call may be retried at all (its route retries, its body is kept).
   bool may_retry = false;
   // The route's response classes and retry statuses (null: none).

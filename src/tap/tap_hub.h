@@ -42,6 +42,7 @@
 #include "mesh/tap.h"
 #include "mesh/transport.h"
 #include "src/base/clock.h"
+#include "src/base/internal_export.h"
 #include "src/tap/tap_match.h"
 
 namespace mesh::internal {
@@ -67,7 +68,7 @@ struct TapResponse {
 // destroying an unfinished one) ends the exchange for every subscription.
 //
 // Thread-compatible.
-class TapExchange {
+class MESH_INTERNAL_EXPORT TapExchange {
  public:
   TapExchange() = default;
   TapExchange(TapExchange&& other) noexcept;
@@ -109,7 +110,7 @@ class TapExchange {
   std::shared_ptr<const TapExchangeHead> head_;
 };
 
-class TapHub {
+class MESH_INTERNAL_EXPORT TapHub {
  public:
   // `extra_redacted_headers`: header names (any case) whose values are
   // redacted besides kTapSensitiveHeaders. `clock` (null: Clock::Real())

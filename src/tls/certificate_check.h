@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
@@ -37,7 +38,8 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& path,
 
 // The first certificate of a PEM chain. INVALID_ARGUMENT if there is none
 // or it does not parse.
-absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem);
+MESH_INTERNAL_EXPORT absl::StatusOr<CertificateFacts> ReadLeafCertificate(
+    absl::string_view pem);
 
 // Checks that `chain_pem` (leaf first) and `key_pem` make an identity usable
 // at `now`: every certificate of the chain and the key parse (an encrypted
@@ -55,13 +57,14 @@ absl::Status CheckTrustRoots(absl::string_view pem);
 // identity ("spiffe://...", anything with "://") must be one of the URI
 // names, a DNS-like one one of the DNS names (case-insensitive, exact: no
 // wildcards, as Linkerd's identities are exact names).
-bool CarriesIdentity(absl::string_view identity,
-                     const std::vector<std::string>& dns_names,
-                     const std::vector<std::string>& uri_names);
+MESH_INTERNAL_EXPORT bool CarriesIdentity(
+    absl::string_view identity, const std::vector<std::string>& dns_names,
+    const std::vector<std::string>& uri_names);
 
 // "DNS:a, URI:spiffe://b" for messages; "no DNS or URI names" when empty.
-std::string DescribeNames(const std::vector<std::string>& dns_names,
-                          const std::vector<std::string>& uri_names);
+MESH_INTERNAL_EXPORT std::string DescribeNames(
+    const std::vector<std::string>& dns_names,
+    const std::vector<std::string>& uri_names);
 
 }  // namespace mesh::internal
 

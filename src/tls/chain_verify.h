@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
@@ -34,8 +35,9 @@ inline constexpr int kMaxVerifyDepth = 100;
 // UNAUTHENTICATED: OpenSSL's verify result, the depth it failed at and
 // that certificate's serial and CN; INVALID_ARGUMENT when the chain or
 // the roots cannot be read at all.
-absl::Status VerifyServerChain(absl::string_view chain_pem,
-                               absl::string_view roots_pem, absl::Time now);
+MESH_INTERNAL_EXPORT absl::Status VerifyServerChain(absl::string_view chain_pem,
+                                                    absl::string_view roots_pem,
+                                                    absl::Time now);
 
 }  // namespace mesh::internal
 

@@ -179,7 +179,7 @@ struct H2TestServer::Connection {
   void OnRequest(Stream& s) {
     server->requests_.fetch_add(1);
     {
-      absl::MutexLock lock(&server->mu_);
+      internal::MutexLock lock(&server->mu_);
       server->received_.push_back(s.request);
     }
     s.response = server->handler_(s.request);
@@ -272,7 +272,7 @@ void H2TestServer::Stop() {
   if (acceptor_.joinable()) acceptor_.join();
   std::vector<std::thread> workers;
   {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     workers.swap(workers_);
   }
   for (std::thread& t : workers) t.join();
@@ -289,7 +289,7 @@ void H2TestServer::AcceptLoop() {
     if ((fds[0].revents & POLLIN) == 0) continue;
     int fd = accept(listen_fd_, nullptr, nullptr);
     if (fd < 0) continue;
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     workers_.emplace_back([this, fd] { Serve(fd); });
   }
 }
@@ -437,7 +437,7 @@ void H2TestServer::Serve(int fd) {
 }
 
 std::vector<H2TestServer::Request> H2TestServer::received() const {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return received_;
 }
 

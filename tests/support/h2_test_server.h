@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "src/base/mutex.h"
 
 namespace mesh::testing {
 
@@ -108,7 +108,8 @@ class H2TestServer {
   std::atomic<int> cancelled_{0};
   std::atomic<int> handshake_failures_{0};
   std::thread acceptor_;
-  mutable absl::Mutex mu_;
+  // mesh's lock (src/base/mutex.h): TSan sees it, not Debian's absl::Mutex.
+  mutable internal::Mutex mu_;
   std::vector<std::thread> workers_ ABSL_GUARDED_BY(mu_);
   std::vector<Request> received_ ABSL_GUARDED_BY(mu_);
 };
