@@ -136,6 +136,19 @@ void HttpCall::StartAttempt(Attempt attempt) {
 
 void HttpCall::SendAttempt() {
   const Endpoint& endpoint = *attempt_.endpoint;
+  if (endpoint.tls != nullptr) {
+    // TLS as an xDS cluster describes it: not carried over curl yet, and
+    // never replaced by plaintext. Not retried (every endpoint of the
+    // cluster has it).
+    committed_ = true;
+    TransportResponse r;
+    r.status = absl::FailedPreconditionError(absl::StrCat(
+        "endpoint ", endpoint.address,
+        " has TLS from its cluster (xDS UpstreamTlsContext), which "
+        "mesh::curl does not carry; refusing to send in plaintext"));
+    Callback done = std::move(attempt_.done);
+    return done(std::move(r));
+  }
   version_ = request_.http_version;
   // Mutual TLS to an endpoint with an identity when the Mesh has one (as
   // the gRPC transport).

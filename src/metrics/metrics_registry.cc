@@ -212,6 +212,24 @@ std::string MetricsRegistry::RenderPrometheus(
   write_route_counter("route_actual_request_total",
                       "Attempts sent on the route, retries included.",
                       &RouteMetrics::actual_requests);
+  WriteFamily(out, "route_http_response_total", "counter",
+              "Plain HTTP calls on the route (mesh::curl) answered, by "
+              "classification and HTTP status class.");
+  for (const auto& entry : routes) {
+    const auto& key = entry.first;
+    entry.second->http_responses.ForEachNonZero(
+        [&](bool failure, const char* status_class, uint64_t count) {
+          WriteSample(
+              out, "route_http_response_total",
+              LabelSet({{"authority", key.first.first},
+                        {"route", key.first.second},
+                        {"classification", failure ? "failure" : "success"},
+                        {"status_class", status_class}},
+                       key.second),
+              absl::StrCat(count));
+        });
+  }
+
   write_route_counter("route_request_total", "Logical calls on the route.",
                       &RouteMetrics::requests);
 
@@ -248,24 +266,6 @@ std::string MetricsRegistry::RenderPrometheus(
                       ResponseLabels(key.first.first, "route", key.first.second,
                                      failure, code, key.second),
                       absl::StrCat(count));
-        });
-  }
-
-  WriteFamily(out, "route_http_response_total", "counter",
-              "Plain HTTP calls on the route (mesh::curl) answered, by "
-              "classification and HTTP status class.");
-  for (const auto& entry : routes) {
-    const auto& key = entry.first;
-    entry.second->http_responses.ForEachNonZero(
-        [&](bool failure, const char* status_class, uint64_t count) {
-          WriteSample(
-              out, "route_http_response_total",
-              LabelSet({{"authority", key.first.first},
-                        {"route", key.first.second},
-                        {"classification", failure ? "failure" : "success"},
-                        {"status_class", status_class}},
-                       key.second),
-              absl::StrCat(count));
         });
   }
 

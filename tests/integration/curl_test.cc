@@ -673,5 +673,27 @@ TEST_F(CurlTest, TapSeesTheRequestsLiveAndMetricsCountThem) {
   curl_slist_free_all(list);
 }
 
+TEST_F(CurlTest, AnEndpointWithClusterTlsIsRefusedNotCalledInPlaintext) {
+  H2TestServer& a = AddServer(Named("a"));
+  Endpoint e(a.address());
+  e.protocol_hint = ProtocolHint::kHttp2;
+  auto tls = std::make_shared<EndpointTls>();
+  tls->certificates.trust_roots_pem = "roots";
+  e.tls = tls;
+  ASSERT_TRUE(mesh_.discovery->SetEndpoints(kTarget, {e}).ok());
+  auto channel = NewChannel();
+  std::string body, headers;
+  Easy easy = NewEasy(kUrl, &body, &headers);
+  curl::Result r =
+      curl::Perform(*channel, easy.get(), RequestFor(&body, &headers));
+  EXPECT_EQ(r.code, CURLE_COULDNT_CONNECT);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("refusing to send in plaintext"));
+  EXPECT_EQ(r.attempts, 1u);
+  EXPECT_EQ(a.requests(), 0);
+  EXPECT_EQ(a.connections(), 0);
+}
+
 }  // namespace
 }  // namespace mesh

@@ -401,14 +401,15 @@ TEST(MetricsRegistryTest, FamiliesAndSeriesAreSortedAndDescribed) {
     names.push_back(family.name);
     EXPECT_FALSE(family.help.empty()) << family.name;
   }
-  EXPECT_THAT(names,
-              ElementsAre("endpoint_ejected", "endpoint_ejections_total",
-                          "endpoint_pending", "endpoint_request_total",
-                          "endpoint_response_total", "endpoint_rtt_estimate_ms",
-                          "route_actual_request_total", "route_request_total",
-                          "route_response_latency_ms", "route_response_total",
-                          "route_retry_skipped_total", "route_retry_total",
-                          "route_timeout_total"));
+  EXPECT_THAT(
+      names,
+      ElementsAre("endpoint_ejected", "endpoint_ejections_total",
+                  "endpoint_pending", "endpoint_request_total",
+                  "endpoint_response_total", "endpoint_rtt_estimate_ms",
+                  "route_actual_request_total", "route_http_response_total",
+                  "route_request_total", "route_response_latency_ms",
+                  "route_response_total", "route_retry_skipped_total",
+                  "route_retry_total", "route_timeout_total"));
   EXPECT_EQ(t.Family("route_response_latency_ms")->type, "histogram");
   EXPECT_EQ(t.Family("endpoint_pending")->type, "gauge");
   EXPECT_EQ(t.Family("endpoint_ejected")->type, "gauge");
