@@ -50,6 +50,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -59,6 +60,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "bench/e2e/bench_cli.h"
+#include "bench/e2e/child_server.h"
 #include "bench/e2e/grpc_caller.h"
 #include "bench/e2e/latency_stats.h"
 #include "bench/e2e/overhead_report.h"
@@ -146,111 +148,25 @@ void RunClosedLoop(const StartCall& start, int calls, int concurrency,
   samples->AddRound(all, ok, wall_s, cpu_s);
 }
 
-// A free TCP port on 127.0.0.1 (bound and released; racy but fine here).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-bool Accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
-}
-
-// nghttpx as a plain h2c reverse proxy from 127.0.0.1:port() to `backend`,
-// one worker, logs discarded. Stopped (SIGTERM) on destruction.
-class Nghttpx {
- public:
-  // Null, with the reason in `why`, if the binary is missing or the proxy
-  // does not listen within 5 s.
-  static std::unique_ptr<Nghttpx> Start(const std::string& binary,
-                                        int backend_port, std::string* why) {
-    if (binary.empty()) {
-      *why = "--nghttpx is empty";
-      return nullptr;
-    }
-    const int port = FreePort();
-    if (port == 0) {
-      *why = "no free port";
-      return nullptr;
-    }
-    std::vector<std::string> args = {
-        binary,
-        absl::StrCat("--frontend=127.0.0.1,", port, ";no-tls"),
-        absl::StrCat("--backend=127.0.0.1,", backend_port, ";;proto=h2"),
-        "--workers=1",
-        "--no-ocsp",
-        "--no-via",
-        "--conf=/dev/null",
-        "--accesslog-file=/dev/null",
-        "--errorlog-file=/dev/null",
-    };
-    pid_t pid = fork();
-    if (pid < 0) {
-      *why = absl::StrCat("fork: ", std::strerror(errno));
-      return nullptr;
-    }
-    if (pid == 0) {
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      // Its start-up notices would interleave with the table.
-      int null_fd = open("/dev/null", O_WRONLY);
-      if (null_fd >= 0) {
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(null_fd, STDERR_FILENO);
-      }
-      execvp(argv[0], argv.data());
-      _exit(127);
-    }
-    auto proxy = std::unique_ptr<Nghttpx>(new Nghttpx(pid, port));
-    for (int i = 0; i < 100; ++i) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        proxy->pid_ = 0;
-        *why = WIFEXITED(status) && WEXITSTATUS(status) == 127
-                   ? absl::StrCat(binary, " not found (Debian: nghttp2-proxy)")
-                   : absl::StrCat(binary, " exited at start");
-        return nullptr;
-      }
-      if (Accepts(port)) return proxy;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    *why = absl::StrCat(binary, " did not listen on port ", port, " in 5 s");
+// nghttpx as a plain h2c reverse proxy from 127.0.0.1 to `backend_port`,
+// one worker, logs discarded.
+std::unique_ptr<ChildServer> StartNghttpx(const std::string& binary,
+                                          int backend_port, std::string* why) {
+  if (binary.empty()) {
+    *why = "--nghttpx is empty";
     return nullptr;
   }
-
-  ~Nghttpx() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
+  std::unique_ptr<ChildServer> proxy = ChildServer::Start(
+      {binary, "--frontend=127.0.0.1,{port};no-tls",
+       absl::StrCat("--backend=127.0.0.1,", backend_port, ";;proto=h2"),
+       "--workers=1", "--no-ocsp", "--no-via", "--conf=/dev/null",
+       "--accesslog-file=/dev/null", "--errorlog-file=/dev/null"},
+      why);
+  if (proxy == nullptr && absl::EndsWith(*why, " not found")) {
+    absl::StrAppend(why, " (Debian: nghttp2-proxy)");
   }
-
-  int port() const { return port_; }
-
- private:
-  Nghttpx(pid_t pid, int port) : pid_(pid), port_(port) {}
-  pid_t pid_;
-  int port_;
-};
+  return proxy;
+}
 
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
@@ -315,8 +231,8 @@ int Main(int argc, char** argv) {
                    "round_robin")},
   };
   std::string why;
-  std::unique_ptr<Nghttpx> proxy =
-      Nghttpx::Start(flags.nghttpx, backend.port(), &why);
+  std::unique_ptr<ChildServer> proxy =
+      StartNghttpx(flags.nghttpx, backend.port(), &why);
   if (proxy != nullptr) {
     variants.push_back(
         {{"proxy_hop", "nghttpx h2c hop (raw gRPC to it)"},

@@ -483,7 +483,9 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
 
 void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   absl::Status early;
-  absl::StatusOr<Picked> picked = absl::UnknownError("not picked");
+  // Replaced by the pick, or left unused when the call ends early. (An
+  // empty message: a status with one allocates, on every call.)
+  absl::StatusOr<Picked> picked = absl::UnknownError("");
   if (mesh_->shut_down()) {
     early = absl::CancelledError(
         absl::StrCat("mesh shut down; call to '", target_, "'"));

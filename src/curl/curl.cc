@@ -40,7 +40,8 @@ struct CurlRequests {
             }
             in_flight.fetch_sub(1);
             done(std::move(result));
-          });
+          },
+          /*own_cancellation=*/true);
       call = owned.get();
       calls.emplace(id, std::move(owned));
     }
@@ -102,13 +103,22 @@ Result Perform(Channel& channel, CURL* easy, const Request& request) {
     nested = std::make_unique<internal::CurlRequests>();
     state = nested.get();
   }
+  // The call lives on this frame: Perform waits for its end, so it needs
+  // no Cancellation of its own, nor a place among a Multi's calls.
   Result out;
   bool finished = false;
-  state->Add(channel, easy, request, [&](Result r) {
-    out = std::move(r);
-    finished = true;
-  });
-  while (!finished) state->Poll(absl::Hours(1));
+  internal::HttpCall call(
+      state->loop, channel, easy, request,
+      [&](Result r) {
+        out = std::move(r);
+        finished = true;
+      },
+      /*own_cancellation=*/false);
+  call.Start();
+  while (!finished) {
+    state->loop.RunUntil([&] { return finished; },
+                         absl::Now() + absl::Hours(1));
+  }
   if (nested == nullptr) reusable = state;
   return out;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -26,6 +27,78 @@ Part GetPart(CURLU* url, CURLUPart which) {
   return Part(out);
 }
 
+// What curl's URL API says of a URL's scheme and authority.
+struct UrlPrefix {
+  std::string text;  // "scheme://authority", as written
+  std::string scheme;
+  std::string host;
+  std::string port;
+};
+
+// Parses `url` (whole) with curl's URL API into `head`'s URL parts, or
+// INVALID_ARGUMENT naming the problem.
+absl::Status ParseUrl(const char* url_text, CurlRequestHead* head) {
+  std::unique_ptr<CURLU, UrlDeleter> url(curl_url());
+  if (CURLUcode rc = curl_url_set(url.get(), CURLUPART_URL, url_text, 0);
+      rc != CURLUE_OK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the handle's URL '", url_text,
+                     "' does not parse: ", curl_url_strerror(rc)));
+  }
+  Part scheme = GetPart(url.get(), CURLUPART_SCHEME);
+  Part host = GetPart(url.get(), CURLUPART_HOST);
+  Part port = GetPart(url.get(), CURLUPART_PORT);
+  Part path = GetPart(url.get(), CURLUPART_PATH);
+  Part query = GetPart(url.get(), CURLUPART_QUERY);
+  head->scheme = absl::AsciiStrToLower(scheme ? scheme.get() : "");
+  head->host = host ? host.get() : "";
+  head->port = port ? port.get() : "";
+  head->path = path && *path.get() != '\0' ? path.get() : "/";
+  if (query) absl::StrAppend(&head->path, "?", query.get());
+  return absl::OkStatus();
+}
+
+// The same, parsing only the scheme and authority with curl's URL API,
+// once per thread while they stay the same (a thread's requests mostly go
+// to a few), and taking the path and query as written when curl would
+// send them so (no dot segment to resolve, no fragment to drop).
+absl::Status ParseUrlCached(const char* url_text, CurlRequestHead* head) {
+  thread_local UrlPrefix cache;
+  const absl::string_view url = url_text;
+  const size_t sep = url.find("://");
+  if (sep == absl::string_view::npos) return ParseUrl(url_text, head);
+  const size_t end = url.find_first_of("/?#", sep + 3);
+  const absl::string_view prefix = url.substr(0, end);
+  const absl::string_view rest =
+      end == absl::string_view::npos ? absl::string_view() : url.substr(end);
+  if (absl::StrContains(rest, "/.") || absl::StrContains(rest, "#") ||
+      absl::StrContains(rest, "\\")) {
+    return ParseUrl(url_text, head);
+  }
+  if (cache.text != prefix) {
+    CurlRequestHead parsed;
+    const std::string root = absl::StrCat(prefix, "/");
+    if (absl::Status s = ParseUrl(root.c_str(), &parsed); !s.ok()) {
+      return ParseUrl(url_text, head);  // names the URL the handle has
+    }
+    cache.text = std::string(prefix);
+    cache.scheme = std::move(parsed.scheme);
+    cache.host = std::move(parsed.host);
+    cache.port = std::move(parsed.port);
+  }
+  head->scheme = cache.scheme;
+  head->host = cache.host;
+  head->port = cache.port;
+  if (rest.empty()) {
+    head->path = "/";
+  } else if (rest[0] == '?') {
+    head->path = absl::StrCat("/", rest);
+  } else {
+    head->path = std::string(rest);
+  }
+  return absl::OkStatus();
+}
+
 bool MethodHasNoBody(absl::string_view method) {
   return method == "GET" || method == "HEAD" || method == "OPTIONS" ||
          method == "DELETE" || method == "TRACE";
@@ -41,31 +114,15 @@ absl::StatusOr<CurlRequestHead> ReadCurlRequest(CURL* easy,
   if (url_text == nullptr || *url_text == '\0') {
     return absl::InvalidArgumentError("the handle has no CURLOPT_URL");
   }
-  std::unique_ptr<CURLU, UrlDeleter> url(curl_url());
-  if (CURLUcode rc = curl_url_set(url.get(), CURLUPART_URL, url_text, 0);
-      rc != CURLUE_OK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the handle's URL '", url_text,
-                     "' does not parse: ", curl_url_strerror(rc)));
-  }
-  Part scheme = GetPart(url.get(), CURLUPART_SCHEME);
-  Part host = GetPart(url.get(), CURLUPART_HOST);
-  Part port = GetPart(url.get(), CURLUPART_PORT);
-  Part path = GetPart(url.get(), CURLUPART_PATH);
-  Part query = GetPart(url.get(), CURLUPART_QUERY);
-  head.scheme = absl::AsciiStrToLower(scheme ? scheme.get() : "");
+  if (absl::Status s = ParseUrlCached(url_text, &head); !s.ok()) return s;
   if (head.scheme != "http" && head.scheme != "https") {
     return absl::InvalidArgumentError(
         absl::StrCat("the handle's URL '", url_text,
                      "' is not http or https: mesh::curl sends HTTP only"));
   }
   head.url = url_text;
-  head.host = host ? host.get() : "";
-  head.port = port ? port.get() : "";
   head.authority = head.host;
-  if (port) absl::StrAppend(&head.authority, ":", port.get());
-  head.path = path && *path.get() != '\0' ? path.get() : "/";
-  if (query) absl::StrAppend(&head.path, "?", query.get());
+  if (!head.port.empty()) absl::StrAppend(&head.authority, ":", head.port);
 
   if (!request.method.empty()) {
     head.method = request.method;

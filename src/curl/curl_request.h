@@ -19,9 +19,11 @@
 namespace mesh::internal {
 
 struct CurlRequestHead {
-  std::string method;     // "GET"
-  std::string scheme;     // "http" or "https"
-  std::string url;        // as the handle has it
+  std::string method;  // "GET"
+  std::string scheme;  // "http" or "https"
+  // The handle's URL text: curl's copy, valid until CURLOPT_URL is set
+  // again (copy it before).
+  const char* url = nullptr;
   std::string host;       // the URL's host
   std::string port;       // the URL's port; empty if it names none
   std::string authority;  // the URL's host[:port], as written

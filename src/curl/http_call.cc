@@ -56,18 +56,21 @@ bool IsTlsError(CURLcode code) {
 
 HttpCall::HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
                    curl::Request request,
-                   absl::AnyInvocable<void(curl::Result)> on_done)
-    : loop_(loop),
+                   absl::AnyInvocable<void(curl::Result)> on_done,
+                   bool own_cancellation)
+    : own_cancellation_(own_cancellation),
+      loop_(loop),
       hub_(TapHubOf(channel)),
       channel_(channel),
       easy_(easy),
       request_(std::move(request)),
       on_done_(std::move(on_done)),
-      wrap_callbacks_(request_.write.given() || request_.header.given()) {}
+      wrap_callbacks_(request_.write.given() || request_.header.given()) {
+  if (own_cancellation_) cancel_ = std::make_shared<Cancellation>();
+}
 
 HttpCall::~HttpCall() {
   if (app_cancel_watch_ != 0) request_.cancel->Unwatch(app_cancel_watch_);
-  curl_slist_free_all(connect_to_);
   curl_slist_free_all(attempt_headers_);
 }
 
@@ -79,11 +82,15 @@ void HttpCall::Start() {
     return OnCallDone(std::move(failed));
   }
   head_ = *std::move(head);
-  // The call's own cancellation, raised by the application's and by the
-  // Multi that ends.
-  if (request_.cancel != nullptr) {
-    app_cancel_watch_ =
-        request_.cancel->Watch([cancel = cancel_] { cancel->Cancel(); });
+  if (own_cancellation_) {
+    // The call's own cancellation (made with it), raised by the
+    // application's and by the Multi that ends.
+    if (request_.cancel != nullptr) {
+      app_cancel_watch_ =
+          request_.cancel->Watch([cancel = cancel_] { cancel->Cancel(); });
+    }
+  } else {
+    cancel_ = request_.cancel;
   }
   ExternalCall call;
   call.method = head_.method;
@@ -171,6 +178,7 @@ void HttpCall::SendAttempt() {
   }
   Configure(attempt_);
   if (attempt_.request.cancel != nullptr) {
+    if (alive_ == nullptr) alive_ = std::make_shared<bool>(true);
     cancel_watch_ = attempt_.request.cancel->Watch(
         [loop = &loop_, alive = alive_, easy = easy_] {
           loop->Post([loop, alive, easy] {
@@ -191,17 +199,22 @@ void HttpCall::SendAttempt() {
 void HttpCall::Configure(const Attempt& attempt) {
   configured_ = true;
   const Endpoint& endpoint = *attempt.endpoint;
-  curl_slist_free_all(connect_to_);
-  connect_to_ =
-      curl_slist_append(nullptr, absl::StrCat("::", endpoint.address).c_str());
-  curl_easy_setopt(easy_, CURLOPT_CONNECT_TO, connect_to_);
+  curl_easy_setopt(easy_, CURLOPT_CONNECT_TO,
+                   loop_.ConnectTo(endpoint.address));
   // curl 7.88 cannot reuse a prior-knowledge connection for a transfer that
   // asks for prior knowledge again: only the one that opens it does
   // (SendAttempt chose).
   curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, version_);
   curl_easy_setopt(easy_, CURLOPT_PIPEWAIT,
                    endpoint.protocol_hint == ProtocolHint::kHttp2 ? 1L : 0L);
-  loop_.TrackConnections(easy_, endpoint.address);
+  // The connection an h2c opener makes is counted (its socket callbacks
+  // stay with the connection); other transfers need no callbacks.
+  if (version_ == CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) {
+    loop_.TrackConnections(easy_, endpoint.address);
+    tracking_ = true;
+  } else if (tracking_) {
+    UntrackConnections();
+  }
   if (wrap_callbacks_) {
     curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpCall::OnWrite);
     curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
@@ -213,7 +226,7 @@ void HttpCall::Configure(const Attempt& attempt) {
     ConfigureTls(endpoint);
     host_header = url_set_;
   } else if (url_set_) {
-    curl_easy_setopt(easy_, CURLOPT_URL, head_.url.c_str());
+    curl_easy_setopt(easy_, CURLOPT_URL, app_url_.c_str());
     url_set_ = false;
   }
   // The route (or its backend) changed the headers, or the URL names the
@@ -240,6 +253,8 @@ void HttpCall::ConfigureTls(const Endpoint& endpoint) {
   // the gRPC transport sends it: the URL names it, the Host header keeps
   // the application's authority.
   const bool dns_like = !absl::StrContains(endpoint.tls_identity, "://");
+  // curl frees its copy of the application's URL when it is set anew.
+  if (!url_set_) app_url_ = head_.url;
   std::string port = head_.port;
   if (port.empty()) port = head_.scheme == "https" ? "443" : "80";
   curl_easy_setopt(
@@ -345,7 +360,13 @@ void HttpCall::EndTap(const TransportResponse& response) {
 void HttpCall::OnCallDone(CallResult result) {
   // Delivered at the loop's next turn, outside the frames of the attempt
   // that ended it (the application's `done` may destroy this call).
-  loop_.Post([this, result = std::move(result)]() mutable {
+  result_ = std::move(result);
+  loop_.Post([this] { Complete(); });
+}
+
+void HttpCall::Complete() {
+  CallResult& result = result_;
+  {
     curl::Result out;
     out.attempts = attempts_;
     out.endpoint = result.endpoint.empty() ? last_endpoint_ : result.endpoint;
@@ -365,10 +386,18 @@ void HttpCall::OnCallDone(CallResult result) {
     }
     held_.clear();
     RestoreOptions();
-    *alive_ = false;
+    if (alive_ != nullptr) *alive_ = false;
     absl::AnyInvocable<void(curl::Result)> on_done = std::move(on_done_);
     on_done(std::move(out));  // may destroy this
-  });
+  }
+}
+
+void HttpCall::UntrackConnections() {
+  curl_easy_setopt(easy_, CURLOPT_OPENSOCKETFUNCTION, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_OPENSOCKETDATA, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, nullptr);
+  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, nullptr);
+  tracking_ = false;
 }
 
 void HttpCall::RestoreOptions() {
@@ -376,10 +405,7 @@ void HttpCall::RestoreOptions() {
   curl_easy_setopt(easy_, CURLOPT_CONNECT_TO, nullptr);
   curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, request_.http_version);
   curl_easy_setopt(easy_, CURLOPT_PIPEWAIT, 0L);
-  curl_easy_setopt(easy_, CURLOPT_OPENSOCKETFUNCTION, nullptr);
-  curl_easy_setopt(easy_, CURLOPT_OPENSOCKETDATA, nullptr);
-  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, nullptr);
-  curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, nullptr);
+  if (tracking_) UntrackConnections();
   if (wrap_callbacks_) {
     curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, request_.write.function);
     curl_easy_setopt(easy_, CURLOPT_WRITEDATA, request_.write.data);
@@ -391,7 +417,7 @@ void HttpCall::RestoreOptions() {
     headers_set_ = false;
   }
   if (url_set_) {
-    curl_easy_setopt(easy_, CURLOPT_URL, head_.url.c_str());
+    curl_easy_setopt(easy_, CURLOPT_URL, app_url_.c_str());
     url_set_ = false;
   }
   if (tls_used_) {
@@ -402,8 +428,6 @@ void HttpCall::RestoreOptions() {
     curl_easy_setopt(easy_, CURLOPT_SSL_SESSIONID_CACHE, 1L);
     tls_used_ = false;
   }
-  curl_slist_free_all(connect_to_);
-  connect_to_ = nullptr;
   curl_slist_free_all(attempt_headers_);
   attempt_headers_ = nullptr;
   configured_ = false;

@@ -32,9 +32,13 @@ namespace mesh::internal {
 
 class HttpCall final : public ExternalAttempts {
  public:
+  // `own_cancellation`: the call gets a Cancellation of its own (which the
+  // application's raises), so that Cancel() can end it; otherwise it uses
+  // the application's alone (Perform, which always waits for its end).
   HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
            curl::Request request,
-           absl::AnyInvocable<void(curl::Result)> on_done);
+           absl::AnyInvocable<void(curl::Result)> on_done,
+           bool own_cancellation);
   ~HttpCall() override;
   HttpCall(const HttpCall&) = delete;
   HttpCall& operator=(const HttpCall&) = delete;
@@ -42,8 +46,11 @@ class HttpCall final : public ExternalAttempts {
   // Reads the request from the handle and starts the call (on the loop's
   // thread).
   void Start();
-  // Ends the call CANCELLED (from any thread).
-  void Cancel() { cancel_->Cancel(); }
+  // Ends the call CANCELLED (from any thread; with its own cancellation,
+  // once started).
+  void Cancel() {
+    if (cancel_ != nullptr) cancel_->Cancel();
+  }
 
   // ExternalAttempts.
   void BeginAttempt(const AttemptRetryHint& hint) override;
@@ -76,10 +83,14 @@ class HttpCall final : public ExternalAttempts {
   void ConfigureTls(const Endpoint& endpoint);
   void OnTransferDone(CURLcode code);
   void OnCallDone(CallResult result);
+  // Hands the application its Result (the loop's thread).
+  void Complete();
   // Delivers the held-back bytes to the application's callbacks; false if
   // one of them refused them.
   bool DeliverHeld();
   void RestoreOptions();
+  // Takes the socket callbacks off the handle.
+  void UntrackConnections();
   void EndTap(const TransportResponse& response);
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* self);
@@ -90,6 +101,7 @@ class HttpCall final : public ExternalAttempts {
   static size_t Forward(const curl::Sink& sink, char* data, size_t len,
                         bool header);
 
+  const bool own_cancellation_;
   TransferLoop& loop_;
   TapHub& hub_;
   Channel& channel_;
@@ -101,15 +113,15 @@ class HttpCall final : public ExternalAttempts {
   // Whether the handle's options were changed (to put back).
   bool configured_ = false;
   bool headers_set_ = false;
-  curl_slist* connect_to_ = nullptr;
+  bool tracking_ = false;  // the socket callbacks are on the handle
   curl_slist* attempt_headers_ = nullptr;
   // Live while the call is: a posted abort checks it before touching the
-  // handle. Read and written on the loop's thread only.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  // The call's own cancellation: the application's raises it (a watch),
-  // and so does a Multi that ends.
-  const std::shared_ptr<Cancellation> cancel_ =
-      std::make_shared<Cancellation>();
+  // handle. Read and written on the loop's thread only; made with the
+  // first attempt that can be cancelled.
+  std::shared_ptr<bool> alive_;
+  // The call's cancellation (see own_cancellation); null: none.
+  std::shared_ptr<Cancellation> cancel_;
+  CallResult result_;  // the channel's, until Complete
   uint64_t app_cancel_watch_ = 0;
 
   // The attempt in flight and what it has received.
@@ -124,6 +136,7 @@ class HttpCall final : public ExternalAttempts {
   CurlTls tls_;
   bool tls_used_ = false;
   bool url_set_ = false;
+  std::string app_url_;       // the handle's URL, kept while url_set_
   bool tls_refused_ = false;  // the last attempt's server was refused
   long http_status_ = 0;      // the last final status line's
   bool hold_ = false;         // holding this answer back

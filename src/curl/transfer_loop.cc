@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 namespace mesh::internal {
 
 TransferLoop::TransferLoop()
@@ -19,6 +21,7 @@ TransferLoop::~TransferLoop() {
   running_.clear();
   // Closes the cached connections (CloseSocket runs for each).
   curl_multi_cleanup(multi_);
+  for (auto& [address, list] : connect_to_) curl_slist_free_all(list);
 }
 
 void TransferLoop::Post(absl::AnyInvocable<void()> task) {
@@ -72,13 +75,15 @@ void TransferLoop::Finish(CURL* easy, CURLcode code) {
 }
 
 bool TransferLoop::RunTasks() {
-  std::deque<absl::AnyInvocable<void()>> tasks;
   {
     MutexLock lock(&mu_);
-    tasks.swap(tasks_);
+    if (tasks_.empty()) return false;
+    turn_.swap(tasks_);
   }
-  for (auto& task : tasks) task();
-  return !tasks.empty();
+  // A task may post more: they go to tasks_, for the next turn.
+  for (auto& task : turn_) task();
+  turn_.clear();
+  return true;
 }
 
 void TransferLoop::RunUntil(absl::FunctionRef<bool()> stop, absl::Time until) {
@@ -133,6 +138,16 @@ int TransferLoop::OpenConnections(const std::string& address) const {
   return it == open_.end() ? 0 : it->second;
 }
 
+const curl_slist* TransferLoop::ConnectTo(const std::string& address) {
+  auto it = connect_to_.find(address);
+  if (it == connect_to_.end()) {
+    curl_slist* list =
+        curl_slist_append(nullptr, absl::StrCat("::", address).c_str());
+    it = connect_to_.emplace(address, list).first;
+  }
+  return it->second;
+}
+
 void TransferLoop::TrackConnections(CURL* easy, const std::string& address) {
   auto [it, added] = openers_.try_emplace(address, Opener{this, address});
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &TransferLoop::OpenSocket);
@@ -143,10 +158,10 @@ void TransferLoop::TrackConnections(CURL* easy, const std::string& address) {
 }
 
 TransferLoop::H2c TransferLoop::H2cFor(CURL* easy, const std::string& address) {
-  Opening& opening = opening_[address];
-  if (opening.opener != nullptr) return H2c::kWait;
+  // An entry exists while a transfer opens the endpoint's connection.
+  if (!opening_.empty() && opening_.count(address) != 0) return H2c::kWait;
   if (OpenConnections(address) > 0) return H2c::kReuse;
-  opening.opener = easy;
+  opening_[address].opener = easy;
   auto [it, added] = openers_.try_emplace(address, Opener{this, address});
   curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &TransferLoop::Connected);
   curl_easy_setopt(easy, CURLOPT_PREREQDATA, &it->second);

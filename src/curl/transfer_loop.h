@@ -4,11 +4,12 @@
 // end, a cancellation), so that every use of an application's easy handle
 // happens on the thread that drives the loop, as libcurl requires.
 //
-// It also keeps count of the connections its transfers hold open per
-// endpoint address (curl's open/close socket callbacks), so that a transfer
-// to an endpoint with none asks for HTTP/2 with prior knowledge, and one to
-// an endpoint with one reuses it (curl 7.88 fails to reuse a prior-knowledge
-// connection when the next transfer asks for prior knowledge again).
+// It also keeps count of the HTTP/2 cleartext connections open per endpoint
+// address (curl's open/close socket callbacks, set on the transfer that
+// opens one), so that a transfer to an endpoint with none asks for HTTP/2
+// with prior knowledge, and one to an endpoint with one reuses it (curl
+// 7.88 fails to reuse a prior-knowledge connection when the next transfer
+// asks for prior knowledge again).
 //
 // Post and Wake are thread-safe; everything else is for the driving thread.
 #ifndef MESH_SRC_CURL_TRANSFER_LOOP_H_
@@ -17,7 +18,6 @@
 #include <curl/curl.h>
 
 #include <atomic>
-#include <deque>
 #include <map>
 #include <string>
 #include <thread>
@@ -66,6 +66,9 @@ class TransferLoop {
   // Connections open to `address` (sockets opened by this loop's
   // transfers and not yet closed).
   int OpenConnections(const std::string& address) const;
+  // CURLOPT_CONNECT_TO's list for transfers to `address` ("::address":
+  // any host and port of the URL connects there); kept by the loop.
+  const curl_slist* ConnectTo(const std::string& address);
   // Sets the socket callbacks that keep the count on `easy` (for its next
   // transfer) for a connection to `address`.
   void TrackConnections(CURL* easy, const std::string& address);
@@ -132,9 +135,13 @@ class TransferLoop {
     std::vector<absl::AnyInvocable<void()>> waiting;
   };
   std::map<std::string, Opening> opening_;
+  std::map<std::string, curl_slist*> connect_to_;
 
   Mutex mu_;
-  std::deque<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  // The tasks of the turn being run (the loop's thread only): swapped with
+  // tasks_, so that neither allocates once grown.
+  std::vector<absl::AnyInvocable<void()>> turn_;
 };
 
 }  // namespace mesh::internal
