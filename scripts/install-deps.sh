@@ -18,8 +18,9 @@ packages=(
   # Plain HTTP through libcurl (mesh_curl), and its tests' HTTP/2 servers
   # (libnghttp2, the HTTP/2 library libcurl uses).
   libcurl4-openssl-dev libnghttp2-dev
-  # The benchmarks and their smoke test: plots, the proxy hop, JSON.
-  gnuplot-nox nghttp2-proxy jq
+  # The benchmarks and their smoke test: plots, the proxy hop, JSON, the
+  # plain-HTTP backend (nghttpd).
+  gnuplot-nox nghttp2-proxy nghttp2-server jq
   # The Bazel build (scripts/bazel.sh, docs/bazel.md): Debian's Bazel 4.
   bazel-bootstrap
   "$@"

@@ -50,6 +50,18 @@ timeout 60 "$bin/mesh_stub_bench" --out "$out" --calls 40 --rounds 1 \
   --warmup 10 --messages 200 --concurrency 1,2 >/dev/null
 timeout 60 "$bin/mesh_tls_bench" --out "$out" --calls 40 --rounds 1 \
   --warmup 10 --connects 2 --concurrency 1,2 >/dev/null
+# Plain HTTP through mesh::curl against curl alone and the proxy hop, when
+# the build has mesh_curl: every variant at both concurrencies.
+if [[ -x "$bin/mesh_curl_bench" ]]; then
+  timeout 60 "$bin/mesh_curl_bench" --out "$out" --requests 40 --rounds 1 \
+    --concurrency 1,2 >/dev/null || fail "mesh_curl_bench failed"
+  for variant in curl mesh proxy_hop; do
+    for c in 1 2; do
+      grep -qE "^\| $c \| $variant \| 40 \|" "$out/curl_overhead.md" ||
+        fail "curl_overhead.md has no row for '$variant' at $c in flight"
+    done
+  done
+fi
 # Big configurations, small: every step is ACKed (a NACK or a missing ACK
 # ends the program non-zero) and printed.
 timeout 60 "$bin/mesh_big_config_bench" --vhosts 3 --routes 2 --endpoints 10 \
