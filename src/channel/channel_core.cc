@@ -604,11 +604,16 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
       attempt.handle.endpoint().address);
   if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
   TransportRequest req;
-  if (!call->http_method.empty()) req.method = call->http_method;
-  req.authority = attempt.leg->destination->authority().empty()
-                      ? authority_
-                      : attempt.leg->destination->authority();
-  req.path = call->method;
+  // An external call's client sends its own URL and body: its attempts
+  // carry the method, headers, deadline and cancellation alone.
+  if (call->external != nullptr) {
+    req.method = call->http_method;
+  } else {
+    req.authority = attempt.leg->destination->authority().empty()
+                        ? authority_
+                        : attempt.leg->destination->authority();
+    req.path = call->method;
+  }
   // Only a call that may be retried keeps copies for the next attempt.
   req.headers = call->replayable ? call->metadata : std::move(call->metadata);
   if (!call->route->request_headers.empty()) {

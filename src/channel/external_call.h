@@ -44,8 +44,10 @@ class MESH_INTERNAL_EXPORT AttemptRetryHint {
 };
 
 // The attempts of one external call: Transport::Send sends one (the
-// channel never calls SendAndWait or StartStream). Called one attempt at a
-// time, from any thread.
+// channel never calls SendAndWait or StartStream), its request carrying the
+// method, headers (as the route's filters left them), deadline,
+// cancellation and route labels; not the authority, path or body, which
+// the client has. Called one attempt at a time, from any thread.
 class ExternalAttempts : public Transport {
  public:
   // Before each attempt's Send.

@@ -106,9 +106,9 @@ bool MethodHasNoBody(absl::string_view method) {
 
 }  // namespace
 
-absl::StatusOr<CurlRequestHead> ReadCurlRequest(CURL* easy,
-                                                const curl::Request& request) {
-  CurlRequestHead head;
+absl::Status ReadCurlRequest(CURL* easy, const curl::Request& request,
+                             CurlRequestHead* out) {
+  CurlRequestHead& head = *out;
   char* url_text = nullptr;
   curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &url_text);
   if (url_text == nullptr || *url_text == '\0') {
@@ -180,7 +180,7 @@ absl::StatusOr<CurlRequestHead> ReadCurlRequest(CURL* easy,
       head.replayable = false;
       break;
   }
-  return head;
+  return absl::OkStatus();
 }
 
 curl_slist* BuildHeaderList(const std::vector<std::string>& curl_directives,

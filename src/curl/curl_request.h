@@ -37,11 +37,11 @@ struct CurlRequestHead {
   bool replayable = false;  // the body can be sent again
 };
 
-// INVALID_ARGUMENT naming the problem: no URL, a URL that does not parse,
-// a scheme other than http and https, a header line without a name, a
-// Body::kRewind without its seek callback.
-absl::StatusOr<CurlRequestHead> ReadCurlRequest(CURL* easy,
-                                                const curl::Request& request);
+// Fills `out` (a fresh one), or says INVALID_ARGUMENT naming the problem:
+// no URL, a URL that does not parse, a scheme other than http and https, a
+// header line without a name, a Body::kRewind without its seek callback.
+absl::Status ReadCurlRequest(CURL* easy, const curl::Request& request,
+                             CurlRequestHead* out);
 
 // The handle's header list for an attempt whose headers the route changed:
 // the directives, then `headers` as "name: value" lines ("name;" for an

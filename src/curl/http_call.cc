@@ -75,13 +75,11 @@ HttpCall::~HttpCall() {
 }
 
 void HttpCall::Start() {
-  absl::StatusOr<CurlRequestHead> head = ReadCurlRequest(easy_, request_);
-  if (!head.ok()) {
+  if (absl::Status s = ReadCurlRequest(easy_, request_, &head_); !s.ok()) {
     CallResult failed;
-    failed.status = std::move(head).status();
+    failed.status = std::move(s);
     return OnCallDone(std::move(failed));
   }
-  head_ = *std::move(head);
   if (own_cancellation_) {
     // The call's own cancellation (made with it), raised by the
     // application's and by the Multi that ends.

@@ -28,6 +28,7 @@ void TransferLoop::Post(absl::AnyInvocable<void()> task) {
   {
     MutexLock lock(&mu_);
     tasks_.push_back(std::move(task));
+    pending_.store(true, std::memory_order_release);
   }
   if (!OnLoopThread()) curl_multi_wakeup(multi_);
 }
@@ -44,6 +45,7 @@ void TransferLoop::Start(CURL* easy, absl::Time deadline,
     return;
   }
   running_[easy] = Running{std::move(done), deadline};
+  if (deadline != absl::InfiniteFuture()) ++timed_;
 }
 
 void TransferLoop::Abort(CURL* easy, CURLcode code) {
@@ -70,15 +72,17 @@ void TransferLoop::Finish(CURL* easy, CURLcode code) {
     }
   }
   absl::AnyInvocable<void(CURLcode)> done = std::move(it->second.done);
+  if (it->second.deadline != absl::InfiniteFuture()) --timed_;
   running_.erase(it);
   done(code);
 }
 
 bool TransferLoop::RunTasks() {
+  if (!pending_.load(std::memory_order_acquire)) return false;
   {
     MutexLock lock(&mu_);
-    if (tasks_.empty()) return false;
     turn_.swap(tasks_);
+    pending_.store(false, std::memory_order_relaxed);
   }
   // A task may post more: they go to tasks_, for the next turn.
   for (auto& task : turn_) task();
@@ -104,10 +108,7 @@ void TransferLoop::RunUntil(absl::FunctionRef<bool()> stop, absl::Time until) {
     if (stop()) return;
     const absl::Time now = absl::Now();
     if (now >= until) return;
-    {
-      MutexLock lock(&mu_);
-      if (!tasks_.empty()) continue;
-    }
+    if (pending_.load(std::memory_order_acquire)) continue;
     const absl::Time wake = std::min(until, next_deadline);
     const int ms = static_cast<int>(
         std::clamp<int64_t>(absl::ToInt64Milliseconds(
@@ -119,7 +120,7 @@ void TransferLoop::RunUntil(absl::FunctionRef<bool()> stop, absl::Time until) {
 
 absl::Time TransferLoop::ExpireDeadlines() {
   absl::Time next = absl::InfiniteFuture();
-  if (running_.empty()) return next;
+  if (timed_ == 0) return next;
   const absl::Time now = absl::Now();
   std::vector<CURL*> expired;
   for (const auto& [easy, running] : running_) {

@@ -118,6 +118,7 @@ class TransferLoop {
   CURLM* const multi_;
   std::atomic<std::thread::id> owner_;
   absl::flat_hash_map<CURL*, Running> running_;
+  int timed_ = 0;  // running transfers with a deadline
   // What curl's open-socket callback gets for one address (stable: map
   // nodes), the address each open socket connects to, and the count per
   // address.
@@ -139,6 +140,9 @@ class TransferLoop {
 
   Mutex mu_;
   std::vector<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  // tasks_ is not empty: read without the lock on every turn (set under
+  // it).
+  std::atomic<bool> pending_{false};
   // The tasks of the turn being run (the loop's thread only): swapped with
   // tasks_, so that neither allocates once grown.
   std::vector<absl::AnyInvocable<void()>> turn_;
