@@ -71,8 +71,8 @@ absl::Status ParseUrlCached(const char* url_text, CurlRequestHead* head) {
   const absl::string_view prefix = url.substr(0, end);
   const absl::string_view rest =
       end == absl::string_view::npos ? absl::string_view() : url.substr(end);
-  if (absl::StrContains(rest, "/.") || absl::StrContains(rest, "#") ||
-      absl::StrContains(rest, "\\")) {
+  if (rest.find_first_of("#\\") != absl::string_view::npos ||
+      rest.find("/.") != absl::string_view::npos) {
     return ParseUrl(url_text, head);
   }
   if (cache.text != prefix) {

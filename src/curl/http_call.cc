@@ -65,7 +65,7 @@ HttpCall::HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
       easy_(easy),
       request_(std::move(request)),
       on_done_(std::move(on_done)),
-      wrap_callbacks_(request_.write.given() || request_.header.given()) {
+      can_wrap_(request_.write.given() || request_.header.given()) {
   if (own_cancellation_) cancel_ = std::make_shared<Cancellation>();
 }
 
@@ -213,11 +213,17 @@ void HttpCall::Configure(const Attempt& attempt) {
   } else if (tracking_) {
     UntrackConnections();
   }
-  if (wrap_callbacks_) {
+  // mesh's callbacks go between curl and the application's only when they
+  // have work: holding back an answer that may be retried, or tapping.
+  const bool wrap = can_wrap_ && (hint_.may_retry || hub_.active());
+  if (wrap && !wrapped_) {
     curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpCall::OnWrite);
     curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
     curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpCall::OnHeader);
     curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
+    wrapped_ = true;
+  } else if (!wrap && wrapped_) {
+    Unwrap();
   }
   bool host_header = false;
   if (identity_ != nullptr) {
@@ -326,10 +332,15 @@ void HttpCall::OnTransferDone(CURLcode code) {
   }
   // Without the application's callbacks mesh saw nothing pass: an answer
   // went to the application as it came.
-  if (!wrap_callbacks_ && status > 0) committed_ = true;
+  if (!wrapped_ && status > 0) committed_ = true;
   EndTap(r);
   Callback done = std::move(attempt_.done);
+  in_transfer_done_ = true;
   done(std::move(r));  // the channel may send the next attempt from here
+  in_transfer_done_ = false;
+  // The call ended in there: complete it now that nothing of the attempt
+  // is on the stack (the last thing done here: it may destroy this call).
+  if (complete_now_) Complete();
 }
 
 void HttpCall::EndTap(const TransportResponse& response) {
@@ -337,7 +348,7 @@ void HttpCall::EndTap(const TransportResponse& response) {
   TapResponse t;
   t.http_status = static_cast<uint32_t>(response.http_status);
   t.headers = &tap_headers_;
-  if (wrap_callbacks_) {
+  if (wrapped_) {
     t.response_bytes = body_bytes_;
   } else {
     curl_off_t bytes = 0;
@@ -356,9 +367,14 @@ void HttpCall::EndTap(const TransportResponse& response) {
 }
 
 void HttpCall::OnCallDone(CallResult result) {
-  // Delivered at the loop's next turn, outside the frames of the attempt
-  // that ended it (the application's `done` may destroy this call).
+  // Delivered outside the frames of the attempt that ended it (the
+  // application's `done` may destroy this call): at the end of
+  // OnTransferDone when it ended there, else at the loop's next turn.
   result_ = std::move(result);
+  if (in_transfer_done_ && loop_.OnLoopThread()) {
+    complete_now_ = true;
+    return;
+  }
   loop_.Post([this] { Complete(); });
 }
 
@@ -390,6 +406,14 @@ void HttpCall::Complete() {
   }
 }
 
+void HttpCall::Unwrap() {
+  curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, request_.write.function);
+  curl_easy_setopt(easy_, CURLOPT_WRITEDATA, request_.write.data);
+  curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, request_.header.function);
+  curl_easy_setopt(easy_, CURLOPT_HEADERDATA, request_.header.data);
+  wrapped_ = false;
+}
+
 void HttpCall::UntrackConnections() {
   curl_easy_setopt(easy_, CURLOPT_OPENSOCKETFUNCTION, nullptr);
   curl_easy_setopt(easy_, CURLOPT_OPENSOCKETDATA, nullptr);
@@ -404,12 +428,7 @@ void HttpCall::RestoreOptions() {
   curl_easy_setopt(easy_, CURLOPT_HTTP_VERSION, request_.http_version);
   curl_easy_setopt(easy_, CURLOPT_PIPEWAIT, 0L);
   if (tracking_) UntrackConnections();
-  if (wrap_callbacks_) {
-    curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, request_.write.function);
-    curl_easy_setopt(easy_, CURLOPT_WRITEDATA, request_.write.data);
-    curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, request_.header.function);
-    curl_easy_setopt(easy_, CURLOPT_HEADERDATA, request_.header.data);
-  }
+  if (wrapped_) Unwrap();
   if (headers_set_) {
     curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, request_.headers);
     headers_set_ = false;

@@ -91,6 +91,8 @@ class HttpCall final : public ExternalAttempts {
   void RestoreOptions();
   // Takes the socket callbacks off the handle.
   void UntrackConnections();
+  // Puts the application's write and header callbacks back.
+  void Unwrap();
   void EndTap(const TransportResponse& response);
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* self);
@@ -108,7 +110,10 @@ class HttpCall final : public ExternalAttempts {
   CURL* const easy_;
   const curl::Request request_;
   absl::AnyInvocable<void(curl::Result)> on_done_;
-  const bool wrap_callbacks_;
+  // The application gave its callbacks (Request::write or header), so mesh
+  // may put its own between; whether they are on the handle now.
+  const bool can_wrap_;
+  bool wrapped_ = false;
   CurlRequestHead head_;
   // Whether the handle's options were changed (to put back).
   bool configured_ = false;
@@ -122,6 +127,10 @@ class HttpCall final : public ExternalAttempts {
   // The call's cancellation (see own_cancellation); null: none.
   std::shared_ptr<Cancellation> cancel_;
   CallResult result_;  // the channel's, until Complete
+  // OnTransferDone is handing the channel an attempt's end; the call ended
+  // in there and completes when it returns.
+  bool in_transfer_done_ = false;
+  bool complete_now_ = false;
   uint64_t app_cancel_watch_ = 0;
 
   // The attempt in flight and what it has received.
