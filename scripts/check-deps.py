@@ -104,7 +104,7 @@ TOOLS = [
     (re.compile(r"^tools/"), "a tool", (),
      ("src/base/json_string.h", "src/base/utf8.h")),
 ]
-TOOL_LIBS = ("grpc", "protobuf", "proto", "openssl", "re2")
+TOOL_LIBS = ("grpc", "protobuf", "proto", "openssl", "re2", "curl")
 
 OUTSIDE = [
     ("grpc", re.compile(r"^(grpc|grpcpp)/")),

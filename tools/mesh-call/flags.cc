@@ -13,9 +13,11 @@ namespace {
 
 constexpr char kUsageHead[] =
     R"(usage: %s DISCOVERY --target NAME:PORT --method /PKG.SVC/METHOD [options]
+       %s DISCOVERY --target NAME:PORT --http METHOD:/PATH [options]
 
-Sends gRPC unary calls through a mesh::Channel and reports how they were
-spread over the endpoints, their latency and their statuses.
+Sends gRPC unary calls through a mesh::Channel (or, with --http, plain HTTP
+requests through libcurl and mesh::curl) and reports how they were spread
+over the endpoints, their latency and their statuses.
 
 )";
 
@@ -116,6 +118,39 @@ absl::Status ParseMethod(absl::string_view value, CallFlags* f) {
 }
 
 // --data HEX or --data @FILE; the last one counts.
+absl::Status ParseHttp(absl::string_view value, CallFlags* f) {
+  const size_t colon = value.find(':');
+  if (colon == absl::string_view::npos || colon == 0 ||
+      colon + 1 >= value.size() || value[colon + 1] != '/') {
+    return Bad("must be METHOD:/PATH, e.g. GET:/books/1");
+  }
+  for (char c : value.substr(0, colon)) {
+    if (!absl::ascii_isalpha(static_cast<unsigned char>(c))) {
+      return Bad("the method must be letters, e.g. GET or POST");
+    }
+  }
+  for (char c : value.substr(colon + 1)) {
+    if (c <= 0x20 || c >= 0x7f) {
+      return Bad("the path must be visible ASCII (no spaces)");
+    }
+  }
+  f->http_method = absl::AsciiStrToUpper(value.substr(0, colon));
+  f->http_path = std::string(value.substr(colon + 1));
+  return absl::OkStatus();
+}
+
+absl::Status ParseBody(absl::string_view value, CallFlags* f) {
+  if (absl::ConsumePrefix(&value, "@")) {
+    if (value.empty()) return Bad("@ needs a file name");
+    f->body_file = std::string(value);
+    f->body.clear();
+    return absl::OkStatus();
+  }
+  f->body = std::string(value);
+  f->body_file.clear();
+  return absl::OkStatus();
+}
+
 absl::Status ParseData(absl::string_view value, CallFlags* f) {
   if (absl::ConsumePrefix(&value, "@")) {
     if (value.empty()) return Bad("@ needs a file name");
@@ -231,6 +266,18 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set, bool* tls_refresh_set) {
        [f](absl::string_view v) { return ParseHeader(v, &f->headers); },
        "request metadata; repeatable; NAME is lower-cased\n"
        "(grpc-* names are reserved)"},
+      {"http", "METHOD:/PATH",
+       [f](absl::string_view v) { return ParseHttp(v, f); },
+       "plain HTTP requests instead of gRPC calls\n"
+       "(libcurl through mesh::curl; HTTP/2 to endpoints\n"
+       "that speak it), e.g. GET:/books/1"},
+      {"http2", "", SwitchFlag(&f->http2),
+       "with --http and --static: the endpoints speak\n"
+       "HTTP/2 (prior knowledge over cleartext)"},
+      {"body", "TEXT | @FILE",
+       [f](absl::string_view v) { return ParseBody(v, f); },
+       "with --http: the request body, as given or a\n"
+       "file's bytes"},
       {"deadline", "MS",
        DurationFlag(&f->deadline, absl::Milliseconds(1), Lowest::kAboveZero,
                     "must be a number of milliseconds > 0"),
@@ -338,7 +385,22 @@ absl::Status CheckCombination(const CallFlags& f, bool count_set,
     return Bad("--metrics: not with --json (its output is one JSON object)");
   }
   if (f.target.empty()) return Bad("--target: is required");
-  if (f.method.empty()) return Bad("--method: is required");
+  const bool http = !f.http_method.empty();
+  if (http && !f.method.empty()) {
+    return Bad("--http: not with --method (a gRPC method)");
+  }
+  if (http && (!f.data.empty() || !f.data_file.empty())) {
+    return Bad("--data: not with --http (its body is --body)");
+  }
+  if (f.http2 && (!http || f.static_endpoints.empty())) {
+    return Bad("--http2: only goes with --http and --static");
+  }
+  if (!http && (!f.body.empty() || !f.body_file.empty())) {
+    return Bad("--body: only goes with --http");
+  }
+  if (!http && f.method.empty()) {
+    return Bad("--method: is required (or --http for plain HTTP)");
+  }
   if (count_set && f.duration > absl::ZeroDuration()) {
     return Bad("give --count or --duration, not both");
   }
@@ -368,6 +430,7 @@ std::string Usage(absl::string_view program) {
   CallFlags unused;
   bool unused_set = false;
   std::string head = kUsageHead;
+  head.replace(head.find("%s"), 2, std::string(program));
   head.replace(head.find("%s"), 2, std::string(program));
   return absl::StrCat(
       head, FlagHelp(CallFlagTable(&unused, &unused_set, &unused_set)),

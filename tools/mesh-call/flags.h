@@ -53,8 +53,19 @@ struct CallFlags {
   // being watched (IdentityOptions::refresh_interval); with --tls-ca.
   absl::Duration tls_refresh = absl::Seconds(60);
 
-  std::string target;     // --target name:port
-  std::string method;     // --method /pkg.Svc/Method
+  std::string target;  // --target name:port
+  std::string method;  // --method /pkg.Svc/Method
+  // --http METHOD:/PATH: plain HTTP requests (HTTP/2 where the endpoints
+  // speak it) through libcurl and mesh::curl instead of gRPC calls, e.g.
+  // "GET:/books/1"; --body TEXT or @FILE their body.
+  std::string http_method;  // "GET"; empty: gRPC
+  std::string http_path;    // "/books/1"
+  std::string body;
+  std::string body_file;
+  // --http2: the --static endpoints speak HTTP/2 (Endpoint::protocol_hint,
+  // which Linkerd's discovery gives itself): --http requests go to them
+  // over HTTP/2 with prior knowledge.
+  bool http2 = false;
   std::string data;       // --data HEX, decoded; empty message by default
   std::string data_file;  // --data @FILE: the file's bytes are the request
   Metadata headers;       // --header 'name: value', names lower-cased

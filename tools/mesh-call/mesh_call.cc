@@ -35,6 +35,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#if MESH_CALL_HTTP
+#include <curl/curl.h>
+
+#include "mesh/curl.h"
+#endif
 #include "mesh/dns.h"
 #include "mesh/mesh.h"
 #include "mesh/xds.h"
@@ -75,6 +80,17 @@ class Run {
     return ok;
   }
 
+  // A call started by a driver that keeps its own limit (--http's).
+  void Started() {
+    absl::MutexLock lock(&mu_);
+    ++in_flight_;
+    ++started_;
+  }
+  bool interrupted() const {
+    absl::MutexLock lock(&mu_);
+    return interrupts_ > 0;
+  }
+
   // Waits until `t` (the open loop's schedule). False if interrupted.
   bool SleepUntil(absl::Time t) {
     absl::MutexLock lock(&mu_);
@@ -84,10 +100,16 @@ class Run {
 
   // Records a call that started (or was scheduled) at `start`.
   void Finish(absl::Time start, const CallResult& result) {
+    Finish(start, result.endpoint, result.status, /*http_status=*/0);
+  }
+  void Finish(absl::Time start, const std::string& endpoint,
+              const absl::Status& status, int http_status) {
     CallRecord record;
     record.latency_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-    record.endpoint = result.endpoint;
-    record.code = result.status.code();
+    record.endpoint = endpoint;
+    record.code = status.code();
+    record.http_status = http_status;
+    const CallResult result{status, {}, {}, {}, endpoint};
     absl::MutexLock lock(&mu_);
     --in_flight_;
     if (closed_) return;
@@ -274,6 +296,125 @@ RunResult Drive(Channel& channel, const CallFlags& flags,
   return result;
 }
 
+#if MESH_CALL_HTTP
+size_t Discard(char*, size_t size, size_t count, void*) { return size * count; }
+
+// --http: plain HTTP requests through libcurl and a mesh::curl::Multi on
+// this thread, closed or open loop as the gRPC calls are; their answers are
+// counted, not kept.
+RunResult DriveHttp(Channel& channel, const CallFlags& flags,
+                    const std::string& body, const std::shared_ptr<Run>& run) {
+  const std::string url =
+      absl::StrCat("http://", flags.target, flags.http_path);
+  curl_slist* headers = nullptr;
+  for (const auto& [name, value] : flags.headers) {
+    headers =
+        curl_slist_append(headers, absl::StrCat(name, ": ", value).c_str());
+  }
+  curl::Request request;
+  request.headers = headers;
+  request.method = flags.http_method;
+  request.write = {&Discard, nullptr};
+  request.header = {&Discard, nullptr};
+  request.body =
+      body.empty() ? curl::Request::Body::kNone : curl::Request::Body::kBuffer;
+  request.timeout = flags.deadline;
+  std::vector<CURL*> handles, idle;
+  auto handle = [&]() -> CURL* {
+    if (!idle.empty()) {
+      CURL* easy = idle.back();
+      idle.pop_back();
+      return easy;
+    }
+    CURL* easy = curl_easy_init();
+    handles.push_back(easy);
+    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, flags.http_method.c_str());
+    if (flags.http_method == "HEAD") curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+    if (headers != nullptr) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    if (!body.empty()) {
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(body.size()));
+    }
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Discard);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Discard);
+    return easy;
+  };
+
+  const bool timed = flags.duration > absl::ZeroDuration();
+  const int64_t count = timed ? INT64_MAX : flags.count;
+  const int64_t limit = flags.rate > 0
+                            ? (flags.concurrency_set ? flags.concurrency : 0)
+                            : flags.concurrency;
+  const absl::Time t0 = absl::Now();
+  const absl::Time end = timed ? t0 + flags.duration : absl::InfiniteFuture();
+  if (flags.interval > absl::ZeroDuration()) {
+    run->ReportEvery(flags.interval, t0);
+  }
+  RunResult result;
+  {
+    curl::Multi multi;
+    int64_t started = 0, in_flight = 0;
+    auto start_one = [&](absl::Time start) {
+      CURL* easy = handle();
+      run->Started();
+      ++started;
+      ++in_flight;
+      multi.Add(channel, easy, request, [&, easy, start](curl::Result r) {
+        --in_flight;
+        idle.push_back(easy);
+        run->Finish(start, r.endpoint, r.status,
+                    static_cast<int>(r.http_status));
+      });
+    };
+    auto due = [&](int64_t i) {
+      return t0 + absl::Seconds(static_cast<double>(i) / flags.rate);
+    };
+    absl::Time drain_until = absl::InfiniteFuture();
+    for (;;) {
+      const absl::Time now = absl::Now();
+      const bool more = started < count && now < end && !run->interrupted();
+      if (more && flags.rate > 0) {
+        // Each request is due at t0 + i/rate; late ones start at once.
+        while (started < count && due(started) <= now && due(started) < end &&
+               (limit == 0 || in_flight < limit)) {
+          start_one(due(started));
+        }
+      } else if (more) {
+        while (started < count && in_flight < limit) start_one(absl::Now());
+      }
+      if (!more) {
+        if (in_flight == 0) break;
+        if (drain_until == absl::InfiniteFuture()) {
+          drain_until = now + (flags.deadline == absl::InfiniteDuration()
+                                   ? kDrainLimit
+                                   : flags.deadline + kDeadlineGrace);
+        }
+        if (now >= drain_until) break;
+      }
+      absl::Duration wait = absl::Milliseconds(100);
+      if (more && flags.rate > 0 && started < count) {
+        wait =
+            std::min(wait, std::max(due(started) - now, absl::ZeroDuration()));
+      }
+      if (in_flight > 0) {
+        multi.Poll(wait);
+      } else {
+        run->SleepUntil(now + wait);
+      }
+    }
+    result = run->Close();
+    // ~Multi cancels what is still in flight; the Run is closed to it.
+  }
+  for (CURL* easy : handles) curl_easy_cleanup(easy);
+  curl_slist_free_all(headers);
+  result.wall_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+  result.http = true;
+  return result;
+}
+#endif
+
 int SetupFailed(absl::string_view what, const absl::Status& status,
                 int exit_code = 1) {
   std::fprintf(stderr, "mesh-call: %s: %s\n", std::string(what).c_str(),
@@ -342,6 +483,21 @@ int Main(int argc, char** argv) {
       return SetupFailed(absl::StrCat("reading --data @", flags.data_file), s);
     }
   }
+  std::string http_body = flags.body;
+  if (!flags.body_file.empty()) {
+    if (absl::Status s = ReadFile(flags.body_file, &http_body); !s.ok()) {
+      return SetupFailed(absl::StrCat("reading --body @", flags.body_file), s);
+    }
+  }
+#if !MESH_CALL_HTTP
+  if (!flags.http_method.empty()) {
+    return SetupFailed(
+        "--http", absl::UnimplementedError("this mesh-call was built without "
+                                           "libcurl (mesh_curl)"));
+  }
+#else
+  if (!flags.http_method.empty()) curl_global_init(CURL_GLOBAL_DEFAULT);
+#endif
 
   // Before any thread starts. SIGINT/SIGTERM interrupt the run; the third
   // exits at once.
@@ -430,6 +586,7 @@ int Main(int argc, char** argv) {
                                     flags.static_endpoints.end());
     std::shared_ptr<const EndpointTls> tls = ServerOnlyTls(flags);
     for (Endpoint& e : endpoints) {
+      if (flags.http2) e.protocol_hint = ProtocolHint::kHttp2;
       if (tls != nullptr) {
         e.tls = tls;
       } else {
@@ -450,9 +607,18 @@ int Main(int argc, char** argv) {
     }
   }
 
-  RunResult result = Drive(**channel, flags, run);
+  RunResult result;
+  if (!flags.http_method.empty()) {
+#if MESH_CALL_HTTP
+    result = DriveHttp(**channel, flags, http_body, run);
+#endif
+  } else {
+    result = Drive(**channel, flags, run);
+  }
   result.target = flags.target;
-  result.method = flags.method;
+  result.method = flags.http_method.empty()
+                      ? flags.method
+                      : absl::StrCat(flags.http_method, " ", flags.http_path);
   result.mode = DescribeMode(flags);
   for (const EndpointStats& e : (*channel)->EndpointStatsSnapshot()) {
     result.known_endpoints[e.address] = e.pending;

@@ -52,6 +52,7 @@ Summary Summarize(const RunResult& run) {
   s.calls_per_second = run.wall_seconds > 0 ? s.finished / run.wall_seconds : 0;
   s.interrupted = run.interrupted;
   s.error_samples = run.error_samples;
+  s.http = run.http;
 
   std::map<std::string, std::vector<double>> by_endpoint;
   for (const auto& [address, pending] : run.known_endpoints) {
@@ -63,6 +64,7 @@ Summary Summarize(const RunResult& run) {
     by_endpoint[r.endpoint].push_back(r.latency_ms);
     all.push_back(r.latency_ms);
     ++s.status[r.code];
+    if (run.http) ++s.http_status[r.http_status];
   }
   s.latency_ms = Latencies(std::move(all));
   for (auto& [address, ms] : by_endpoint) {
@@ -108,9 +110,19 @@ std::string FormatTable(const Summary& s) {
   }
   row("all", s.finished, s.finished > 0 ? 1.0 : 0.0, s.latency_ms);
 
+  const char* sep = " ";
+  if (s.http) {
+    out += "\nHTTP status:";
+    if (s.http_status.empty()) out += " (none)";
+    for (const auto& [status, n] : s.http_status) {
+      absl::StrAppend(&out, sep, status == 0 ? "none" : absl::StrCat(status),
+                      " ", n);
+      sep = ", ";
+    }
+    sep = " ";
+  }
   out += "\nstatus:";
   if (s.status.empty()) out += " (none)";
-  const char* sep = " ";
   for (const auto& [code, n] : s.status) {
     absl::StrAppend(&out, sep, GrpcCodeName(code), " ", n);
     sep = ", ";
@@ -166,7 +178,18 @@ std::string FormatJson(const Summary& s) {
     absl::StrAppend(&out, sep, JsonString(GrpcCodeName(code)), ":", n);
     sep = ",";
   }
-  out += "},\"errors\":{";
+  out += "}";
+  if (s.http) {
+    // Keyed by HTTP status ("0": no answer).
+    out += ",\"statuses\":{";
+    sep = "";
+    for (const auto& [status, n] : s.http_status) {
+      absl::StrAppend(&out, sep, "\"", status, "\":", n);
+      sep = ",";
+    }
+    out += "}";
+  }
+  out += ",\"errors\":{";
   sep = "";
   for (const auto& [code, message] : s.error_samples) {
     absl::StrAppend(&out, sep, JsonString(GrpcCodeName(code)), ":",

@@ -24,6 +24,7 @@ namespace mesh::tools {
 struct CallRecord {
   std::string endpoint;  // empty if the call failed before a pick
   absl::StatusCode code = absl::StatusCode::kOk;
+  int http_status = 0;    // a plain HTTP request's answer (--http); 0: none
   double latency_ms = 0;  // from the call's (scheduled) start to its end
 };
 
@@ -31,7 +32,8 @@ struct CallRecord {
 struct RunResult {
   std::string target;
   std::string method;
-  std::string mode;  // how the load was driven, for the reader
+  std::string mode;   // how the load was driven, for the reader
+  bool http = false;  // plain HTTP requests (--http)
   std::vector<CallRecord> records;
   int64_t started = 0;  // started; those without a record did not finish
   double wall_seconds = 0;
@@ -66,6 +68,9 @@ struct Summary {
   LatencySummary latency_ms;                   // over all finished calls
   std::vector<EndpointSummary> endpoints;      // sorted by address
   std::map<absl::StatusCode, int64_t> status;  // non-zero counts
+  // With --http: the answers by HTTP status (0: none came).
+  bool http = false;
+  std::map<int, int64_t> http_status;
   std::map<absl::StatusCode, std::string> error_samples;
 };
 
