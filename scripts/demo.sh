@@ -29,7 +29,12 @@
 #      its file that splits echo.local 3:1 between two backend services and
 #      retries UNAVAILABLE; one backend endpoint fails every call, and
 #      mesh-call --linkerd-policy shows the split, the retries and all
-#      calls OK.
+#      calls OK;
+#   8. plain HTTP through libcurl: two nghttpd HTTP/2 servers behind the
+#      control plane, examples/http_client (an ordinary libcurl loop whose
+#      curl_easy_perform became mesh::curl::Perform) sending 100 GETs over
+#      HTTP/2, then mesh-call --http spreading 400 with 8 in flight and
+#      counting them by HTTP status.
 # Usage: scripts/demo.sh [quickstart flags: --backends=N --calls=N --concurrency=N]
 set -euo pipefail
 
@@ -45,7 +50,7 @@ cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release \
 echo "demo: building"
 cmake --build build/demo -j "$(nproc)" --target mesh-quickstart \
   mesh-control-plane mesh-call mesh-echo-server mesh-tap mesh-grpc-xds-client \
-  mesh-greeter-server mesh-greeter-client
+  mesh-greeter-server mesh-greeter-client mesh-http-client
 
 bin=build/demo/tools
 echo
@@ -264,3 +269,47 @@ echo "demo: F's failures are retried elsewhere and P2C learns to avoid it):"
   --metrics 2>"$work/policy-call.err" >"$work/policy-call.out"
 sed -n '/^endpoint/,/^status/p' "$work/policy-call.out" | sed 's/^/  /'
 grep -E '^  route_(request|retry)_total\{.*route="echo-split"' "$work/policy-call.out"
+
+echo
+echo "demo: part 8 — plain HTTP through the application's own libcurl (examples/http_client)"
+mkdir -p "$work/www/books"
+printf 'book one' >"$work/www/books/1"
+# nghttpd (Debian's nghttp2-server) on a free port; `line` = its address.
+start_nghttpd() {
+  local name=$1 p pid
+  for _ in $(seq 20); do
+    p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    nghttpd --no-tls -a 127.0.0.1 -d "$work/www" "$p" >"$work/$name.err" 2>&1 &
+    pid=$!
+    for _ in $(seq 50); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+        pids+=("$pid")
+        line="127.0.0.1:$p"
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill "$pid" 2>/dev/null || true
+  done
+  echo "demo: $name did not start: $(cat "$work/$name.err")" >&2
+  exit 1
+}
+start_nghttpd web1
+web1=$line
+start_nghttpd web2
+web2=$line
+echo "demo: books.local:7001 = nghttpd at $web1 and $web2 (HTTP/2, as the control"
+echo "demo: plane's Destination answer says)"
+printf '{"targets": {"books.local:7001": {"endpoints": [{"address": "%s"}, {"address": "%s"}]}}}\n' \
+  "$web1" "$web2" >"$config.tmp"
+install_config
+echo "demo: mesh-http-client: 100 GETs of /books/1, one at a time (P2C sends each to"
+echo "demo: the faster of two; idle, equal servers may see unequal shares):"
+build/demo/examples/http_client/mesh-http-client "127.0.0.1:$port" \
+  books.local:7001 /books/1 100 | sed 's/^/  /'
+echo "demo: mesh-call --http GET:/books/1: 400 requests, 8 in flight:"
+"$bin/mesh-call" --linkerd "127.0.0.1:$port" --target books.local:7001 \
+  --http GET:/books/1 --count 400 --concurrency 8 --deadline 3000 \
+  2>"$work/http-call.err" >"$work/http-call.out"
+sed -n '/^endpoint/,/^status/p' "$work/http-call.out" | sed 's/^/  /'
