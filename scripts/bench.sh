@@ -42,7 +42,8 @@ cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
   -DMESH_BUILD_EXAMPLES=OFF -DMESH_BUILD_TOOLS=OFF -DMESH_BUILD_BENCHMARKS=ON >/dev/null
 timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
   mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
-  mesh_churn_bench mesh_tap_load_bench mesh_stub_bench mesh_tls_bench
+  mesh_churn_bench mesh_tap_load_bench mesh_stub_bench mesh_tls_bench \
+  mesh_curl_bench
 
 if [[ $quick == 1 ]]; then
   micro=(--benchmark_min_time=0.01 --benchmark_repetitions=2)
@@ -53,6 +54,7 @@ if [[ $quick == 1 ]]; then
   tap_load=(--calls 300 --rounds 1 --warmup 100)
   stub=(--calls 300 --rounds 1 --warmup 100 --messages 2000)
   tls=(--calls 300 --rounds 1 --warmup 100 --connects 3)
+  http=(--requests 300 --rounds 2)
 else
   micro=(--benchmark_repetitions=3)
   tail=()
@@ -62,6 +64,7 @@ else
   tap_load=()
   stub=()
   tls=()
+  http=()
 fi
 
 step "machine facts"
@@ -94,6 +97,9 @@ timeout 240 "$bin/mesh_stub_bench" --out "$out" "${stub[@]}"
 
 step "mutual TLS against plaintext, through mesh"
 timeout 240 "$bin/mesh_tls_bench" --out "$out" "${tls[@]}"
+
+step "plain HTTP through mesh::curl against curl alone and an nghttpx hop"
+timeout 240 "$bin/mesh_curl_bench" --out "$out" "${http[@]}"
 
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 mhz="$(awk '/^cpu MHz/ {printf "%.0f MHz", $4; exit}' /proc/cpuinfo)"
