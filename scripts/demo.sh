@@ -274,31 +274,12 @@ echo
 echo "demo: part 8 — plain HTTP through the application's own libcurl (examples/http_client)"
 mkdir -p "$work/www/books"
 printf 'book one' >"$work/www/books/1"
-# nghttpd (Debian's nghttp2-server) on a free port; `line` = its address.
-start_nghttpd() {
-  local name=$1 p pid
-  for _ in $(seq 20); do
-    p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    nghttpd --no-tls -a 127.0.0.1 -d "$work/www" "$p" >"$work/$name.err" 2>&1 &
-    pid=$!
-    for _ in $(seq 50); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-        pids+=("$pid")
-        line="127.0.0.1:$p"
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill "$pid" 2>/dev/null || true
-  done
-  echo "demo: $name did not start: $(cat "$work/$name.err")" >&2
-  exit 1
-}
-start_nghttpd web1
-web1=$line
-start_nghttpd web2
-web2=$line
+# nghttpd (Debian's nghttp2-server): start_nghttpd sets `address`.
+. scripts/nghttpd.sh
+start_nghttpd "$work/www" || { echo "demo: nghttpd did not start" >&2; exit 1; }
+web1=$address
+start_nghttpd "$work/www" || { echo "demo: nghttpd did not start" >&2; exit 1; }
+web2=$address
 echo "demo: books.local:7001 = nghttpd at $web1 and $web2 (HTTP/2, as the control"
 echo "demo: plane's Destination answer says)"
 printf '{"targets": {"books.local:7001": {"endpoints": [{"address": "%s"}, {"address": "%s"}]}}}\n' \

@@ -46,26 +46,9 @@ fail() {
 mkdir -p "$tmp/www/books"
 printf 'book one' >"$tmp/www/books/1"
 
-# Starts nghttpd on a free port; sets `address` to "127.0.0.1:PORT".
-start_server() {
-  for _ in $(seq 20); do
-    local port
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    nghttpd --no-tls -a 127.0.0.1 -d "$tmp/www" "$port" >/dev/null 2>&1 &
-    local pid=$!
-    for _ in $(seq 50); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-        pids+=("$pid")
-        address="127.0.0.1:$port"
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill "$pid" 2>/dev/null || true
-  done
-  fail "nghttpd did not start"
-}
+# start_nghttpd DOCROOT: sets `address` to "127.0.0.1:PORT".
+. "$(dirname "$0")/../../scripts/nghttpd.sh"
+start_server() { start_nghttpd "$tmp/www" || fail "nghttpd did not start"; }
 
 start_server
 a="$address"
