@@ -112,6 +112,12 @@ struct MESH_EXPORT Request {
   // CURLOPT_HTTP_VERSION as the handle had it: used for endpoints whose
   // protocol discovery does not know, and put back afterwards.
   long http_version = CURL_HTTP_VERSION_NONE;
+  // A destination discovery says does not exist (an address outside the
+  // mesh): false refuses the request (CURLE_COULDNT_CONNECT, the status
+  // naming it); true sends it as the handle says, without mesh — no
+  // routing, balancing, retries, tap or metrics — as a sidecar forwards
+  // traffic to a destination it does not know.
+  bool pass_through_unknown = false;
   // Cancelling it ends the request: the transfer in flight is stopped (an
   // HTTP/2 server sees the stream reset) and the result is
   // CURLE_ABORTED_BY_CALLBACK with a CANCELLED status.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "src/channel/channel_core.h"
+#include "src/channel/describe.h"
 #include "src/route/classify.h"
 
 namespace mesh::internal {
@@ -36,6 +37,11 @@ void StartExternalCall(Channel& channel, ExternalCall call,
 
 TapHub& TapHubOf(Channel& channel) {
   return ChannelAccess::Core(channel).tap_hub();
+}
+
+bool DestinationMissing(Channel& channel) {
+  DestinationView view = ChannelAccess::Core(channel).destination().View();
+  return view.has_update && !view.exists;
 }
 
 std::shared_ptr<const IdentityMaterial> IdentityOf(Channel& channel) {

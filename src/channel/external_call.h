@@ -78,6 +78,11 @@ MESH_INTERNAL_EXPORT void StartExternalCall(
 // The tap hook of the channel's Mesh, for the client's tap events.
 MESH_INTERNAL_EXPORT TapHub& TapHubOf(Channel& channel);
 
+// Discovery has answered that the channel's destination does not exist (an
+// address outside the mesh), as opposed to not having answered yet or
+// having no endpoints now.
+MESH_INTERNAL_EXPORT bool DestinationMissing(Channel& channel);
+
 // The Mesh's identity as it is now (MeshOptions::identity), for mutual TLS
 // to endpoints with an identity; null without one.
 MESH_INTERNAL_EXPORT std::shared_ptr<const IdentityMaterial> IdentityOf(

@@ -380,6 +380,10 @@ void HttpCall::OnCallDone(CallResult result) {
 
 void HttpCall::Complete() {
   CallResult& result = result_;
+  if (!result.status.ok() && attempts_ == 0 && request_.pass_through_unknown &&
+      DestinationMissing(channel_)) {
+    return PassThrough();
+  }
   {
     curl::Result out;
     out.attempts = attempts_;
@@ -420,6 +424,25 @@ void HttpCall::UntrackConnections() {
   curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETFUNCTION, nullptr);
   curl_easy_setopt(easy_, CURLOPT_CLOSESOCKETDATA, nullptr);
   tracking_ = false;
+}
+
+void HttpCall::PassThrough() {
+  const absl::Time deadline = request_.timeout == absl::InfiniteDuration()
+                                  ? absl::InfiniteFuture()
+                                  : absl::Now() + request_.timeout;
+  loop_.Start(easy_, deadline, [this](CURLcode code) {
+    curl::Result out;
+    out.code = code;
+    out.attempts = 1;
+    curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &out.http_status);
+    if (code != CURLE_OK) {
+      out.status = absl::UnavailableError(
+          absl::StrCat("sent past mesh (its destination is not in the mesh): ",
+                       curl_easy_strerror(code)));
+    }
+    absl::AnyInvocable<void(curl::Result)> on_done = std::move(on_done_);
+    on_done(std::move(out));  // may destroy this
+  });
 }
 
 void HttpCall::RestoreOptions() {

@@ -85,6 +85,9 @@ class HttpCall final : public ExternalAttempts {
   void OnCallDone(CallResult result);
   // Hands the application its Result (the loop's thread).
   void Complete();
+  // Sends the request as the handle says, without mesh
+  // (Request::pass_through_unknown), and hands the application its Result.
+  void PassThrough();
   // Delivers the held-back bytes to the application's callbacks; false if
   // one of them refused them.
   bool DeliverHeld();

@@ -695,5 +695,34 @@ TEST_F(CurlTest, AnEndpointWithClusterTlsIsRefusedNotCalledInPlaintext) {
   EXPECT_EQ(a.connections(), 0);
 }
 
+TEST_F(CurlTest, ADestinationOutsideTheMeshIsRefusedOrPassedThroughByChoice) {
+  H2TestServer& outside = AddServer(Named("outside"));
+  ASSERT_TRUE(mesh_.discovery
+                  ->Update("outside:80", EndpointUpdate::NoEndpoints(
+                                             /*exists=*/false, "not meshed"))
+                  .ok());
+  auto channel = mesh_.mesh->NewChannel("outside:80");
+  ASSERT_TRUE(channel.ok());
+  std::string body, headers;
+  // The application's own handle reaches the server itself.
+  Easy easy = NewEasy(absl::StrCat("http://", outside.address(), "/direct"),
+                      &body, &headers);
+  curl_easy_setopt(easy.get(), CURLOPT_HTTP_VERSION,
+                   CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  curl::Request request = RequestFor(&body, &headers);
+  curl::Result r = curl::Perform(**channel, easy.get(), request);
+  EXPECT_EQ(r.code, CURLE_COULDNT_CONNECT);
+  EXPECT_THAT(std::string(r.status.message()), HasSubstr("does not exist"));
+  EXPECT_EQ(outside.requests(), 0);
+
+  request.pass_through_unknown = true;
+  r = curl::Perform(**channel, easy.get(), request);
+  ASSERT_EQ(r.code, CURLE_OK) << r.status;
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(body, "outside");
+  EXPECT_EQ(outside.requests(), 1);
+  EXPECT_EQ(outside.received().front().path, "/direct");
+}
+
 }  // namespace
 }  // namespace mesh
