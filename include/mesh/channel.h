@@ -40,7 +40,7 @@ namespace mesh {
 namespace internal {
 class ChannelCore;
 struct ChannelAccess;
-}
+}  // namespace internal
 
 // Per-call settings.
 struct MESH_EXPORT CallOptions {
