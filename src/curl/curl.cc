@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "src/base/mutex.h"
@@ -21,6 +22,9 @@ struct CurlRequests {
       ABSL_GUARDED_BY(mu);
   uint64_t next_id ABSL_GUARDED_BY(mu) = 0;
   std::atomic<size_t> in_flight{0};
+  // Raised when the Multi ends: its calls without a cancellation of the
+  // application's share it.
+  const std::shared_ptr<Cancellation> drain = std::make_shared<Cancellation>();
 
   void Add(Channel& channel, CURL* easy, curl::Request request,
            absl::AnyInvocable<void(curl::Result)> done) {
@@ -41,7 +45,7 @@ struct CurlRequests {
             in_flight.fetch_sub(1);
             done(std::move(result));
           },
-          /*own_cancellation=*/true);
+          drain);
       call = owned.get();
       calls.emplace(id, std::move(owned));
     }
@@ -59,9 +63,26 @@ struct CurlRequests {
 
   // Cancels every request in flight and drives them until each has ended.
   void Drain() {
+    loop.SetOwner(std::this_thread::get_id());
+    drain->Cancel();
+    std::vector<uint64_t> ids;
     {
       MutexLock lock(&mu);
-      for (auto& [id, call] : calls) call->Cancel();
+      for (auto& [id, call] : calls) {
+        call->Cancel();
+        ids.push_back(id);
+      }
+    }
+    // Transfers in flight end now; a call that ends erases itself, so each
+    // is looked up again.
+    for (uint64_t id : ids) {
+      HttpCall* call = nullptr;
+      {
+        MutexLock lock(&mu);
+        auto it = calls.find(id);
+        if (it != calls.end()) call = it->second.get();
+      }
+      if (call != nullptr) call->AbortTransfer();
     }
     while (in_flight.load() > 0) Poll(absl::Seconds(1));
   }
@@ -113,7 +134,7 @@ Result Perform(Channel& channel, CURL* easy, const Request& request) {
         out = std::move(r);
         finished = true;
       },
-      /*own_cancellation=*/false);
+      /*shared_cancel=*/nullptr);
   call.Start();
   while (!finished) {
     state->loop.RunUntil([&] { return finished; },

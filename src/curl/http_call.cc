@@ -57,8 +57,8 @@ bool IsTlsError(CURLcode code) {
 HttpCall::HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
                    curl::Request request,
                    absl::AnyInvocable<void(curl::Result)> on_done,
-                   bool own_cancellation)
-    : own_cancellation_(own_cancellation),
+                   std::shared_ptr<Cancellation> shared_cancel)
+    : shared_cancel_(std::move(shared_cancel)),
       loop_(loop),
       hub_(TapHubOf(channel)),
       channel_(channel),
@@ -66,7 +66,19 @@ HttpCall::HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
       request_(std::move(request)),
       on_done_(std::move(on_done)),
       can_wrap_(request_.write.given() || request_.header.given()) {
-  if (own_cancellation_) cancel_ = std::make_shared<Cancellation>();
+  if (shared_cancel_ == nullptr) {
+    // Perform: the application's cancellation alone.
+    cancel_ = request_.cancel;
+  } else if (request_.cancel == nullptr) {
+    // A Multi's call: the Multi's cancellation, which its end raises (it
+    // ends transfers in flight itself: no watch per attempt).
+    cancel_ = shared_cancel_;
+    watch_attempts_ = false;
+  } else {
+    // Both: one of the call's own, which the application's raises (and
+    // Cancel()).
+    cancel_ = std::make_shared<Cancellation>();
+  }
 }
 
 HttpCall::~HttpCall() {
@@ -80,15 +92,10 @@ void HttpCall::Start() {
     failed.status = std::move(s);
     return OnCallDone(std::move(failed));
   }
-  if (own_cancellation_) {
-    // The call's own cancellation (made with it), raised by the
-    // application's and by the Multi that ends.
-    if (request_.cancel != nullptr) {
-      app_cancel_watch_ =
-          request_.cancel->Watch([cancel = cancel_] { cancel->Cancel(); });
-    }
-  } else {
-    cancel_ = request_.cancel;
+  if (cancel_ != nullptr && cancel_ != request_.cancel &&
+      cancel_ != shared_cancel_) {
+    app_cancel_watch_ =
+        request_.cancel->Watch([cancel = cancel_] { cancel->Cancel(); });
   }
   ExternalCall call;
   call.method = head_.method;
@@ -141,6 +148,14 @@ void HttpCall::StartAttempt(Attempt attempt) {
 
 void HttpCall::SendAttempt() {
   const Endpoint& endpoint = *attempt_.endpoint;
+  if (cancel_ != nullptr && cancel_->cancelled()) {
+    // Cancelled while it waited for an endpoint's connection to be made.
+    TransportResponse r;
+    r.status = absl::CancelledError(
+        absl::StrCat("HTTP request to ", endpoint.address, " cancelled"));
+    Callback done = std::move(attempt_.done);
+    return done(std::move(r));
+  }
   if (endpoint.tls != nullptr) {
     // TLS as an xDS cluster describes it: not carried over curl yet, and
     // never replaced by plaintext. Not retried (every endpoint of the
@@ -175,7 +190,7 @@ void HttpCall::SendAttempt() {
     }
   }
   Configure(attempt_);
-  if (attempt_.request.cancel != nullptr) {
+  if (attempt_.request.cancel != nullptr && watch_attempts_) {
     if (alive_ == nullptr) alive_ = std::make_shared<bool>(true);
     cancel_watch_ = attempt_.request.cancel->Watch(
         [loop = &loop_, alive = alive_, easy = easy_] {
@@ -190,8 +205,13 @@ void HttpCall::SendAttempt() {
                         attempt_.endpoint, attempt_.request.route_labels};
     tap_ = hub_.Start(head, attempt_.request.headers);
   }
+  transferring_ = true;
   loop_.Start(easy_, attempt_.request.deadline,
               [this](CURLcode code) { OnTransferDone(code); });
+}
+
+void HttpCall::AbortTransfer() {
+  if (transferring_) loop_.Abort(easy_, CURLE_ABORTED_BY_CALLBACK);
 }
 
 void HttpCall::Configure(const Attempt& attempt) {
@@ -278,6 +298,7 @@ void HttpCall::ConfigureTls(const Endpoint& endpoint) {
 }
 
 void HttpCall::OnTransferDone(CURLcode code) {
+  transferring_ = false;
   if (cancel_watch_ != 0) {
     attempt_.request.cancel->Unwatch(cancel_watch_);
     cancel_watch_ = 0;

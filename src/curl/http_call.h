@@ -32,13 +32,15 @@ namespace mesh::internal {
 
 class HttpCall final : public ExternalAttempts {
  public:
-  // `own_cancellation`: the call gets a Cancellation of its own (which the
-  // application's raises), so that Cancel() can end it; otherwise it uses
-  // the application's alone (Perform, which always waits for its end).
+  // `shared_cancel`: a Multi's Cancellation, which its end raises (null for
+  // Perform, which always waits for its call's end). A call of a Multi
+  // without a cancellation of the application's uses it, and the Multi ends
+  // its transfer in flight (AbortTransfer); one with the application's gets
+  // its own, which the application's raises, and which Cancel() raises.
   HttpCall(TransferLoop& loop, Channel& channel, CURL* easy,
            curl::Request request,
            absl::AnyInvocable<void(curl::Result)> on_done,
-           bool own_cancellation);
+           std::shared_ptr<Cancellation> shared_cancel);
   ~HttpCall() override;
   HttpCall(const HttpCall&) = delete;
   HttpCall& operator=(const HttpCall&) = delete;
@@ -46,11 +48,17 @@ class HttpCall final : public ExternalAttempts {
   // Reads the request from the handle and starts the call (on the loop's
   // thread).
   void Start();
-  // Ends the call CANCELLED (from any thread; with its own cancellation,
-  // once started).
+  // Ends the call CANCELLED (from any thread) when it has a cancellation
+  // of its own (see the constructor).
   void Cancel() {
-    if (cancel_ != nullptr) cancel_->Cancel();
+    if (cancel_ != nullptr && cancel_ != shared_cancel_ &&
+        cancel_ != request_.cancel) {
+      cancel_->Cancel();
+    }
   }
+  // Ends the transfer in flight, if any, CURLE_ABORTED_BY_CALLBACK (the
+  // loop's thread).
+  void AbortTransfer();
 
   // ExternalAttempts.
   void BeginAttempt(const AttemptRetryHint& hint) override;
@@ -106,7 +114,11 @@ class HttpCall final : public ExternalAttempts {
   static size_t Forward(const curl::Sink& sink, char* data, size_t len,
                         bool header);
 
-  const bool own_cancellation_;
+  const std::shared_ptr<Cancellation> shared_cancel_;
+  // Whether each attempt watches the call's cancellation to end its
+  // transfer (not with a Multi's, whose end does that itself).
+  bool watch_attempts_ = true;
+  bool transferring_ = false;  // a transfer of the call's is running
   TransferLoop& loop_;
   TapHub& hub_;
   Channel& channel_;
@@ -127,7 +139,7 @@ class HttpCall final : public ExternalAttempts {
   // handle. Read and written on the loop's thread only; made with the
   // first attempt that can be cancelled.
   std::shared_ptr<bool> alive_;
-  // The call's cancellation (see own_cancellation); null: none.
+  // The call's cancellation (see the constructor); null: none.
   std::shared_ptr<Cancellation> cancel_;
   CallResult result_;  // the channel's, until Complete
   // OnTransferDone is handing the channel an attempt's end; the call ended

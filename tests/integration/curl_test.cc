@@ -724,5 +724,40 @@ TEST_F(CurlTest, ADestinationOutsideTheMeshIsRefusedOrPassedThroughByChoice) {
   EXPECT_EQ(outside.received().front().path, "/direct");
 }
 
+TEST_F(CurlTest, DestroyingAMultiCancelsWhatIsInFlightAndRunsEveryDone) {
+  H2TestServer& slow = AddServer(Named("slow", 200, absl::Seconds(10)));
+  SetEndpoints({&slow});
+  auto channel = NewChannel();
+  std::vector<std::string> bodies(3), headers(3);
+  std::vector<Easy> handles;
+  for (int i = 0; i < 3; ++i) {
+    handles.push_back(NewEasy(kUrl, &bodies[i], &headers[i]));
+  }
+  std::vector<curl::Result> results;
+  const absl::Time start = absl::Now();
+  {
+    curl::Multi multi;
+    for (int i = 0; i < 3; ++i) {
+      curl::Request request = RequestFor(&bodies[i], &headers[i]);
+      // One with a cancellation of the application's, which stays unraised.
+      if (i == 2) request.cancel = std::make_shared<Cancellation>();
+      multi.Add(*channel, handles[i].get(), request,
+                [&](curl::Result r) { results.push_back(std::move(r)); });
+    }
+    const absl::Time until = absl::Now() + absl::Seconds(10);
+    while (slow.requests() < 3 && absl::Now() < until) {
+      multi.Poll(absl::Milliseconds(20));
+    }
+    ASSERT_EQ(slow.requests(), 3);
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_EQ(results.size(), 3u);
+  for (const curl::Result& r : results) {
+    EXPECT_EQ(r.code, CURLE_ABORTED_BY_CALLBACK);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kCancelled) << r.status;
+  }
+  EXPECT_TRUE(testing::WaitFor([&] { return slow.cancelled() == 3; }));
+}
+
 }  // namespace
 }  // namespace mesh
