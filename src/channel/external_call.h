@@ -6,7 +6,8 @@
 // metrics; each attempt is handed to the call's ExternalAttempts, which
 // sends it to the picked endpoint with the application's client.
 //
-//   ExternalCall call{"GET", "http", "/books/1", headers, options, &attempts};
+//   ExternalCall call{"GET", "/books/1", headers, /*replayable=*/true,
+//                     options, &attempts};
 //   StartExternalCall(channel, std::move(call), [](CallResult r) { ... });
 //
 // Thread-safe; `attempts` must live until `done` has run.
@@ -59,7 +60,6 @@ class ExternalAttempts : public Transport {
 
 struct ExternalCall {
   std::string method;       // an HTTP method token ("GET")
-  std::string scheme;       // "http" or "https", for tap
   std::string path;         // from '/', with its query
   Metadata headers;         // names lower case
   bool replayable = false;  // the body can be sent again

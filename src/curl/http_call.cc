@@ -99,7 +99,6 @@ void HttpCall::Start() {
   }
   ExternalCall call;
   call.method = head_.method;
-  call.scheme = head_.scheme;
   call.path = head_.path;
   call.headers = head_.headers;
   call.replayable = head_.replayable;
