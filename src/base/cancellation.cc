@@ -1,6 +1,7 @@
 #include "mesh/cancellation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -11,7 +12,9 @@ namespace mesh {
 
 struct Cancellation::State {
   internal::Mutex mu;
-  bool cancelled ABSL_GUARDED_BY(mu) = false;
+  // Written under `mu`, read without it (cancelled(), asked once or more
+  // per call and per attempt, takes no lock).
+  std::atomic<bool> cancelled{false};
   uint64_t next_id ABSL_GUARDED_BY(mu) = 1;
   std::vector<std::pair<uint64_t, absl::AnyInvocable<void()>>> watchers
       ABSL_GUARDED_BY(mu);
@@ -27,11 +30,11 @@ Cancellation::~Cancellation() = default;
 void Cancellation::Cancel() {
   State& s = *state_;
   s.mu.Lock();
-  if (s.cancelled) {
+  if (s.cancelled.load(std::memory_order_relaxed)) {
     s.mu.Unlock();
     return;
   }
-  s.cancelled = true;
+  s.cancelled.store(true, std::memory_order_release);
   s.runner = std::this_thread::get_id();
   // Watchers may Unwatch others (or themselves) while one runs: take them
   // one at a time from the front.
@@ -50,15 +53,14 @@ void Cancellation::Cancel() {
 }
 
 bool Cancellation::cancelled() const {
-  internal::MutexLock lock(&state_->mu);
-  return state_->cancelled;
+  return state_->cancelled.load(std::memory_order_acquire);
 }
 
 uint64_t Cancellation::Watch(absl::AnyInvocable<void()> on_cancel) {
   State& s = *state_;
   {
     internal::MutexLock lock(&s.mu);
-    if (!s.cancelled) {
+    if (!s.cancelled.load(std::memory_order_relaxed)) {
       uint64_t id = s.next_id++;
       s.watchers.emplace_back(id, std::move(on_cancel));
       return id;

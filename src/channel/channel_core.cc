@@ -486,12 +486,15 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
   // Replaced by the pick, or left unused when the call ends early. (An
   // empty message: a status with one allocates, on every call.)
   absl::StatusOr<Picked> picked = absl::UnknownError("");
+  // One clock read serves the attempt's checks and its limits below (the
+  // pick between takes well under a microsecond).
+  const absl::Time now = absl::Now();
   if (mesh_->shut_down()) {
     early = absl::CancelledError(
         absl::StrCat("mesh shut down; call to '", target_, "'"));
   } else if (call->cancelled()) {
     early = CancelledStatus();
-  } else if (absl::Now() >= call->deadline && !call->waited) {
+  } else if (now >= call->deadline && !call->waited) {
     // Spent before an attempt could start (a tiny timeout, a long backoff):
     // nothing is sent.
     early = absl::DeadlineExceededError(
@@ -505,7 +508,7 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     if (picker == nullptr || call->waited) picker = PickerForCall();
     std::vector<std::shared_ptr<Destination>> wait_on;
     picked = Pick(*call, *picker, &wait_on);
-    if (picked.ok() && absl::Now() >= call->deadline) {
+    if (picked.ok() && now >= call->deadline) {
       picked->handle.Complete(CallOutcome::kCancelled);
       early = absl::DeadlineExceededError(
           absl::StrCat("deadline passed before sending to '", target_, "'"));
@@ -589,7 +592,6 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     // itself (StreamCall).
     const CompiledRoute& route = *call->route;
     const bool unary = call->stream == nullptr;
-    const absl::Time now = absl::Now();
     auto limit = [&](absl::Duration d, Attempt::Limit which) {
       if (d == absl::InfiniteDuration() || now + d >= attempt.deadline) return;
       attempt.deadline = now + d;

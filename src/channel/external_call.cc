@@ -5,6 +5,7 @@
 #include "src/channel/channel_core.h"
 #include "src/channel/describe.h"
 #include "src/route/classify.h"
+#include "src/route/retry_decision.h"
 
 namespace mesh::internal {
 
@@ -15,19 +16,18 @@ struct ChannelAccess {
 
 bool AttemptRetryHint::MayRetry(int http_status) const {
   if (!may_retry) return false;
-  // As RetryWanted: a route that retries by gRPC code never retries an
-  // HTTP answer; one that lists HTTP statuses retries those.
-  if (retry_on != nullptr && !retry_on->empty()) return false;
-  if (retry_on_http_status != nullptr && !retry_on_http_status->empty()) {
-    for (const HttpStatusRange& range : *retry_on_http_status) {
-      const auto status = static_cast<uint32_t>(http_status);
-      if (status >= range.min && status <= range.max) return true;
-    }
-    return false;
-  }
+  // The channel's own decision, for an answer with this status.
   static const std::vector<ResponseClass> kNone;
-  return IsFailure(response_classes != nullptr ? *response_classes : kNone,
-                   absl::OkStatus(), http_status);
+  AttemptEnd end;
+  end.http_status = http_status;
+  end.classified_failure =
+      IsFailure(response_classes != nullptr ? *response_classes : kNone,
+                absl::OkStatus(), http_status);
+  end.route_retryable = true;
+  end.replayable = true;
+  end.retry_on = retry_on;
+  end.retry_on_http_status = retry_on_http_status;
+  return RetryWanted(end);
 }
 
 void StartExternalCall(Channel& channel, ExternalCall call,

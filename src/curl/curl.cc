@@ -18,8 +18,13 @@ namespace internal {
 struct CurlRequests {
   TransferLoop loop;
   Mutex mu;
-  absl::flat_hash_map<uint64_t, std::unique_ptr<HttpCall>> calls
-      ABSL_GUARDED_BY(mu);
+  // A call in flight and the application's `done` for it (kept here, so
+  // that the call's own callback stays small enough not to allocate).
+  struct InFlight {
+    std::unique_ptr<HttpCall> call;
+    absl::AnyInvocable<void(curl::Result)> done;
+  };
+  absl::flat_hash_map<uint64_t, InFlight> calls ABSL_GUARDED_BY(mu);
   uint64_t next_id ABSL_GUARDED_BY(mu) = 0;
   std::atomic<size_t> in_flight{0};
   // Raised when the Multi ends: its calls without a cancellation of the
@@ -34,8 +39,8 @@ struct CurlRequests {
       const uint64_t id = next_id++;
       auto owned = std::make_unique<HttpCall>(
           loop, channel, easy, std::move(request),
-          [this, id, done = std::move(done)](curl::Result result) mutable {
-            std::unique_ptr<HttpCall> ended;
+          [this, id](curl::Result result) {
+            InFlight ended;
             {
               MutexLock lock(&mu);
               auto it = calls.find(id);
@@ -43,11 +48,11 @@ struct CurlRequests {
               calls.erase(it);
             }
             in_flight.fetch_sub(1);
-            done(std::move(result));
+            ended.done(std::move(result));
           },
           drain);
       call = owned.get();
-      calls.emplace(id, std::move(owned));
+      calls.emplace(id, InFlight{std::move(owned), std::move(done)});
     }
     in_flight.fetch_add(1);
     if (loop.OnLoopThread()) return call->Start();
@@ -68,8 +73,8 @@ struct CurlRequests {
     std::vector<uint64_t> ids;
     {
       MutexLock lock(&mu);
-      for (auto& [id, call] : calls) {
-        call->Cancel();
+      for (auto& [id, entry] : calls) {
+        entry.call->Cancel();
         ids.push_back(id);
       }
     }
@@ -80,7 +85,7 @@ struct CurlRequests {
       {
         MutexLock lock(&mu);
         auto it = calls.find(id);
-        if (it != calls.end()) call = it->second.get();
+        if (it != calls.end()) call = it->second.call.get();
       }
       if (call != nullptr) call->AbortTransfer();
     }

@@ -33,6 +33,7 @@ struct UrlPrefix {
   std::string scheme;
   std::string host;
   std::string port;
+  std::string authority;  // host[:port]
 };
 
 // Parses `url` (whole) with curl's URL API into `head`'s URL parts, or
@@ -53,9 +54,34 @@ absl::Status ParseUrl(const char* url_text, CurlRequestHead* head) {
   head->scheme = absl::AsciiStrToLower(scheme ? scheme.get() : "");
   head->host = host ? host.get() : "";
   head->port = port ? port.get() : "";
+  head->authority = head->port.empty()
+                        ? head->host
+                        : absl::StrCat(head->host, ":", head->port);
   head->path = path && *path.get() != '\0' ? path.get() : "/";
   if (query) absl::StrAppend(&head->path, "?", query.get());
   return absl::OkStatus();
+}
+
+// Where the authority after "scheme://" at `from` ends: its first '/', '?'
+// or '#' (npos: the end). A loop, as a URL is short (absl's find_first_of
+// builds a table of the characters on every call).
+size_t AuthorityEnd(absl::string_view url, size_t from) {
+  for (size_t i = from; i < url.size(); ++i) {
+    const char c = url[i];
+    if (c == '/' || c == '?' || c == '#') return i;
+  }
+  return absl::string_view::npos;
+}
+
+// Whether curl would change `rest` (the path and query) before sending
+// it: a fragment or backslash, or a dot segment to resolve.
+bool CurlRewrites(absl::string_view rest) {
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if (c == '#' || c == '\\') return true;
+    if (c == '/' && i + 1 < rest.size() && rest[i + 1] == '.') return true;
+  }
+  return false;
 }
 
 // The same, parsing only the scheme and authority with curl's URL API,
@@ -67,14 +93,11 @@ absl::Status ParseUrlCached(const char* url_text, CurlRequestHead* head) {
   const absl::string_view url = url_text;
   const size_t sep = url.find("://");
   if (sep == absl::string_view::npos) return ParseUrl(url_text, head);
-  const size_t end = url.find_first_of("/?#", sep + 3);
+  const size_t end = AuthorityEnd(url, sep + 3);
   const absl::string_view prefix = url.substr(0, end);
   const absl::string_view rest =
       end == absl::string_view::npos ? absl::string_view() : url.substr(end);
-  if (rest.find_first_of("#\\") != absl::string_view::npos ||
-      rest.find("/.") != absl::string_view::npos) {
-    return ParseUrl(url_text, head);
-  }
+  if (CurlRewrites(rest)) return ParseUrl(url_text, head);
   if (cache.text != prefix) {
     CurlRequestHead parsed;
     const std::string root = absl::StrCat(prefix, "/");
@@ -85,10 +108,12 @@ absl::Status ParseUrlCached(const char* url_text, CurlRequestHead* head) {
     cache.scheme = std::move(parsed.scheme);
     cache.host = std::move(parsed.host);
     cache.port = std::move(parsed.port);
+    cache.authority = std::move(parsed.authority);
   }
   head->scheme = cache.scheme;
   head->host = cache.host;
   head->port = cache.port;
+  head->authority = cache.authority;
   if (rest.empty()) {
     head->path = "/";
   } else if (rest[0] == '?') {
@@ -121,8 +146,6 @@ absl::Status ReadCurlRequest(CURL* easy, const curl::Request& request,
                      "' is not http or https: mesh::curl sends HTTP only"));
   }
   head.url = url_text;
-  head.authority = head.host;
-  if (!head.port.empty()) absl::StrAppend(&head.authority, ":", head.port);
 
   if (!request.method.empty()) {
     head.method = request.method;

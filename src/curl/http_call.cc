@@ -113,15 +113,21 @@ void HttpCall::BeginAttempt(const AttemptRetryHint& hint) { hint_ = hint; }
 
 void HttpCall::Send(const Endpoint& endpoint, TransportRequest request,
                     Callback done) {
-  Attempt attempt{&endpoint, std::move(request), std::move(done)};
-  if (loop_.OnLoopThread()) return StartAttempt(std::move(attempt));
-  loop_.Post([this, attempt = std::move(attempt)]() mutable {
-    StartAttempt(std::move(attempt));
+  if (loop_.OnLoopThread()) {
+    // Moved once, into the call's attempt (no attempt is in flight).
+    attempt_.endpoint = &endpoint;
+    attempt_.request = std::move(request);
+    attempt_.done = std::move(done);
+    return StartAttempt();
+  }
+  loop_.Post([this, attempt = Attempt{&endpoint, std::move(request),
+                                      std::move(done)}]() mutable {
+    attempt_ = std::move(attempt);
+    StartAttempt();
   });
 }
 
-void HttpCall::StartAttempt(Attempt attempt) {
-  attempt_ = std::move(attempt);
+void HttpCall::StartAttempt() {
   ++attempts_;
   http_status_ = 0;
   hold_ = false;

@@ -80,7 +80,8 @@ class HttpCall final : public ExternalAttempts {
     std::string bytes;
   };
 
-  void StartAttempt(Attempt attempt);
+  // Starts attempt_, just set.
+  void StartAttempt();
   // Chooses the HTTP version (waiting for an endpoint's connection being
   // opened by another transfer), configures the handle and starts the
   // transfer.
