@@ -7,7 +7,7 @@
 #
 #   scripts/curl-cost.sh              installs valgrind and nghttpd, builds
 #                                     Release in build/bench, runs (about
-#                                     4 minutes)
+#                                     a minute after the build)
 #   scripts/curl-cost.sh BENCH_DIR    runs BENCH_DIR/mesh_curl_bench
 #
 # For each variant and in-flight count, callgrind runs one round of
