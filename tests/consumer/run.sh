@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the mesh built in BUILD_DIR into a fresh prefix, then builds
-# tests/consumer/main.cc (and xds_main.cc, against mesh_xds) against it
-# twice, as an outside project would: with CMake (find_package(mesh),
+# tests/consumer/main.cc (and xds_main.cc against mesh_xds, curl_main.cc
+# against mesh_curl when the build has it) against it twice, as an outside
+# project would: with CMake (find_package(mesh),
 # tests/consumer/CMakeLists.txt) and with a plain compiler command line from
-# `pkg-config --cflags --libs mesh` (mesh_xds); runs them.
+# `pkg-config --cflags --libs mesh` (mesh_xds, mesh_curl); runs them. Also
+# builds the greeter and plain-HTTP examples on their own.
 #
 # Usage: run.sh BUILD_DIR [SONAME]
 # With SONAME the build is a shared library: the installed libmesh.so must
@@ -85,6 +87,18 @@ cmake -S "$here" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake" -j2 >/dev/null
 check_program "$work/cmake/consumer"
 check_program "$work/cmake/xds_consumer"
+# mesh_curl is installed when the build found libcurl.
+has_curl=0
+[[ -f $pcdir/mesh_curl.pc ]] && has_curl=1
+if [[ $has_curl == 1 ]]; then
+  check_program "$work/cmake/curl_consumer"
+  # The plain-HTTP example on its own (examples/http_client): its demo
+  # (scripts/demo.sh) runs it against servers; here it must build.
+  http_src=$(cd "$here/../../examples/http_client" && pwd)
+  cmake -S "$http_src" -B "$work/http_client" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$work/http_client" -j2 >/dev/null
+  check_loaded "$work/http_client/mesh-http-client"
+fi
 
 # 1b. The greeter example on its own (examples/greeter): its own protoc
 # step and a generated stub whose channel comes from Mesh::NewGrpcChannel,
@@ -137,3 +151,12 @@ xds_flags=$(pkg-config --cflags --libs mesh_xds)
 "${CXX:-c++}" -std=c++17 "$here/xds_main.cc" -o "$work/xds-consumer-pc" \
   $xds_flags "${rpath[@]}"
 check_program "$work/xds-consumer-pc"
+# Plain HTTP: mesh_curl.pc on top of mesh.pc and libcurl's.
+if [[ $has_curl == 1 ]]; then
+  pkg-config --exists --print-errors mesh_curl
+  curl_flags=$(pkg-config --cflags --libs mesh_curl)
+  # shellcheck disable=SC2086
+  "${CXX:-c++}" -std=c++17 "$here/curl_main.cc" -o "$work/curl-consumer-pc" \
+    $curl_flags "${rpath[@]}"
+  check_program "$work/curl-consumer-pc"
+fi
