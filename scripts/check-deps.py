@@ -40,8 +40,12 @@ PARTS = {
     "transport": (("base", "model", "tls"), ("grpc",)),
     "discovery": (("base", "model", "route", "tls", "transport"),
                   ("grpc", "protobuf", "proto", "re2", "c-ares")),
+    # The admin page: an HTTP/1.1 server over what the Mesh gives it
+    # (its JSON, its metrics, tap subscriptions); the only part that sees
+    # libmicrohttpd.
+    "admin": (("base", "model", "tap"), ("microhttpd", "grpc")),
     "channel": (("base", "model", "balance", "route", "metrics", "tap",
-                 "tls", "transport", "discovery"),
+                 "tls", "transport", "discovery", "admin"),
                 ("grpc", "protobuf", "proto")),
     "proto": ((), ()),  # .proto files only
     # Plain HTTP through the application's libcurl (library mesh_curl): a
@@ -113,6 +117,7 @@ OUTSIDE = [
     ("re2", re.compile(r"^re2/")),
     ("openssl", re.compile(r"^openssl/")),
     ("curl", re.compile(r"^curl/")),
+    ("microhttpd", re.compile(r"^microhttpd\.h$")),
     ("proto", re.compile(r"^[a-z0-9_/]+\.(pb|grpc\.pb)\.h$")),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

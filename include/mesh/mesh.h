@@ -80,6 +80,13 @@ struct MESH_EXPORT MeshOptions {
   // What a destination's route table may cost (see RouteLimits): a route
   // past a limit is dropped with a log line naming the limit.
   RouteLimits route_limits;
+  // Where to serve the admin page (docs/admin.md): a dashboard of the
+  // destinations, endpoints and routes with live tap, and /metrics,
+  // /describe, /tap and /healthz, e.g. "127.0.0.1:9990" ("127.0.0.1:0"
+  // picks a port: Mesh::AdminAddress()). Served on the Mesh's own threads
+  // to peers on this host only (127.0.0.1, ::1), as tap without tap_tls.
+  // Empty: none.
+  std::string admin_address;
 };
 
 struct MESH_EXPORT ChannelOptions {
@@ -160,6 +167,10 @@ class MESH_EXPORT Mesh {
 
   // The port of the Observe server; 0 without one.
   int tap_port() const;
+
+  // "ip:port" of the admin page (MeshOptions::admin_address, its port
+  // picked when 0 was asked); empty without one.
+  std::string AdminAddress() const;
 
  private:
   explicit Mesh(std::shared_ptr<internal::MeshCore> core);

@@ -49,6 +49,7 @@ absl::StatusOr<std::unique_ptr<Mesh>> Mesh::Create(MeshOptions options) {
   auto core = std::make_shared<internal::MeshCore>(std::move(options));
   absl::Status started = core->StartIdentity();
   if (started.ok()) started = core->StartTapServer();
+  if (started.ok()) started = core->StartAdminServer();
   if (!started.ok()) {
     // Stops what did start (the identity's refresh) before the core goes.
     core->Shutdown();
@@ -71,6 +72,8 @@ absl::StatusOr<std::unique_ptr<TapSubscription>> Mesh::Tap(
 }
 
 int Mesh::tap_port() const { return core_->tap_port(); }
+
+std::string Mesh::AdminAddress() const { return core_->admin_address(); }
 
 absl::StatusOr<std::unique_ptr<Channel>> Mesh::NewChannel(
     const std::string& target, const ChannelOptions& options) {

@@ -199,6 +199,29 @@ absl::Status MeshCore::StartTapServer() {
   return absl::OkStatus();
 }
 
+absl::Status MeshCore::StartAdminServer() {
+  if (options_.admin_address.empty()) return absl::OkStatus();
+  AdminSources sources;
+  // The server ends in Shutdown, before this core.
+  sources.describe = [this] { return Describe(); };
+  sources.metrics = [this] { return Metrics(); };
+  sources.tap = [this](const TapOptions& options) {
+    return tap_hub_->Subscribe(options);
+  };
+  absl::StatusOr<std::unique_ptr<AdminServer>> server =
+      AdminServer::Start(options_.admin_address, std::move(sources));
+  if (!server.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MeshOptions.admin_address: ", server.status().message()));
+  }
+  admin_server_ = *std::move(server);
+  return absl::OkStatus();
+}
+
+std::string MeshCore::admin_address() const {
+  return admin_server_ != nullptr ? admin_server_->address() : std::string();
+}
+
 absl::StatusOr<std::pair<DiscoverySource*, std::string>> MeshCore::SourceFor(
     const std::string& scheme) const {
   if (scheme.empty()) {
@@ -341,7 +364,9 @@ void MeshCore::Shutdown() {
     }
     destinations_.clear();
   }
-  // Tap streams end first (their handlers return within a poll).
+  // The admin page and tap streams end first (their handlers return within
+  // a poll).
+  admin_server_.reset();
   observe_server_.reset();
   // Retries waiting out their backoff see the shutdown and fail at once.
   // So do calls waiting for endpoints, when their timeout runs here.

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "mesh/mesh.h"
+#include "src/admin/admin_server.h"
 #include "src/base/mutex.h"
 #include "src/base/timer_thread.h"
 #include "src/channel/destination.h"
@@ -58,6 +59,11 @@ class MeshCore {
   absl::Status StartTapServer();
   TapHub& tap_hub() { return *tap_hub_; }
   int tap_port() const { return tap_port_; }
+  // Starts the admin page if MeshOptions::admin_address is set; the error
+  // names that field. Call once, before use.
+  absl::Status StartAdminServer();
+  // "ip:port" of the admin page; empty without one.
+  std::string admin_address() const;
 
   // Runs `task` on the mesh's timer thread after `delay` (a retry's
   // backoff); false, leaving `task` with the caller, after Shutdown.
@@ -125,6 +131,7 @@ class MeshCore {
   const std::shared_ptr<TapHub> tap_hub_;
   std::unique_ptr<ObserveServer> observe_server_;  // set before use
   int tap_port_ = 0;                               // set before use
+  std::unique_ptr<AdminServer> admin_server_;      // set before use
 };
 
 }  // namespace mesh::internal

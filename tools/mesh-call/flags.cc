@@ -331,6 +331,12 @@ FlagTable CallFlagTable(CallFlags* f, bool* count_set, bool* tls_refresh_set) {
        "while running, serve Linkerd's tap API on ADDR\n"
        "(e.g. 127.0.0.1:4190; port 0 picks one, printed to\n"
        "stderr) for mesh-tap or linkerd viz tap"},
+      {"admin", "ADDR",
+       TextFlag(&f->admin, "needs an address such as 127.0.0.1:9990"),
+       "while running, serve the admin page on ADDR\n"
+       "(e.g. 127.0.0.1:9990; port 0 picks one; its URL is\n"
+       "printed to stderr): destinations, endpoints, routes\n"
+       "and live tap in a browser"},
       {"help", "", SwitchFlag(&f->help), "this text"},
   };
 }

@@ -92,6 +92,9 @@ struct CallFlags {
   // --tap ADDR: serve Linkerd's tap API (Observe) from the run's Mesh on
   // ADDR ("127.0.0.1:4190"; port 0 picks one) while it runs.
   std::string tap;
+  // --admin ADDR: serve the admin page from the run's Mesh on ADDR
+  // ("127.0.0.1:9990"; port 0 picks one) while it runs.
+  std::string admin;
   bool help = false;  // --help: print Usage() and exit 0
 };
 

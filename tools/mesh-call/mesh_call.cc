@@ -560,6 +560,7 @@ int Main(int argc, char** argv) {
   MeshOptions mesh_options;
   mesh_options.discovery = discovery;
   mesh_options.tap_address = flags.tap;
+  mesh_options.admin_address = flags.admin;
   if (!flags.tls_cert.empty()) {
     mesh_options.identity.cert_chain_file = flags.tls_cert;
     mesh_options.identity.private_key_file = flags.tls_key;
@@ -572,6 +573,12 @@ int Main(int argc, char** argv) {
     // One line, flushed, that scripts wait for before starting mesh-tap.
     std::fprintf(stderr, "mesh-call: tap (Observe) on %s, port %d\n",
                  flags.tap.c_str(), (*mesh)->tap_port());
+    std::fflush(stderr);
+  }
+  if (!flags.admin.empty()) {
+    // One line, flushed, with the URL a browser opens (scripts wait for it).
+    std::fprintf(stderr, "mesh-call: admin page on http://%s/\n",
+                 (*mesh)->AdminAddress().c_str());
     std::fflush(stderr);
   }
   ChannelOptions channel_options;
