@@ -23,6 +23,8 @@ packages=(
   # The benchmarks and their smoke test: plots, the proxy hop, JSON, the
   # plain-HTTP backend (nghttpd).
   gnuplot-nox nghttp2-proxy nghttp2-server jq
+  # The admin page's browser test: headless Chromium and its WebDriver.
+  chromium chromium-driver
   # The Bazel build (scripts/bazel.sh, docs/bazel.md): Debian's Bazel 4.
   bazel-bootstrap
   "$@"

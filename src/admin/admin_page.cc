@@ -10,6 +10,7 @@ const char kAdminHtml[] = R"html(<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mesh admin</title>
 <link rel="stylesheet" href="/admin.css">
+<link rel="icon" href="data:,">
 </head>
 <body>
 <header>

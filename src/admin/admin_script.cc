@@ -23,6 +23,8 @@ const char kAdminJs[] = R"js('use strict';
         if (v === undefined || v === null) continue;
         if (k === 'class') node.className = v;
         else if (k === 'text') node.textContent = v;
+        // Through the CSSOM: the page's policy refuses style attributes.
+        else if (k === 'style') Object.assign(node.style, v);
         else node.setAttribute(k, v);
       }
     }
@@ -169,7 +171,7 @@ const char kAdminJs[] = R"js('use strict';
       });
       ctx.stroke(); ctx.lineWidth = 1;
       const last = r.length ? r[r.length - 1] : 0;
-      legend.append(el('li', null, [el('span', {style: 'background:' + color}),
+      legend.append(el('li', null, [el('span', {style: {background: color}}),
                                     authority + ' ' + fmt(last) + '/s']));
     });
   }
@@ -180,6 +182,8 @@ const char kAdminJs[] = R"js('use strict';
     const bars = [];
     let prev = 0;
     for (const b of bs) { bars.push({le: b.le, n: b.count - prev}); prev = b.count; }
+    // Up to the last bucket with a sample (the rest would be empty).
+    while (bars.length > 1 && bars[bars.length - 1].n === 0) bars.pop();
     const max = Math.max(1, ...bars.map(b => b.n));
     const bw = (w - 8) / Math.max(1, bars.length);
     ctx.fillStyle = cssVar('--accent');
@@ -189,8 +193,10 @@ const char kAdminJs[] = R"js('use strict';
     });
     ctx.fillStyle = cssVar('--muted');
     ctx.font = '10px system-ui, sans-serif';
-    ctx.fillText('ms \u2192 ' + (bars.length > 1 ? String(bars[bars.length - 2].le) : ''),
-                 4, h - 3);
+    const top = bars.length ? bars[bars.length - 1].le : 0;
+    ctx.fillText('0 ms', 4, h - 3);
+    const right = Number.isFinite(top) ? top + ' ms' : 'more';
+    ctx.fillText(right, w - 6 - ctx.measureText(right).width, h - 3);
   }
 
   // --- one destination -----------------------------------------------
@@ -214,7 +220,7 @@ const char kAdminJs[] = R"js('use strict';
       const conn = r.e.connection || {};
       const share = totalDelta > 0 ? r.delta / totalDelta : 0;
       const load = el('span', null, [
-        el('span', {class: 'bar', style: 'width:' + Math.round(share * 80) + 'px'}),
+        el('span', {class: 'bar', style: {width: Math.round(share * 80) + 'px'}}),
         ' ' + pct(totalDelta > 0 ? share : null)]);
       const state = r.ejected
           ? el('span', {class: 'bad', text: 'ejected'})
@@ -316,8 +322,12 @@ const char kAdminJs[] = R"js('use strict';
     const errors = [d.last_error && ('discovery: ' + d.last_error),
                     d.last_config_error && ('config: ' + d.last_config_error)]
         .filter(Boolean).map(t => el('li', {class: 'bad', text: t}));
-    const streams = [streamText('endpoint stream', d.endpoint_stream),
-                     streamText('config stream', d.config_stream)].filter(Boolean);
+    const fromCode = d.answered && d.endpoint_stream && d.config_stream &&
+        !d.endpoint_stream.streams_started && !d.config_stream.streams_started;
+    const streams = fromCode
+        ? [el('li', {text: 'endpoints and config given in code (no discovery stream)'})]
+        : [streamText('endpoint stream', d.endpoint_stream),
+           streamText('config stream', d.config_stream)].filter(Boolean);
     return el('article', {class: 'card', 'aria-label': 'destination ' + d.target}, [
       el('div', {class: 'card-head'}, [el('h3', {text: d.target}), state,
           el('span', {class: 'badge', text: d.channels + ' channel(s)'})]),
@@ -433,7 +443,8 @@ const char kAdminJs[] = R"js('use strict';
     const url = tapUrl();
     source = new EventSource(url);
     setTapState('connecting\u2026');
-    source.addEventListener('ready', () => setTapState('watching ' + url.slice(5), 'good'));
+    source.addEventListener('ready', () => setTapState(
+        'watching ' + decodeURIComponent(url.slice(5)).replace(/&/g, ', '), 'good'));
     source.addEventListener('message', onTapEvent);
     source.addEventListener('dropped', e => setTapState(
         'some events were dropped (' + JSON.parse(e.data).dropped + ')', 'warn'));
