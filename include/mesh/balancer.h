@@ -145,6 +145,11 @@ struct MESH_EXPORT EndpointStats {
   uint64_t failures = 0;   // classified and endpoint failures seen
   uint64_t ejections = 0;  // times ejected
   bool ejected = false;    // ejected now
+  // While ejected: how long the ejection has left, and why it came:
+  // "consecutive_failures", "success_rate" or "failure_percentage" (the
+  // interval rules). 0 and empty otherwise.
+  double ejection_left_ms = 0;
+  std::string ejection_reason;
 };
 
 }  // namespace mesh

@@ -208,13 +208,14 @@ const char kAdminJs[] = R"js('use strict';
       const failures = loads.reduce((a, l) => a + (l.failures || 0), 0);
       const pending = loads.reduce((a, l) => a + (l.pending || 0), 0);
       const rtt = loads.reduce((a, l) => Math.max(a, l.rtt_estimate_ms || 0), 0);
-      const ejected = loads.some(l => l.ejected);
+      const ejectedBy = loads.find(l => l.ejected);
+      const ejected = ejectedBy !== undefined;
       const key = d.target + '|' + e.address;
       const before = lastPicks.has(key) ? lastPicks.get(key) : picks;
       lastPicks.set(key, picks);
       const delta = Math.max(0, picks - before);
       totalDelta += delta;
-      return {e, picks, failures, pending, rtt, ejected, delta};
+      return {e, picks, failures, pending, rtt, ejected, ejectedBy, delta};
     });
     return rows.map(r => {
       const conn = r.e.connection || {};
@@ -222,8 +223,13 @@ const char kAdminJs[] = R"js('use strict';
       const load = el('span', null, [
         el('span', {class: 'bar', style: {width: Math.round(share * 80) + 'px'}}),
         ' ' + pct(totalDelta > 0 ? share : null)]);
+      const why = {consecutive_failures: 'failures in a row',
+                   success_rate: 'success rate below its peers',
+                   failure_percentage: 'failure percentage'};
       const state = r.ejected
-          ? el('span', {class: 'bad', text: 'ejected'})
+          ? el('span', {class: 'bad', text: 'ejected (' +
+                fmt(r.ejectedBy.ejection_left_ms / 1000) + ' s left; ' +
+                (why[r.ejectedBy.ejection_reason] || 'reason unknown') + ')'})
           : el('span', {class: conn.state === 'READY' ? 'good' : 'muted',
                         text: conn.state || 'idle'});
       const success = r.picks > 0 ? 1 - r.failures / r.picks : null;

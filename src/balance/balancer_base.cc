@@ -147,6 +147,23 @@ std::vector<EndpointStats> BalancerBase::Stats() const {
     s.failures = l->failures.load();
     s.ejections = l->ejections.load();
     s.ejected = l->Ejected(now);
+    if (s.ejected) {
+      s.ejection_left_ms =
+          static_cast<double>(l->ejected_until_ns.load() - now) / 1e6;
+      switch (l->ejection_reason.load()) {
+        case EjectionReason::kNone:
+          break;
+        case EjectionReason::kConsecutiveFailures:
+          s.ejection_reason = "consecutive_failures";
+          break;
+        case EjectionReason::kSuccessRate:
+          s.ejection_reason = "success_rate";
+          break;
+        case EjectionReason::kFailurePercentage:
+          s.ejection_reason = "failure_percentage";
+          break;
+      }
+    }
     out.push_back(std::move(s));
   }
   return out;

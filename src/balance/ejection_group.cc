@@ -66,6 +66,8 @@ void EjectionGroup::Replace(const EndpointLoad& from, EndpointLoad& to) {
                          std::memory_order_relaxed);
   to.ejections.store(from.ejections.load(std::memory_order_relaxed),
                      std::memory_order_relaxed);
+  to.ejection_reason.store(from.ejection_reason.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
   if (until_ns_.erase(&from) != 0) until_ns_[&to] = until;
 }
 
@@ -92,12 +94,13 @@ bool EjectionGroup::TryEject(EndpointLoad& load, int64_t now_ns) {
   size_t ejected = 0;
   for (const auto& [member, until] : until_ns_) ejected += until > now_ns;
   if (!MayEjectOneMore(ejected, until_ns_.size())) return false;
-  return EjectLocked(load, now_ns, self);
+  return EjectLocked(load, now_ns, self, EjectionReason::kConsecutiveFailures);
 }
 
 bool EjectionGroup::EjectLocked(
     EndpointLoad& load, int64_t now_ns,
-    absl::flat_hash_map<const EndpointLoad*, int64_t>::iterator self) {
+    absl::flat_hash_map<const EndpointLoad*, int64_t>::iterator self,
+    EjectionReason reason) {
   int64_t last_until = self->second;
   uint32_t times = load.times_ejected.load(std::memory_order_relaxed);
   // Healthy for ejection_max since the last ejection ended: start over.
@@ -120,6 +123,7 @@ bool EjectionGroup::EjectLocked(
   load.times_ejected.store(times, std::memory_order_relaxed);
   load.ejected_until_ns.store(until, std::memory_order_relaxed);
   load.ejections.fetch_add(1, std::memory_order_relaxed);
+  load.ejection_reason.store(reason, std::memory_order_relaxed);
   load.consecutive_failures.store(0, std::memory_order_relaxed);
   return true;
 }
@@ -147,12 +151,12 @@ void EjectionGroup::MaybeSweep(int64_t now_ns) {
 void EjectionGroup::EjectOutlier(EndpointLoad& load,
                                  uint32_t enforcement_percentage,
                                  int64_t now_ns, size_t members,
-                                 size_t* ejected) {
+                                 size_t* ejected, EjectionReason reason) {
   if (load.Ejected(now_ns) || !MayEjectOneMore(*ejected, members)) return;
   if (absl::Uniform<uint32_t>(gen_, 0, 100) >= enforcement_percentage) return;
   auto self = until_ns_.find(&load);
   if (self == until_ns_.end()) return;
-  if (EjectLocked(load, now_ns, self)) ++*ejected;
+  if (EjectLocked(load, now_ns, self, reason)) ++*ejected;
 }
 
 namespace {
@@ -213,7 +217,7 @@ void EjectionGroup::SweepLocked(int64_t now_ns, int64_t last_look_ns,
       for (Tally* t : candidates) {
         if (t->success_rate < threshold) {
           EjectOutlier(*t->load, rule.enforcement_percentage, now_ns, members,
-                       &ejected);
+                       &ejected, EjectionReason::kSuccessRate);
         }
       }
     }
@@ -231,7 +235,7 @@ void EjectionGroup::SweepLocked(int64_t now_ns, int64_t last_look_ns,
         // In integers: 1 failure of 5 is 20%, exactly.
         if (t.failed * 100 >= uint64_t{rule.threshold} * t.volume) {
           EjectOutlier(*t.load, rule.enforcement_percentage, now_ns, members,
-                       &ejected);
+                       &ejected, EjectionReason::kFailurePercentage);
         }
       }
     }

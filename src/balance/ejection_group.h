@@ -31,6 +31,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "mesh/balancer.h"
+#include "src/balance/ejection_reason.h"
 #include "src/base/mutex.h"
 
 namespace mesh::internal {
@@ -87,14 +88,14 @@ class EjectionGroup {
   bool MayEjectOneMore(size_t ejected, size_t members) const;
   bool EjectLocked(
       EndpointLoad& load, int64_t now_ns,
-      absl::flat_hash_map<const EndpointLoad*, int64_t>::iterator self)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      absl::flat_hash_map<const EndpointLoad*, int64_t>::iterator self,
+      EjectionReason reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ejects `load`, an outlier of the look at `now_ns`, unless it is ejected
   // already, the share of the `members` forbids one more than `*ejected`,
   // or the enforcement draw says no; counts it in `*ejected`.
   void EjectOutlier(EndpointLoad& load, uint32_t enforcement_percentage,
-                    int64_t now_ns, size_t members, size_t* ejected)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                    int64_t now_ns, size_t members, size_t* ejected,
+                    EjectionReason reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The look at `now_ns`; the last was at `last_look_ns` (or the group was
   // made then), `intervals` intervals ago.
   void SweepLocked(int64_t now_ns, int64_t last_look_ns, int64_t intervals)

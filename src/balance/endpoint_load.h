@@ -18,6 +18,7 @@
 #include "mesh/balancer.h"
 #include "mesh/endpoint.h"
 #include "src/balance/call_handle.h"
+#include "src/balance/ejection_reason.h"
 #include "src/balance/peak_ewma.h"
 #include "src/base/clock.h"
 
@@ -66,7 +67,8 @@ struct EndpointLoad {
   std::atomic<uint32_t> consecutive_failures{0};
   // Ejection state, written under the group's mutex. (The two 32-bit fields
   // side by side: no padding.)
-  std::atomic<uint32_t> times_ejected{0};    // n of the backoff; may restart
+  std::atomic<uint32_t> times_ejected{0};  // n of the backoff; may restart
+  std::atomic<EjectionReason> ejection_reason{EjectionReason::kNone};
   std::atomic<int64_t> ejected_until_ns{0};  // end of the last ejection
   std::atomic<uint64_t> ejections{0};        // total, never restarts
   // Calls ended since the group's last look (interval ejection only).

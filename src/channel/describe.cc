@@ -247,12 +247,14 @@ std::string DescribeJson(const DestinationView& v) {
     for (const auto& channel : v.channel_stats) {
       for (const EndpointStats& s : channel) {
         if (s.address != e.address) continue;
-        loads.push_back(
-            absl::StrFormat("{\"pending\":%d,\"rtt_estimate_ms\":%.3f,"
-                            "\"picks\":%d,\"failures\":%d,"
-                            "\"ejections\":%d,\"ejected\":%s}",
-                            s.pending, s.rtt_estimate_ms, s.picks, s.failures,
-                            s.ejections, s.ejected ? "true" : "false"));
+        loads.push_back(absl::StrFormat(
+            "{\"pending\":%d,\"rtt_estimate_ms\":%.3f,"
+            "\"picks\":%d,\"failures\":%d,"
+            "\"ejections\":%d,\"ejected\":%s,\"ejection_left_ms\":%.0f,"
+            "\"ejection_reason\":%s}",
+            s.pending, s.rtt_estimate_ms, s.picks, s.failures, s.ejections,
+            s.ejected ? "true" : "false", s.ejection_left_ms,
+            JsonString(s.ejection_reason)));
       }
     }
     endpoints.push_back(absl::StrCat(

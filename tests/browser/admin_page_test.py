@@ -217,7 +217,7 @@ def main():
         def ejected_shown():
             rows = browser.js(ENDPOINT_ROWS, "books:7000") or {}
             row = rows.get(failing)
-            return row and row.get("state") == "ejected"
+            return row and row.get("state", "").startswith("ejected (")
         check(bool(wait_for(ejected_shown, 15, step=0.2)),
               "the failing endpoint is shown ejected")
         browser.screenshot(os.path.join(args.out, "admin-page.png"))

@@ -173,6 +173,13 @@ TEST_F(EjectionTest, FifthClassifiedFailureInARowEjects) {
   EXPECT_TRUE(a.ejected);
   EXPECT_EQ(a.ejections, 1u);
   EXPECT_EQ(a.failures, 5u);
+  // Why, and for how long (the default base ejection time, 1 s, on a
+  // clock that has not moved).
+  EXPECT_EQ(a.ejection_reason, "consecutive_failures");
+  EXPECT_DOUBLE_EQ(a.ejection_left_ms, 1000);
+  EndpointStats other = StatsOf(*b, kB);
+  EXPECT_EQ(other.ejection_reason, "");
+  EXPECT_EQ(other.ejection_left_ms, 0);
 }
 
 TEST_F(EjectionTest, SuccessResetsTheCountAndCancelledLeavesIt) {

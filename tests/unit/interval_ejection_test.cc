@@ -121,6 +121,8 @@ TEST_F(IntervalEjectionTest, FailurePercentageEjectsAtTheNextLookOnly) {
   Look(*b);
   EXPECT_TRUE(StatsOf(*b, kA).ejected);
   EXPECT_EQ(StatsOf(*b, kA).ejections, 1u);
+  EXPECT_EQ(StatsOf(*b, kA).ejection_reason, "failure_percentage");
+  EXPECT_GT(StatsOf(*b, kA).ejection_left_ms, 0);
   EXPECT_EQ(Ejected(*b), 1);
 }
 
@@ -190,6 +192,8 @@ TEST_F(IntervalEjectionTest, SuccessRateOutlierBelowMeanLessFactorStdevs) {
     Feed(*b, kFive, 20, /*a_ok=*/14);  // A 70%, the others 100%
     Look(*b);
     EXPECT_EQ(StatsOf(*b, kA).ejected, factor == 1900u);
+    EXPECT_EQ(StatsOf(*b, kA).ejection_reason,
+              factor == 1900u ? "success_rate" : "");
     EXPECT_EQ(Ejected(*b), factor == 1900u ? 1 : 0);
   }
 }
