@@ -6,8 +6,8 @@
 #      mesh-echo-server processes, and mesh-call sending traffic through it
 #      while this script edits the file — adding a backend, then removing
 #      one — so each second's line shows the traffic follow; mesh-tap shows
-#      three live requests through mesh-call's tap server, and mesh-call
-#      ends with the per-route metrics;
+#      three live requests through mesh-call's tap server, mesh-call's
+#      admin page answers, and mesh-call ends with the per-route metrics;
 #   3. the same file over xDS: gRPC's own xDS client (an "xds:///" channel,
 #      no mesh library) configured by the same control plane, with the
 #      control plane's log of that ADS stream — Listener, routes, Cluster,
@@ -127,7 +127,8 @@ echo "demo: backends A=${backends[0]} B=${backends[1]} C=${backends[2]}; the con
 
 "$bin/mesh-call" --linkerd "127.0.0.1:$port" --target echo.local:7000 \
   --method /demo.Echo/Say --duration 6 --interval 1 --concurrency 8 \
-  --deadline 1000 --metrics --tap 127.0.0.1:0 2>"$work/call.err" &
+  --deadline 1000 --metrics --tap 127.0.0.1:0 --admin 127.0.0.1:0 \
+  2>"$work/call.err" &
 call=$!
 # mesh-call serves Linkerd's tap API while it runs: watch three requests.
 tap_port=""
@@ -136,6 +137,18 @@ for _ in $(seq 50); do
   [ -n "$tap_port" ] && break
   sleep 0.1
 done
+# And its admin page (docs/admin.md): a browser opened on it while the
+# run lasts shows the endpoints, routes and live tap.
+admin_url=""
+for _ in $(seq 50); do
+  admin_url=$(sed -n 's/.*admin page on \(http:[^ ]*\).*/\1/p' "$work/call.err")
+  [ -n "$admin_url" ] && break
+  sleep 0.1
+done
+if [ -n "$admin_url" ]; then
+  echo "demo: mesh-call's admin page: $admin_url (docs/admin.md); its /healthz says:" \
+    "$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "healthz", timeout=5).read().decode().strip())' "$admin_url")"
+fi
 if [ -n "$tap_port" ]; then
   echo "demo: mesh-tap 127.0.0.1:$tap_port --limit 3 (live requests of mesh-call):"
   "$bin/mesh-tap" "127.0.0.1:$tap_port" --limit 3 --timeout 5 | sed 's/^/  /'
