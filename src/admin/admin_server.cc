@@ -14,6 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/admin/admin_access.h"
 #include "src/model/address.h"
 
 namespace mesh::internal {
@@ -36,37 +37,6 @@ namespace {
 constexpr absl::Duration kTapPoll = absl::Milliseconds(200);
 // Where MHD's request marker points (a request seen once already).
 char kSeen;
-
-// The tap rule: peers on this host only.
-bool IsLocal(const sockaddr* peer) {
-  if (peer == nullptr) return false;
-  if (peer->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(peer);
-    return ntohl(in->sin_addr.s_addr) == INADDR_LOOPBACK;
-  }
-  if (peer->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(peer);
-    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-      const uint8_t* b = in6->sin6_addr.s6_addr;
-      return b[12] == 127 && b[13] == 0 && b[14] == 0 && b[15] == 1;
-    }
-  }
-  return false;
-}
-
-std::string PeerText(const sockaddr* peer) {
-  if (peer == nullptr) return "(unknown)";
-  char text[INET6_ADDRSTRLEN] = {};
-  if (peer->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(peer)->sin_addr,
-              text, sizeof(text));
-  } else if (peer->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr,
-              text, sizeof(text));
-  }
-  return text;
-}
 
 void Log(void*, const char* format, va_list args) {
   char line[512];
@@ -219,7 +189,7 @@ MHD_Result OnRequest(void* cls, MHD_Connection* connection, const char* url,
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   const sockaddr* peer = info != nullptr ? info->client_addr : nullptr;
-  if (!IsLocal(peer)) {
+  if (!IsLocalPeer(peer)) {
     return SendText(connection, MHD_HTTP_FORBIDDEN,
                     absl::StrCat("peer ", PeerText(peer),
                                  " is not on this host; only 127.0.0.1 and "
