@@ -314,12 +314,20 @@ const char kAdminJs[] = R"js('use strict';
                      text: s.last_error ? text + '; last error: ' + s.last_error : text});
   }
   function resourcesSection(d) {
-    const rs = d.resources;
-    if (!Array.isArray(rs) || rs.length === 0) return [];
+    // The resources each stream asked for (xDS), once each.
+    const seen = new Map();
+    for (const s of [d.endpoint_stream, d.config_stream]) {
+      for (const r of (s && s.resources) || []) seen.set(r.type + '|' + r.name, r);
+    }
+    if (seen.size === 0) return [];
     return [el('h4', {text: 'xDS resources'}),
-            table(['type', 'name', 'version', 'state', 'error'], rs.map(r =>
-                [r.type || '', r.name || '', r.version || '', r.state || '',
-                 r.error || ''])) ];
+            table(['type', 'name', 'version', 'state', 'updated', 'last rejection'],
+                  [...seen.values()].map(r => [
+                      r.type || '', r.name || '', r.version || '',
+                      el('span', {class: r.state === 'NACKED' ? 'bad'
+                                       : r.state === 'ACKED' ? 'good' : 'warn',
+                                  text: r.state || ''}),
+                      r.updated || '', r.error || ''])) ];
   }
   function destinationCard(d, samples) {
     const state = !d.answered ? el('span', {class: 'warn', text: 'waiting for discovery'})
@@ -336,6 +344,7 @@ const char kAdminJs[] = R"js('use strict';
            streamText('config stream', d.config_stream)].filter(Boolean);
     return el('article', {class: 'card', 'aria-label': 'destination ' + d.target}, [
       el('div', {class: 'card-head'}, [el('h3', {text: d.target}), state,
+          el('span', {class: 'badge', text: 'source: ' + (d.source || '?')}),
           el('span', {class: 'badge', text: d.channels + ' channel(s)'})]),
       el('ul', {class: 'muted'}, streams.concat(errors)),
       el('h4', {text: 'Endpoints'}),

@@ -267,6 +267,7 @@ std::string DescribeJson(const DestinationView& v) {
   }
   return absl::StrCat(
       "{\"target\":", JsonString(v.target),
+      ",\"source\":", JsonString(v.source),
       ",\"answered\":", v.has_update ? "true" : "false",
       ",\"exists\":", v.exists ? "true" : "false",
       ",\"channels\":", v.channel_stats.size(), ",\"endpoints\":[",

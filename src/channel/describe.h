@@ -23,6 +23,8 @@ namespace mesh::internal {
 // Everything Describe() shows for one destination, copied out under its lock.
 struct DestinationView {
   std::string target;
+  // The discovery source: "static", "linkerd", "xds", "dns", "application".
+  std::string source;
   bool has_update = false;
   bool exists = true;
   std::vector<Endpoint> endpoints;

@@ -88,6 +88,15 @@ Destination::~Destination() { Shutdown(); }
 void Destination::Start(DiscoverySource& source, const std::string& name,
                         bool cluster) {
   std::unique_ptr<DiscoverySubscription> sub, config_sub;
+  // What the source is, for Describe(): a built-in one says; StaticDiscovery
+  // is "static"; an application's own is "application".
+  if (const BuiltinSource* builtin = AsBuiltin(&source)) {
+    source_kind_ = builtin->KindName();
+  } else if (dynamic_cast<StaticDiscovery*>(&source) != nullptr) {
+    source_kind_ = "static";
+  } else {
+    source_kind_ = "application";
+  }
   if (cluster) {
     BuiltinSource* builtin = AsBuiltin(&source);
     if (builtin != nullptr) sub = builtin->SubscribeCluster(name, this);

@@ -195,10 +195,11 @@ class Destination final : public EndpointObserver,
   Routes RoutesFor(const ServiceConfig& config,
                    std::vector<std::string>* dropped);
 
-  // Fixed at construction (routes_required_ by Start).
+  // Fixed at construction (routes_required_ and source_kind_ by Start).
   const std::string target_;
   const std::string authority_;
   bool routes_required_ = false;
+  std::string source_kind_;
   std::atomic<bool> has_config_{false};
   BackendPolicyState backend_policy_;
   const std::shared_ptr<TimerThread> timers_;

@@ -47,6 +47,7 @@ absl::Status Destination::NoEndpointsStatus() const {
 DestinationView Destination::View() const {
   DestinationView v;
   v.target = target_;
+  v.source = source_kind_;
   {
     MutexLock lock(&subscription_mu_);
     if (subscription_) v.endpoint_stream = subscription_->GetState();

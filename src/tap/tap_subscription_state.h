@@ -131,8 +131,8 @@ class TapSubscriptionState {
       // running is waiting on cv_ by now.
       MutexLock lock(&mu_);
       ready = std::exchange(armed_, false);
+      cv_.SignalAll();  // under the lock: see Push
     }
-    cv_.SignalAll();
     if (ready) on_ready_();
   }
 
@@ -144,8 +144,13 @@ class TapSubscriptionState {
       MutexLock lock(&mu_);
       pushed = PushLocked(std::move(event));
       if (pushed) ready = std::exchange(armed_, false);
+      // Signalled under the lock, which the handle's Close takes before
+      // the state can go: the signal is ordered before the state's end
+      // without relying on the claim's reference alone (whose last drop
+      // ThreadSanitizer cannot pair across threads with libstdc++ 12; see
+      // tests/tsan.supp).
+      if (pushed) cv_.Signal();
     }
-    if (pushed) cv_.Signal();
     if (ready) on_ready_();
   }
 
@@ -158,8 +163,8 @@ class TapSubscriptionState {
       // Under the lock, so a waiting Next cannot miss the change.
       state_.fetch_sub(1, std::memory_order_acq_rel);
       ready = (pushed || OverLocked()) && std::exchange(armed_, false);
+      cv_.SignalAll();  // under the lock: see Push
     }
-    cv_.SignalAll();
     if (ready) on_ready_();
   }
 

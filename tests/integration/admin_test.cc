@@ -117,7 +117,10 @@ TEST_F(AdminTest, HealthzMetricsAndDescribeAreTheMeshs) {
     EXPECT_TRUE(absl::StrContains(describe.body, backend->address()))
         << describe.body;
   }
-  EXPECT_TRUE(absl::StrContains(describe.body, kTarget));
+  EXPECT_TRUE(absl::StrContains(
+      describe.body,
+      absl::StrCat(R"({"target":")", kTarget, R"(","source":"static")")))
+      << describe.body;
 }
 
 TEST_F(AdminTest, ThePageAndItsFilesComeFromTheLibrary) {

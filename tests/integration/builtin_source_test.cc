@@ -20,6 +20,7 @@ namespace {
 // records the timer threads lent to it.
 class LendRecordingSource final : public internal::BuiltinSource {
  public:
+  std::string KindName() const override { return "test"; }
   explicit LendRecordingSource(std::shared_ptr<StaticDiscovery> endpoints,
                                std::string scheme = "")
       : endpoints_(std::move(endpoints)), scheme_(std::move(scheme)) {}

@@ -149,6 +149,7 @@ TEST_F(DnsCnameTest, ACnameLoopKeepsTheLastGoodAddressesAndIsRetried) {
                              "CNAME chain could not be followed");
   })) << mesh_->Describe();
   const std::string described = mesh_->Describe();
+  EXPECT_THAT(described, HasSubstr(R"("source":"dns")"));
   EXPECT_THAT(described, HasSubstr("query for 'db.mesh.test' failed"));
   EXPECT_THAT(described, HasSubstr("loops (db.mesh.test -> other.mesh.test -> "
                                    "db.mesh.test)"));

@@ -331,6 +331,7 @@ TEST_F(LinkerdTest, DescribeShowsWhatTheClientBelieves) {
   ASSERT_EQ(parsed->array.size(), 1u);
   const auto& d = parsed->array[0].object;
   EXPECT_EQ(d.at("target").string, kTarget);
+  EXPECT_EQ(d.at("source").string, "linkerd");
   EXPECT_TRUE(d.at("endpoint_stream").object.at("connected").boolean);
   EXPECT_EQ(d.at("service_config").object.at("fully_qualified_name").string,
             "echo.test");

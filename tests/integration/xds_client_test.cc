@@ -149,6 +149,7 @@ TEST_F(XdsClientTest, DescribeShowsEachResourceOfTheChainAcked) {
   ASSERT_NE(channel, nullptr);
   ASSERT_TRUE(channel->CallRaw("/test.Echo/Say", "hello").status.ok());
   std::string described = mesh_->Describe();
+  EXPECT_THAT(described, HasSubstr(R"("source":"xds")"));
   for (
       const char* resource :
       {R"("type":"Listener","name":"csds.test:7001","state":"ACKED")",

@@ -43,6 +43,9 @@ class BuiltinSource : public DiscoverySource {
   // SubscribeConfig then get "//authority/name:port" (the source checks
   // it). False: such a target is INVALID_ARGUMENT.
   virtual bool TakesAuthority() const { return false; }
+  // What the source is, for Describe() and the admin page: "linkerd",
+  // "xds", "dns".
+  virtual std::string KindName() const = 0;
   // A gRPC service that reports the source's state to debugging tools,
   // served on MeshOptions::tap_address under tap's access rule (xDS: CSDS).
   // Null for none. Sources may share one object; the Mesh registers each

@@ -349,6 +349,7 @@ class DnsDiscovery final : public internal::BuiltinSource {
   }
 
   std::string Scheme() const override { return "dns"; }
+  std::string KindName() const override { return "dns"; }
   bool TakesAuthority() const override { return true; }
 
  private:

@@ -334,6 +334,8 @@ class LinkerdDiscovery final : public internal::BuiltinSource {
   explicit LinkerdDiscovery(std::shared_ptr<Shared> shared)
       : shared_(std::move(shared)) {}
 
+  std::string KindName() const override { return "linkerd"; }
+
   std::unique_ptr<DiscoverySubscription> Subscribe(
       const std::string& target, EndpointObserver* observer) override {
     StreamWatch::Hooks hooks;

@@ -35,6 +35,7 @@ class XdsDiscovery final : public internal::BuiltinSource {
   }
   bool RoutesRequired() const override { return true; }
   std::string Scheme() const override { return "xds"; }
+  std::string KindName() const override { return "xds"; }
   // One CSDS service for the process, showing every xDS client.
   std::shared_ptr<grpc::Service> StatusService() const override {
     return internal::xds::CsdsService();
