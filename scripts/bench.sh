@@ -43,7 +43,7 @@ cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
 timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
   mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
   mesh_churn_bench mesh_tap_load_bench mesh_stub_bench mesh_tls_bench \
-  mesh_curl_bench
+  mesh_curl_bench mesh_admin_bench
 
 if [[ $quick == 1 ]]; then
   micro=(--benchmark_min_time=0.01 --benchmark_repetitions=2)
@@ -55,6 +55,7 @@ if [[ $quick == 1 ]]; then
   stub=(--calls 300 --rounds 1 --warmup 100 --messages 2000)
   tls=(--calls 300 --rounds 1 --warmup 100 --connects 3)
   http=(--requests 300 --rounds 2)
+  admin=(--calls 300 --rounds 1 --warmup 100)
 else
   micro=(--benchmark_repetitions=3)
   tail=()
@@ -65,6 +66,7 @@ else
   stub=()
   tls=()
   http=()
+  admin=()
 fi
 
 step "machine facts"
@@ -100,6 +102,9 @@ timeout 240 "$bin/mesh_tls_bench" --out "$out" "${tls[@]}"
 
 step "plain HTTP through mesh::curl against curl alone and an nghttpx hop"
 timeout 240 "$bin/mesh_curl_bench" --out "$out" "${http[@]}"
+
+step "the admin page: none, served idle, open in one browser with a live tap"
+timeout 240 "$bin/mesh_admin_bench" --out "$out" "${admin[@]}"
 
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 mhz="$(awk '/^cpu MHz/ {printf "%.0f MHz", $4; exit}' /proc/cpuinfo)"

@@ -35,6 +35,10 @@ namespace {
 
 // How often a tap stream looks for the server's end between events.
 constexpr absl::Duration kTapPoll = absl::Milliseconds(200);
+// A tap stream writes at most this often, and at most about this much at a
+// time (the events past it wait for the next write).
+constexpr absl::Duration kTapBatch = absl::Milliseconds(100);
+constexpr size_t kTapBatchBytes = 64 * 1024;
 // Where MHD's request marker points (a request seen once already).
 char kSeen;
 
@@ -108,21 +112,34 @@ ssize_t ReadTap(void* cls, uint64_t, char* buffer, size_t max) {
       return MHD_CONTENT_READER_END_OF_STREAM;
     }
     std::optional<TapEvent> event = stream->subscription->Next(kTapPoll);
+    if (event.has_value()) {
+      // Written in batches, at most every kTapBatch: the events that came
+      // meanwhile go in one write, so that a busy process pays a wake-up
+      // and a write per batch, not per event (a person reads no faster).
+      const absl::Duration wait =
+          kTapBatch - (absl::Now() - stream->last_write);
+      if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
+      do {
+        absl::StrAppend(&stream->pending, "data: ", TapEventJson(*event),
+                        "\n\n");
+        if (stream->pending.size() >= kTapBatchBytes) break;
+        event = stream->subscription->Next(absl::ZeroDuration());
+      } while (event.has_value());
+    }
     const uint64_t dropped = stream->subscription->dropped();
     if (dropped != stream->dropped) {
       stream->dropped = dropped;
       absl::StrAppend(&stream->pending,
                       "event: dropped\ndata: {\"dropped\":", dropped, "}\n\n");
     }
-    if (event.has_value()) {
-      absl::StrAppend(&stream->pending, "data: ", TapEventJson(*event), "\n\n");
-    } else if (stream->subscription->done()) {
-      // The page opens another stream when it wants more.
-      absl::StrAppend(&stream->pending, "event: done\ndata: {}\n\n");
-      stream->ended = true;
-    } else if (stream->pending.empty() &&
-               absl::Now() - stream->last_write >= limits.tap_keepalive) {
-      stream->pending = ": keep-alive\n\n";
+    if (stream->pending.empty()) {
+      if (stream->subscription->done()) {
+        // The page opens another stream when it wants more.
+        stream->pending = "event: done\ndata: {}\n\n";
+        stream->ended = true;
+      } else if (absl::Now() - stream->last_write >= limits.tap_keepalive) {
+        stream->pending = ": keep-alive\n\n";
+      }
     }
   }
   const size_t n = std::min(max, stream->pending.size() - stream->sent);
@@ -165,7 +182,7 @@ MHD_Result StartTap(AdminServer::State& state, MHD_Connection* connection,
   // waits for it before making the calls it watches).
   stream->pending = "event: ready\ndata: {}\n\n";
   MHD_Response* response = MHD_create_response_from_callback(
-      MHD_SIZE_UNKNOWN, 4096, &ReadTap, stream, &FreeTap);
+      MHD_SIZE_UNKNOWN, 32 * 1024, &ReadTap, stream, &FreeTap);
   if (response == nullptr) {
     FreeTap(stream);
     return MHD_NO;

@@ -62,6 +62,12 @@ if [[ -x "$bin/mesh_curl_bench" ]]; then
     done
   done
 fi
+# The admin page's cost: the three variants, each a row.
+timeout 60 "$bin/mesh_admin_bench" --out "$out" --calls 40 --rounds 1 \
+  --warmup 10 >/dev/null || fail "mesh_admin_bench failed"
+for variant in "none (no admin page)" "idle (page served" "open (one browser"; do
+  grep -qF "| $variant" "$out/admin.md" || fail "admin.md has no row '$variant'"
+done
 # Big configurations, small: every step is ACKed (a NACK or a missing ACK
 # ends the program non-zero) and printed.
 timeout 60 "$bin/mesh_big_config_bench" --vhosts 3 --routes 2 --endpoints 10 \
