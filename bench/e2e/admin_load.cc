@@ -23,7 +23,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,6 +41,7 @@
 #include "absl/time/clock.h"
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/latency_stats.h"
+#include "bench/e2e/sequential_calls.h"
 #include "mesh/mesh.h"
 #include "tools/common/echo_backend.h"
 #include "tools/common/process_stats.h"
@@ -125,31 +125,6 @@ class Browser {
   std::thread polls_, tap_;
 };
 
-LatencyStats Measure(Channel& channel, int calls, const std::string& name) {
-  std::vector<double> ms;
-  ms.reserve(calls);
-  int64_t ok = 0;
-  for (int i = 0; i < calls; ++i) {
-    absl::Time start = absl::Now();
-    CallResult r = channel.CallRaw("/bench.Echo/Say", "x");
-    ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
-    ok += r.status.ok();
-  }
-  return LatencyStats::From(name, std::move(ms), ok);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 int Main(int argc, char** argv) {
   std::string out = "results";
   int calls = 2000, rounds = 7, warmup = 500;
@@ -186,13 +161,13 @@ int Main(int argc, char** argv) {
   auto plain_channel = (*plain)->NewChannel(kTarget);
   auto admin_channel = (*admin)->NewChannel(kTarget);
   if (!plain_channel.ok() || !admin_channel.ok()) Die("channels");
-  Measure(**plain_channel, warmup, "warmup");
-  Measure(**admin_channel, warmup, "warmup");
+  SequentialCalls(**plain_channel, warmup, "warmup");
+  SequentialCalls(**admin_channel, warmup, "warmup");
 
   // The idle page's CPU: two seconds with no call and no browser.
-  const double cpu_before = CpuSeconds();
+  const double cpu_before = ProcessCpuSeconds();
   absl::SleepFor(absl::Seconds(2));
-  const double idle_cpu_ms = (CpuSeconds() - cpu_before) * 1000;
+  const double idle_cpu_ms = (ProcessCpuSeconds() - cpu_before) * 1000;
 
   std::string csv = "round,variant,calls,ok,p50_ms,p99_ms\n";
   std::vector<double> idle_ratios, open_ratios, open_p99_ratios;
@@ -203,12 +178,12 @@ int Main(int argc, char** argv) {
     std::optional<LatencyStats> measured[3];
     for (int k = 0; k < 3; ++k) {
       const int v = (k + r) % 3;
-      if (v == 0) measured[0] = Measure(**plain_channel, calls, "none");
-      if (v == 1) measured[1] = Measure(**admin_channel, calls, "idle");
+      if (v == 0) measured[0] = SequentialCalls(**plain_channel, calls, "none");
+      if (v == 1) measured[1] = SequentialCalls(**admin_channel, calls, "idle");
       if (v == 2) {
         auto browser = std::make_unique<Browser>(address);
         absl::SleepFor(absl::Milliseconds(200));  // its first fetches are in
-        measured[2] = Measure(**admin_channel, calls, "open");
+        measured[2] = SequentialCalls(**admin_channel, calls, "open");
         browser_bytes += browser->bytes();
       }
     }

@@ -43,6 +43,9 @@ std::vector<double> CurvePercentiles(int steps_per_decade = 20);
 // CPU time used so far by every thread of this process, in seconds.
 double ProcessCpuSeconds();
 
+// The median of `v` (its upper middle for an even count; 0 when empty).
+double Median(std::vector<double> v);
+
 // One row per run: calls, success rate, p50, p90, p99, p99.9, max in ms.
 std::string SummaryCsv(const std::vector<LatencyStats>& runs);
 

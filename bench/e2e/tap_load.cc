@@ -29,6 +29,7 @@
 #include "absl/time/clock.h"
 #include "bench/e2e/bench_cli.h"
 #include "bench/e2e/latency_stats.h"
+#include "bench/e2e/sequential_calls.h"
 #include "linkerd/tap.grpc.pb.h"
 #include "mesh/mesh.h"
 #include "tools/common/echo_backend.h"
@@ -60,24 +61,6 @@ class IdleSubscriber final : public grpc::ClientReadReactor<tap::TapEvent> {
   tap::ObserveRequest request_;
   absl::Notification done_;
 };
-
-LatencyStats Measure(Channel& channel, int calls, const std::string& name) {
-  std::vector<double> ms;
-  ms.reserve(calls);
-  int64_t ok = 0;
-  for (int i = 0; i < calls; ++i) {
-    absl::Time start = absl::Now();
-    CallResult r = channel.CallRaw("/bench.Echo/Say", "x");
-    ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
-    ok += r.status.ok();
-  }
-  return LatencyStats::From(name, std::move(ms), ok);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 int Main(int argc, char** argv) {
   std::string out = "results";
@@ -131,14 +114,14 @@ int Main(int argc, char** argv) {
   auto stub = tap::Tap::NewStub(
       grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", (*mesh)->tap_port()),
                                 grpc::InsecureChannelCredentials(), args));
-  Measure(**channel, warmup, "warmup");
+  SequentialCalls(**channel, warmup, "warmup");
 
   std::string csv = "round,subscribers,calls,ok,p50_ms,p99_ms,threads\n";
   std::vector<double> p50_ratios, p99_ratios;
   int threads_none = 0, threads_idle = 0;
   for (int r = 0; r < rounds; ++r) {
     threads_none = tools::ThreadsOfThisProcess();
-    LatencyStats none = Measure(**channel, calls, "none");
+    LatencyStats none = SequentialCalls(**channel, calls, "none");
     std::vector<std::unique_ptr<IdleSubscriber>> idle;
     for (int i = 0; i < subscribers; ++i) {
       idle.push_back(std::make_unique<IdleSubscriber>(stub.get()));
@@ -151,7 +134,7 @@ int Main(int argc, char** argv) {
       absl::SleepFor(absl::Milliseconds(1));
     }
     threads_idle = tools::ThreadsOfThisProcess();
-    LatencyStats with = Measure(**channel, calls, "idle");
+    LatencyStats with = SequentialCalls(**channel, calls, "idle");
     idle.clear();
     for (const LatencyStats* s : {&none, &with}) {
       absl::StrAppend(

@@ -92,9 +92,4 @@ UnaryRun RunUnary(TestEcho::Stub& stub, int calls, int threads, bool callback) {
       });
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace mesh::bench

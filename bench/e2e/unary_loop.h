@@ -12,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench/e2e/latency_stats.h"
 #include "meshtest/echo.grpc.pb.h"
 
 namespace mesh::bench {
@@ -37,9 +38,6 @@ UnaryRun RunClosedLoop(
 // worker waiting for the callback); a 5 s deadline each.
 UnaryRun RunUnary(meshtest::TestEcho::Stub& stub, int calls, int threads,
                   bool callback = false);
-
-// The median of `v` (0 when empty).
-double Median(std::vector<double> v);
 
 }  // namespace mesh::bench
 
