@@ -146,9 +146,11 @@ class MESH_EXPORT Mesh {
       const std::string& target, const ChannelOptions& options = {});
 
   // What the mesh currently believes, as JSON: an array with one object per
-  // destination in use — its endpoints (weight, labels, and per channel the
-  // pending count, RTT estimate, picks, failures, ejection), the service
-  // config, the discovery streams' state and the last errors. For debugging
+  // destination in use — its discovery source, its endpoints (weight,
+  // labels, and per channel the pending count, RTT estimate, picks,
+  // failures, ejection with its time left and reason), the service config,
+  // the retries its budget allows now, the discovery streams' state and the
+  // last errors. For debugging
   // stale endpoints; the format is for people, not a stable API.
   std::string Describe() const;
 

@@ -353,6 +353,11 @@ const char kAdminJs[] = R"js('use strict';
             [false, true, false, true, true, true, true, false, false]),
       el('h4', {text: 'Routes'}),
       ...routeSection(d, samples),
+      d.retry_budget_available === null || d.retry_budget_available === undefined
+          ? null
+          : el('p', {class: d.retry_budget_available > 0 ? null : 'bad',
+                     text: 'Retry budget now: ' + d.retry_budget_available +
+                           ' retries available (shared by the routes)'}),
       el('h4', {text: 'Service config'}),
       ...configSection(d),
       ...resourcesSection(d)]);

@@ -267,7 +267,9 @@ std::string DescribeJson(const DestinationView& v) {
   }
   return absl::StrCat(
       "{\"target\":", JsonString(v.target),
-      ",\"source\":", JsonString(v.source),
+      ",\"source\":", JsonString(v.source), ",\"retry_budget_available\":",
+      v.retry_budget_available < 0 ? std::string("null")
+                                   : absl::StrCat(v.retry_budget_available),
       ",\"answered\":", v.has_update ? "true" : "false",
       ",\"exists\":", v.exists ? "true" : "false",
       ",\"channels\":", v.channel_stats.size(), ",\"endpoints\":[",

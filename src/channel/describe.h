@@ -34,6 +34,9 @@ struct DestinationView {
   // One entry per channel (each has its own balancer and load statistics).
   std::vector<std::vector<EndpointStats>> channel_stats;
   std::optional<ServiceConfig> config;
+  // Retries the destination's retry budget allows now (its routes share
+  // it); -1 without a budget.
+  int64_t retry_budget_available = -1;
   std::optional<BackendPolicy> policy;
   int64_t in_flight = 0;
   int64_t dropped = 0;

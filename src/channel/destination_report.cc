@@ -64,6 +64,10 @@ DestinationView Destination::View() const {
     v.last_error = last_error_;
     v.last_config_error = last_config_error_;
   }
+  if (std::shared_ptr<const Routes> routes = this->routes();
+      routes != nullptr && routes->budget != nullptr) {
+    v.retry_budget_available = routes->budget->Balance();
+  }
   v.policy = backend_policy_.policy();
   v.in_flight = backend_policy_.in_flight();
   v.dropped = backend_policy_.dropped();

@@ -121,6 +121,11 @@ TEST_F(AdminTest, HealthzMetricsAndDescribeAreTheMeshs) {
       describe.body,
       absl::StrCat(R"({"target":")", kTarget, R"(","source":"static")")))
       << describe.body;
+  // The default budget (10 retries a second over 10 s, plus 20 % of the
+  // 10 calls made): 102 retries available.
+  EXPECT_TRUE(
+      absl::StrContains(describe.body, R"("retry_budget_available":102,)"))
+      << describe.body;
 }
 
 TEST_F(AdminTest, ThePageAndItsFilesComeFromTheLibrary) {
