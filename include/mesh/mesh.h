@@ -150,8 +150,8 @@ class MESH_EXPORT Mesh {
   // labels, and per channel the pending count, RTT estimate, picks,
   // failures, ejection with its time left and reason), the service config,
   // the retries its budget allows now, the discovery streams' state and the
-  // last errors. For debugging
-  // stale endpoints; the format is for people, not a stable API.
+  // last errors. For debugging stale endpoints; the format is for people,
+  // not a stable API.
   std::string Describe() const;
 
   // The route and endpoint metrics of every destination this Mesh has
