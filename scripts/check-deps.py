@@ -42,8 +42,9 @@ PARTS = {
                   ("grpc", "protobuf", "proto", "re2", "c-ares")),
     # The admin page: an HTTP/1.1 server over what the Mesh gives it
     # (its JSON, its metrics, tap subscriptions); the only part that sees
-    # libmicrohttpd.
-    "admin": (("base", "model", "tap"), ("microhttpd", "grpc")),
+    # libmicrohttpd and its TLS library, GnuTLS (a client's certificate,
+    # whose names src/tls reads).
+    "admin": (("base", "model", "tap", "tls"), ("microhttpd", "gnutls", "grpc")),
     "channel": (("base", "model", "balance", "route", "metrics", "tap",
                  "tls", "transport", "discovery", "admin"),
                 ("grpc", "protobuf", "proto")),
@@ -118,6 +119,7 @@ OUTSIDE = [
     ("openssl", re.compile(r"^openssl/")),
     ("curl", re.compile(r"^curl/")),
     ("microhttpd", re.compile(r"^microhttpd\.h$")),
+    ("gnutls", re.compile(r"^gnutls/")),
     ("proto", re.compile(r"^[a-z0-9_/]+\.(pb|grpc\.pb)\.h$")),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

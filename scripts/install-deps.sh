@@ -8,8 +8,9 @@ packages=(
   build-essential cmake pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libc-ares-dev libabsl-dev libre2-dev libssl-dev
-  # The admin page's HTTP/1.1 server.
-  libmicrohttpd-dev
+  # The admin page's HTTP/1.1 server, and its TLS library (client
+  # certificates with MeshOptions::admin_tls).
+  libmicrohttpd-dev libgnutls28-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   # lld links the test command's builds (scripts/test.sh).

@@ -87,6 +87,11 @@ struct MESH_EXPORT MeshOptions {
   // to peers on this host only (127.0.0.1, ::1), as tap without tap_tls.
   // Empty: none.
   std::string admin_address;
+  // Mutual TLS for the admin page (https), with an identity allow-list that
+  // replaces the loopback rule, in tap_tls's form: clients whose
+  // certificate chains to client_ca_pem and names an allowed identity are
+  // served, wherever they are; others get 403 saying why. Default: none.
+  TapTlsOptions admin_tls;
 };
 
 struct MESH_EXPORT ChannelOptions {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -15,15 +16,18 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/admin/admin_access.h"
+#include "src/admin/admin_peer_check.h"
 #include "src/model/address.h"
 
 namespace mesh::internal {
 
 struct AdminServer::State {
-  State(AdminSources sources, const AdminLimits& limits)
-      : router(std::move(sources), limits) {}
+  State(AdminSources sources, const AdminLimits& limits, AdminTls tls)
+      : router(std::move(sources), limits), tls(std::move(tls)) {}
 
   AdminRouter router;
+  // MHD reads the PEM strings when it starts; they outlive it here.
+  const AdminTls tls;
   std::string address;
   MHD_Daemon* daemon = nullptr;
   // Raised before the daemon stops: tap streams end at their next poll.
@@ -206,7 +210,20 @@ MHD_Result OnRequest(void* cls, MHD_Connection* connection, const char* url,
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   const sockaddr* peer = info != nullptr ? info->client_addr : nullptr;
-  if (!IsLocalPeer(peer)) {
+  if (state.tls.enabled()) {
+    // The certificate decides, wherever the peer is.
+    const MHD_ConnectionInfo* session =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    absl::Status allowed = CheckAdminPeer(
+        session != nullptr ? static_cast<gnutls_session_t>(session->tls_session)
+                           : nullptr,
+        state.tls.allowed_identities);
+    if (!allowed.ok()) {
+      return SendText(
+          connection, MHD_HTTP_FORBIDDEN,
+          absl::StrCat("peer ", PeerText(peer), ": ", allowed.message()));
+    }
+  } else if (!IsLocalPeer(peer)) {
     return SendText(connection, MHD_HTTP_FORBIDDEN,
                     absl::StrCat("peer ", PeerText(peer),
                                  " is not on this host; only 127.0.0.1 and "
@@ -262,8 +279,8 @@ absl::Status ParseListenAddress(const std::string& address,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(
-    const std::string& address, AdminSources sources,
-    const AdminLimits& limits) {
+    const std::string& address, AdminSources sources, const AdminLimits& limits,
+    AdminTls tls) {
   sockaddr_storage bind_address;
   socklen_t length = 0;
   bool v6 = false;
@@ -271,7 +288,8 @@ absl::StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(
       !s.ok()) {
     return s;
   }
-  auto state = std::make_unique<State>(std::move(sources), limits);
+  auto state =
+      std::make_unique<State>(std::move(sources), limits, std::move(tls));
   // A thread per connection (capped): a tap stream's thread waits for
   // events; every other thread serves one request and goes.
   unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
@@ -280,16 +298,41 @@ absl::StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(
   if (v6) flags |= MHD_USE_IPv6;
   const auto idle = static_cast<unsigned int>(
       std::max<int64_t>(1, absl::ToInt64Seconds(limits.idle_timeout)));
+  // TLS: the server's key and chain, and the CA that client certificates
+  // are asked for and checked against (MHD asks for one when given a CA).
+  MHD_OptionItem tls_options[] = {
+      {MHD_OPTION_HTTPS_MEM_KEY, 0,
+       const_cast<char*>(state->tls.private_key_pem.c_str())},
+      {MHD_OPTION_HTTPS_MEM_CERT, 0,
+       const_cast<char*>(state->tls.cert_chain_pem.c_str())},
+      {MHD_OPTION_HTTPS_MEM_TRUST, 0,
+       const_cast<char*>(state->tls.client_ca_pem.c_str())},
+      {MHD_OPTION_END, 0, nullptr}};
+  if (state->tls.enabled()) {
+    if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+      return absl::InvalidArgumentError(
+          "this libmicrohttpd was built without TLS: the admin page cannot be "
+          "served over mutual TLS");
+    }
+    flags |= MHD_USE_TLS;
+  } else {
+    tls_options[0].option = MHD_OPTION_END;
+  }
+  errno = 0;
   state->daemon = MHD_start_daemon(
       flags, 0, nullptr, nullptr, &OnRequest, state.get(), MHD_OPTION_SOCK_ADDR,
       reinterpret_cast<sockaddr*>(&bind_address), MHD_OPTION_CONNECTION_LIMIT,
       static_cast<unsigned int>(limits.max_connections),
       MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
       limits.connection_memory, MHD_OPTION_EXTERNAL_LOGGER, &Log, nullptr,
-      MHD_OPTION_END);
+      MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
   if (state->daemon == nullptr) {
+    // MHD's log has said which step failed; with TLS it is most often the
+    // key, chain or CA (the caller checked they parse), else the address.
     return absl::InvalidArgumentError(absl::StrCat(
-        "cannot serve the admin page on '", address, "': ", strerror(errno)));
+        "cannot serve the admin page on '", address,
+        "': ", errno != 0 ? strerror(errno) : "libmicrohttpd refused to start",
+        state->tls.enabled() ? " (with TLS: see the log for the step)" : ""));
   }
   const MHD_DaemonInfo* bound =
       MHD_get_daemon_info(state->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -308,5 +351,9 @@ AdminServer::~AdminServer() {
 }
 
 const std::string& AdminServer::address() const { return state_->address; }
+
+const char* AdminServer::scheme() const {
+  return state_->tls.enabled() ? "https" : "http";
+}
 
 }  // namespace mesh::internal

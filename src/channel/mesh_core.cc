@@ -11,6 +11,7 @@
 #include "src/discovery/common/builtin_source.h"
 #include "src/model/address.h"
 #include "src/tap/tap_transport.h"
+#include "src/tls/certificate_check.h"
 #include "src/transport/grpc_callback_queue.h"
 #include "src/transport/grpc_transport.h"
 
@@ -37,43 +38,49 @@ MeshCore::MeshCore(MeshOptions options)
 
 namespace {
 
-// The combinations of MeshOptions::tap_tls that make sense: nothing (plain
-// text), or cert, key, CA, allowed identities and an address together.
-absl::Status ValidateTapTls(const TapTlsOptions& tls,
-                            const std::string& tap_address) {
+// The combinations of a server's TLS options (MeshOptions::tap_tls,
+// MeshOptions::admin_tls) that make sense: nothing (plain text), or cert,
+// key, CA, allowed identities and an address together. `field` and
+// `address_field` name them in messages, `server` says what they secure.
+absl::Status ValidateServerTls(const TapTlsOptions& tls,
+                               const std::string& address,
+                               absl::string_view field,
+                               absl::string_view address_field,
+                               absl::string_view server) {
+  const std::string f = absl::StrCat("MeshOptions.", field);
   if (tls.cert_chain_pem.empty()) {
     if (!tls.private_key_pem.empty()) {
-      return absl::InvalidArgumentError(
-          "MeshOptions.tap_tls.cert_chain_pem is required with "
-          "MeshOptions.tap_tls.private_key_pem");
+      return absl::InvalidArgumentError(absl::StrCat(
+          f, ".cert_chain_pem is required with ", f, ".private_key_pem"));
     }
     if (!tls.client_ca_pem.empty() || !tls.allowed_identities.empty()) {
       return absl::InvalidArgumentError(
-          "MeshOptions.tap_tls.cert_chain_pem is required with "
-          "MeshOptions.tap_tls.client_ca_pem or allowed_identities: without "
-          "it the Observe server would run in plain text");
+          absl::StrCat(f, ".cert_chain_pem is required with ", f,
+                       ".client_ca_pem or allowed_identities: without it the ",
+                       server, " would run in plain text"));
     }
     return absl::OkStatus();
   }
   if (tls.private_key_pem.empty()) {
-    return absl::InvalidArgumentError(
-        "MeshOptions.tap_tls.private_key_pem is required with "
-        "MeshOptions.tap_tls.cert_chain_pem");
+    return absl::InvalidArgumentError(absl::StrCat(
+        f, ".private_key_pem is required with ", f, ".cert_chain_pem"));
   }
   if (tls.client_ca_pem.empty()) {
     return absl::InvalidArgumentError(
-        "MeshOptions.tap_tls.client_ca_pem is required with TLS: it verifies "
-        "the clients' certificates");
+        absl::StrCat(f,
+                     ".client_ca_pem is required with TLS: it verifies "
+                     "the clients' certificates"));
   }
   if (tls.allowed_identities.empty()) {
     return absl::InvalidArgumentError(
-        "MeshOptions.tap_tls.allowed_identities must not be empty with TLS: "
-        "no client could tap");
+        absl::StrCat(f,
+                     ".allowed_identities must not be empty with TLS: no "
+                     "client would be served"));
   }
-  if (tap_address.empty()) {
+  if (address.empty()) {
     return absl::InvalidArgumentError(
-        "MeshOptions.tap_tls is set but MeshOptions.tap_address is empty: "
-        "there is no Observe server to secure");
+        absl::StrCat(f, " is set but MeshOptions.", address_field,
+                     " is empty: there is no ", server, " to secure"));
   }
   return absl::OkStatus();
 }
@@ -161,7 +168,9 @@ void MeshCore::ScheduleEndpointStoreRefresh(
 }
 
 absl::Status MeshCore::StartTapServer() {
-  if (absl::Status s = ValidateTapTls(options_.tap_tls, options_.tap_address);
+  if (absl::Status s =
+          ValidateServerTls(options_.tap_tls, options_.tap_address, "tap_tls",
+                            "tap_address", "Observe server");
       !s.ok()) {
     return s;
   }
@@ -200,7 +209,33 @@ absl::Status MeshCore::StartTapServer() {
 }
 
 absl::Status MeshCore::StartAdminServer() {
+  const TapTlsOptions& tls = options_.admin_tls;
+  if (absl::Status s =
+          ValidateServerTls(tls, options_.admin_address, "admin_tls",
+                            "admin_address", "admin page");
+      !s.ok()) {
+    return s;
+  }
   if (options_.admin_address.empty()) return absl::OkStatus();
+  AdminTls admin_tls;
+  if (!tls.cert_chain_pem.empty()) {
+    // Checked here so that a bad PEM is named; libmicrohttpd would only
+    // fail to start.
+    if (absl::StatusOr<CertificateFacts> pair =
+            CheckKeyPair(tls.cert_chain_pem, tls.private_key_pem, absl::Now());
+        !pair.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MeshOptions.admin_tls: ", pair.status().message()));
+    }
+    if (absl::Status roots = CheckTrustRoots(tls.client_ca_pem); !roots.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MeshOptions.admin_tls.client_ca_pem: ", roots.message()));
+    }
+    admin_tls.cert_chain_pem = tls.cert_chain_pem;
+    admin_tls.private_key_pem = tls.private_key_pem;
+    admin_tls.client_ca_pem = tls.client_ca_pem;
+    admin_tls.allowed_identities = tls.allowed_identities;
+  }
   AdminSources sources;
   // The server ends in Shutdown, before this core.
   sources.describe = [this] { return Describe(); };
@@ -208,8 +243,8 @@ absl::Status MeshCore::StartAdminServer() {
   sources.tap = [this](const TapOptions& options) {
     return tap_hub_->Subscribe(options);
   };
-  absl::StatusOr<std::unique_ptr<AdminServer>> server =
-      AdminServer::Start(options_.admin_address, std::move(sources));
+  absl::StatusOr<std::unique_ptr<AdminServer>> server = AdminServer::Start(
+      options_.admin_address, std::move(sources), {}, std::move(admin_tls));
   if (!server.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("MeshOptions.admin_address: ", server.status().message()));

@@ -177,6 +177,17 @@ absl::StatusOr<CertificateFacts> ReadLeafCertificate(absl::string_view pem) {
   return FactsOf(cert->get());
 }
 
+absl::StatusOr<CertificateFacts> ReadDerCertificate(absl::string_view der) {
+  ClearErrorsOnExit clear;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(der.data());
+  Certificate cert(d2i_X509(nullptr, &bytes, static_cast<long>(der.size())));
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the DER certificate does not parse (", LastError(), ")"));
+  }
+  return FactsOf(cert.get());
+}
+
 absl::StatusOr<CertificateFacts> CheckKeyPair(absl::string_view chain_pem,
                                               absl::string_view key_pem,
                                               absl::Time now) {

@@ -41,6 +41,10 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& path,
 MESH_INTERNAL_EXPORT absl::StatusOr<CertificateFacts> ReadLeafCertificate(
     absl::string_view pem);
 
+// One DER certificate (as a TLS library hands over a peer's). INVALID_ARGUMENT
+// if it does not parse.
+absl::StatusOr<CertificateFacts> ReadDerCertificate(absl::string_view der);
+
 // Checks that `chain_pem` (leaf first) and `key_pem` make an identity usable
 // at `now`: every certificate of the chain and the key parse (an encrypted
 // key does not: no passphrase is asked for), the key is the leaf's, and the

@@ -2,9 +2,6 @@
 // backends on 127.0.0.1, read with a raw HTTP/1.1 client (so that the
 // tests can also send what a browser would not). The page in a browser:
 // tests/browser/.
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -291,25 +288,8 @@ TEST(AdminBoundsTest, TapStreamsAreCapped) {
       << second.body;
 }
 
-// An IPv4 address of this host's own other than loopback ("" if none).
-std::string NonLoopbackAddress() {
-  ifaddrs* all = nullptr;
-  if (getifaddrs(&all) != 0) return "";
-  std::string found;
-  for (ifaddrs* i = all; i != nullptr && found.empty(); i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
-    const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-    if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
-    found = text;
-  }
-  freeifaddrs(all);
-  return found;
-}
-
 TEST(AdminBoundsTest, APeerNotOnLoopbackIsRefusedNamingIt) {
-  const std::string own = NonLoopbackAddress();
+  const std::string own = testing::NonLoopbackAddress();
   if (own.empty()) {
     GTEST_SKIP() << "this host has no IPv4 address but loopback";
   }

@@ -25,6 +25,10 @@ struct HttpAnswer {
   std::string Header(const std::string& name) const;
 };
 
+// An IPv4 address of this host's own other than loopback ("" if none):
+// connecting to it, a test is a peer that is not on loopback.
+std::string NonLoopbackAddress();
+
 // Connects to "ip:port" (IPv4 or [IPv6]); -1 when it cannot.
 int ConnectTo(const std::string& address);
 
