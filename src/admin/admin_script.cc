@@ -207,7 +207,11 @@ const char kAdminJs[] = R"js('use strict';
       const picks = loads.reduce((a, l) => a + (l.picks || 0), 0);
       const failures = loads.reduce((a, l) => a + (l.failures || 0), 0);
       const pending = loads.reduce((a, l) => a + (l.pending || 0), 0);
-      const rtt = loads.reduce((a, l) => Math.max(a, l.rtt_estimate_ms || 0), 0);
+      // The estimate of the channel that sends it the most calls: a channel
+      // that sends it none (a split's idle backend) still holds its start
+      // value, which says nothing of the endpoint.
+      const busiest = loads.reduce((a, l) => (a === null || (l.picks || 0) > (a.picks || 0)) ? l : a, null);
+      const rtt = busiest ? busiest.rtt_estimate_ms || 0 : 0;
       const ejectedBy = loads.find(l => l.ejected);
       const ejected = ejectedBy !== undefined;
       const key = d.target + '|' + e.address;
@@ -299,7 +303,7 @@ const char kAdminJs[] = R"js('use strict';
       const total = backends.reduce((a, b) => a + (b.weight || 0), 0);
       out.push(el('h4', {text: 'Traffic split'}));
       out.push(table(['backend', 'weight', 'share'], backends.map(b =>
-          [b.target || b.name || b.cluster || '', b.weight,
+          [b.authority || (b.cluster ? 'cluster ' + b.cluster : ''), b.weight,
            pct(total > 0 ? (b.weight || 0) / total : null)]),
           [false, true, true]));
     }
@@ -330,13 +334,17 @@ const char kAdminJs[] = R"js('use strict';
                       r.updated || '', r.error || ''])) ];
   }
   function destinationCard(d, samples) {
-    const state = !d.answered ? el('span', {class: 'warn', text: 'waiting for discovery'})
+    // A split's calls go to its backends: it needs no endpoints of its own.
+    const split = ((d.service_config && d.service_config.backends) || []).length;
+    const state = split && !(d.endpoints || []).length
+        ? el('span', {class: 'good', text: 'traffic split over ' + split + ' backend(s)'})
+        : !d.answered ? el('span', {class: 'warn', text: 'waiting for discovery'})
         : !d.exists ? el('span', {class: 'bad', text: 'does not exist'})
         : el('span', {class: 'good', text: (d.endpoints || []).length + ' endpoint(s)'});
     const errors = [d.last_error && ('discovery: ' + d.last_error),
                     d.last_config_error && ('config: ' + d.last_config_error)]
         .filter(Boolean).map(t => el('li', {class: 'bad', text: t}));
-    const fromCode = d.answered && d.endpoint_stream && d.config_stream &&
+    const fromCode = (d.answered || split) && d.endpoint_stream && d.config_stream &&
         !d.endpoint_stream.streams_started && !d.config_stream.streams_started;
     const streams = fromCode
         ? [el('li', {text: 'endpoints and config given in code (no discovery stream)'})]

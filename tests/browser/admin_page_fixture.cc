@@ -2,6 +2,8 @@
 // for the browser test (admin_page_test.py) and for looking at the page by
 // hand. Three echo backends serve "books:7000", one serves "authors:7000";
 // two threads keep calling both (about 100 calls per second each).
+// "library:7000" is a traffic split, 80 to books and 20 to authors, with a
+// channel but no calls of its own.
 //
 // Prints one line of JSON on stdout when ready:
 //   {"admin":"127.0.0.1:PORT","books":["127.0.0.1:P1",...],"authors":[...]}
@@ -66,6 +68,9 @@ int Run() {
       !discovery->SetEndpoints("authors:7000", EndpointsOf(authors)).ok()) {
     return 1;
   }
+  mesh::ServiceConfig library;
+  library.backends = {{"books:7000", 80}, {"authors:7000", 20}};
+  if (!discovery->SetServiceConfig("library:7000", library).ok()) return 1;
   mesh::MeshOptions options;
   options.discovery = discovery;
   options.admin_address = "127.0.0.1:0";
@@ -76,7 +81,10 @@ int Run() {
   }
   auto books_channel = (*mesh)->NewChannel("books:7000");
   auto authors_channel = (*mesh)->NewChannel("authors:7000");
-  if (!books_channel.ok() || !authors_channel.ok()) return 1;
+  auto library_channel = (*mesh)->NewChannel("library:7000");
+  if (!books_channel.ok() || !authors_channel.ok() || !library_channel.ok()) {
+    return 1;
+  }
 
   std::atomic<bool> stop{false};
   auto load = [&stop](mesh::Channel* channel, std::string method) {

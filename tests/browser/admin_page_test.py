@@ -138,6 +138,21 @@ return out;
 """
 
 
+SPLIT_ROWS = """
+const card = [...document.querySelectorAll('article.card')]
+    .find(c => c.getAttribute('aria-label') === 'destination ' + arguments[0]);
+if (!card) return null;
+const head = [...card.querySelectorAll('h4')]
+    .find(h => h.textContent === 'Traffic split');
+if (!head) return null;
+let table = head.nextElementSibling;
+while (table && table.tagName !== 'TABLE') table = table.nextElementSibling;
+if (!table) return null;
+return [...table.querySelectorAll('tbody tr')]
+    .map(tr => [...tr.children].map(td => td.textContent));
+"""
+
+
 def number(text):
     try:
         return float(text.split()[0])
@@ -187,6 +202,13 @@ def main():
             return all(a in text for a in books + authors) and text
         text = wait_for(listed, 10)
         check(bool(text), "the page lists every endpoint of both destinations")
+
+        # The traffic split: each backend with its weight and share.
+        split = wait_for(lambda: browser.js(SPLIT_ROWS, "library:7000"), 5)
+        check(split is not None and
+              sorted((r[0], r[1], r[2]) for r in split) ==
+              [("authors:7000", "20", "20.0 %"), ("books:7000", "80", "80.0 %")],
+              f"the traffic split shows each backend's weight and share ({split})")
 
         # 2. A slow endpoint: higher latency, fewer picks, within seconds.
         slow, fast = books[1], [books[0], books[2]]
