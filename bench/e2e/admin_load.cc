@@ -135,18 +135,8 @@ int Main(int argc, char** argv) {
                    {"warmup", "N", IntFlag(&warmup)}});
   if (calls < 1 || rounds < 1) DieOfFlags("--calls and --rounds must be >= 1");
 
-  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
-  std::vector<Endpoint> endpoints;
-  for (int i = 0; i < 2; ++i) {
-    auto b = tools::EchoBackend::Start();
-    if (!b.ok()) Die(b.status().ToString());
-    endpoints.push_back(Endpoint((*b)->address()));
-    backends.push_back(*std::move(b));
-  }
-  auto discovery = StaticDiscovery::Create();
-  if (absl::Status s = discovery->SetEndpoints(kTarget, endpoints); !s.ok()) {
-    Die(s.ToString());
-  }
+  EchoDestination destination = StartEchoDestination(kTarget, 2);
+  const std::shared_ptr<StaticDiscovery>& discovery = destination.discovery;
   MeshOptions plain_options;
   plain_options.discovery = discovery;
   auto plain = Mesh::Create(plain_options);

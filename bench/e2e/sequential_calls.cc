@@ -4,8 +4,26 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "bench/e2e/bench_cli.h"
 
 namespace mesh::bench {
+
+EchoDestination StartEchoDestination(const std::string& target, int count) {
+  EchoDestination out;
+  std::vector<Endpoint> endpoints;
+  for (int i = 0; i < count; ++i) {
+    auto b = tools::EchoBackend::Start();
+    if (!b.ok()) Die(b.status().ToString());
+    endpoints.push_back(Endpoint((*b)->address()));
+    out.backends.push_back(*std::move(b));
+  }
+  out.discovery = StaticDiscovery::Create();
+  if (absl::Status s = out.discovery->SetEndpoints(target, endpoints);
+      !s.ok()) {
+    Die(s.ToString());
+  }
+  return out;
+}
 
 LatencyStats SequentialCalls(Channel& channel, int calls,
                              const std::string& name) {

@@ -78,18 +78,8 @@ int Main(int argc, char** argv) {
     DieOfFlags("--client must be stopped or grpc");
   }
 
-  std::vector<std::unique_ptr<tools::EchoBackend>> backends;
-  std::vector<Endpoint> endpoints;
-  for (int i = 0; i < 2; ++i) {
-    auto b = tools::EchoBackend::Start();
-    if (!b.ok()) Die(b.status().ToString());
-    endpoints.push_back(Endpoint((*b)->address()));
-    backends.push_back(*std::move(b));
-  }
-  auto discovery = StaticDiscovery::Create();
-  if (absl::Status s = discovery->SetEndpoints(kTarget, endpoints); !s.ok()) {
-    Die(s.ToString());
-  }
+  EchoDestination destination = StartEchoDestination(kTarget, 2);
+  const std::shared_ptr<StaticDiscovery>& discovery = destination.discovery;
   MeshOptions options;
   options.discovery = discovery;
   options.tap_address = "127.0.0.1:0";
