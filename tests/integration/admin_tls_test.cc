@@ -25,18 +25,13 @@ namespace {
 using testing::KeyPair;
 using testing::LeafOptions;
 using testing::TestPki;
+using testing::WithSans;
 
 constexpr char kTarget[] = "books:7000";
 constexpr char kAllowed[] = "spiffe://mesh.test/ns/ops/sa/admin";
 // The name the server's certificate carries; the tests resolve it to the
 // address they connect to (CURLOPT_RESOLVE).
 constexpr char kServerName[] = "admin.mesh.test";
-
-LeafOptions Names(std::vector<std::string> sans) {
-  LeafOptions leaf;
-  leaf.sans = std::move(sans);
-  return leaf;
-}
 
 // What one HTTPS request got: curl's result and error text, the status and
 // the body.
@@ -105,11 +100,12 @@ class AdminTlsTest : public ::testing::Test {
     auto pki = TestPki::Create();
     ASSERT_TRUE(pki.ok()) << pki.status();
     pki_ = *std::move(pki);
-    auto server = pki_->Issue("admin-server", Names({"DNS:admin.mesh.test"}));
+    auto server =
+        pki_->Issue("admin-server", WithSans({"DNS:admin.mesh.test"}));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     auto allowed =
-        pki_->Issue("allowed", Names({absl::StrCat("URI:", kAllowed)}));
+        pki_->Issue("allowed", WithSans({absl::StrCat("URI:", kAllowed)}));
     ASSERT_TRUE(allowed.ok()) << allowed.status();
     allowed_ = *std::move(allowed);
 
@@ -165,7 +161,7 @@ TEST_F(AdminTlsTest, AnAllowedIdentityIsServed) {
 
 TEST_F(AdminTlsTest, AnIdentityNotAllowedIsRefusedNamingIt) {
   auto other =
-      pki_->Issue("other", Names({"URI:spiffe://mesh.test/ns/shop/sa/web"}));
+      pki_->Issue("other", WithSans({"URI:spiffe://mesh.test/ns/shop/sa/web"}));
   ASSERT_TRUE(other.ok());
   Fetched refused = Fetch("127.0.0.1", port_, "/healthz", As(&*other));
   ASSERT_EQ(refused.code, CURLE_OK) << refused.error;
@@ -192,7 +188,7 @@ TEST_F(AdminTlsTest, ACertificateOfAnotherCaIsRefusedSayingWhy) {
   // The allowed identity itself, from a CA the page does not trust.
   auto stranger =
       (*stranger_pki)
-          ->Issue("stranger", Names({absl::StrCat("URI:", kAllowed)}));
+          ->Issue("stranger", WithSans({absl::StrCat("URI:", kAllowed)}));
   ASSERT_TRUE(stranger.ok());
   Fetched refused = Fetch("127.0.0.1", port_, "/healthz", As(&*stranger));
   ASSERT_EQ(refused.code, CURLE_OK) << refused.error;
@@ -205,7 +201,7 @@ TEST_F(AdminTlsTest, ACertificateOfAnotherCaIsRefusedSayingWhy) {
 }
 
 TEST_F(AdminTlsTest, AnExpiredCertificateIsRefusedSayingSo) {
-  LeafOptions expired = Names({absl::StrCat("URI:", kAllowed)});
+  LeafOptions expired = WithSans({absl::StrCat("URI:", kAllowed)});
   expired.expired = true;
   auto old = pki_->Issue("old", expired);
   ASSERT_TRUE(old.ok());
@@ -278,7 +274,7 @@ TEST_F(AdminTlsTest, AnAllowedIdentityIsServedFromAnotherHost) {
   ASSERT_EQ(served.code, CURLE_OK) << served.error;
   EXPECT_EQ(served.status, 200) << served.body;
   auto other =
-      pki_->Issue("other", Names({"URI:spiffe://mesh.test/ns/shop/sa/web"}));
+      pki_->Issue("other", WithSans({"URI:spiffe://mesh.test/ns/shop/sa/web"}));
   ASSERT_TRUE(other.ok());
   Fetched refused = Fetch(own, port, "/healthz", As(&*other));
   EXPECT_EQ(refused.status, 403);

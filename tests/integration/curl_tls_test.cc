@@ -24,6 +24,7 @@ using testing::H2TestServer;
 using ::testing::HasSubstr;
 using testing::LeafOptions;
 using testing::TestPki;
+using testing::WithSans;
 
 constexpr char kTarget[] = "books:7001";
 constexpr char kUrl[] = "http://books:7001/books/1";
@@ -35,12 +36,6 @@ size_t Append(char* data, size_t size, size_t count, void* out) {
   return size * count;
 }
 
-LeafOptions Names(std::vector<std::string> sans) {
-  LeafOptions leaf;
-  leaf.sans = std::move(sans);
-  return leaf;
-}
-
 class CurlTlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -49,8 +44,8 @@ class CurlTlsTest : public ::testing::Test {
     auto pki = TestPki::Create();
     ASSERT_TRUE(pki.ok()) << pki.status();
     pki_ = *std::move(pki);
-    auto client = pki_->Issue("client", Names({"URI:spiffe://mesh.test/ns/"
-                                               "web/sa/web"}));
+    auto client = pki_->Issue("client", WithSans({"URI:spiffe://mesh.test/ns/"
+                                                  "web/sa/web"}));
     ASSERT_TRUE(client.ok()) << client.status();
     discovery_ = StaticDiscovery::Create();
     MeshOptions options;
@@ -70,7 +65,7 @@ class CurlTlsTest : public ::testing::Test {
   // of the test CA, answering "hello".
   std::unique_ptr<H2TestServer> Server(const std::string& name,
                                        std::vector<std::string> sans) {
-    auto cert = pki_->Issue(name, Names(std::move(sans)));
+    auto cert = pki_->Issue(name, WithSans(std::move(sans)));
     EXPECT_TRUE(cert.ok()) << cert.status();
     H2TestServer::TlsOptions tls;
     tls.cert_chain_pem = cert->cert;

@@ -50,16 +50,11 @@ using testing::KeyPair;
 using testing::LeafOptions;
 using testing::TestEchoServer;
 using testing::TestPki;
+using testing::WithSans;
 
 constexpr char kTarget[] = "books.test:7000";
 constexpr char kBooksIdentity[] = "books.ns.serviceaccount.identity.mesh.test";
 constexpr char kSpiffe[] = "spiffe://mesh.test/ns/books/sa/books";
-
-LeafOptions Names(std::vector<std::string> sans) {
-  LeafOptions leaf;
-  leaf.sans = std::move(sans);
-  return leaf;
-}
 
 Endpoint WithIdentity(const std::string& address, const std::string& id) {
   Endpoint e(address);
@@ -73,8 +68,8 @@ class IdentityTest : public ::testing::Test {
     auto pki = TestPki::Create();
     ASSERT_TRUE(pki.ok()) << pki.status();
     pki_ = *std::move(pki);
-    auto client = pki_->Issue("client", Names({"URI:spiffe://mesh.test/ns/"
-                                               "web/sa/web"}));
+    auto client = pki_->Issue("client", WithSans({"URI:spiffe://mesh.test/ns/"
+                                                  "web/sa/web"}));
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
   }
@@ -83,7 +78,7 @@ class IdentityTest : public ::testing::Test {
   // client certificates from the test CA.
   std::unique_ptr<TestEchoServer> Server(const std::string& name,
                                          std::vector<std::string> sans) {
-    auto cert = pki_->Issue(name, Names(std::move(sans)));
+    auto cert = pki_->Issue(name, WithSans(std::move(sans)));
     EXPECT_TRUE(cert.ok()) << cert.status();
     if (!cert.ok()) return nullptr;
     EchoServerTls tls;
@@ -136,8 +131,9 @@ class IdentityTest : public ::testing::Test {
   // The agent's rotation: a new client certificate (same identity) written
   // over the client's files, certificate first.
   KeyPair RotateClientFiles() {
-    auto next = pki_->Issue("client-next", Names({"URI:spiffe://mesh.test/ns/"
-                                                  "web/sa/web"}));
+    auto next =
+        pki_->Issue("client-next", WithSans({"URI:spiffe://mesh.test/ns/"
+                                             "web/sa/web"}));
     EXPECT_TRUE(next.ok()) << next.status();
     if (!next.ok()) return KeyPair{};
     testing::ReplaceTextFile(client_.cert_file, next->cert);
@@ -427,7 +423,7 @@ TEST_F(IdentityWatchTest, ASecretVolumesDataSymlinkSwapIsTakenBeforeThePoll) {
   auto server = ServeBooksPolledSlowly(identity);
   ASSERT_NE(server, nullptr);
   auto next = pki_->Issue("client-next",
-                          Names({"URI:spiffe://mesh.test/ns/web/sa/web"}));
+                          WithSans({"URI:spiffe://mesh.test/ns/web/sa/web"}));
   ASSERT_TRUE(next.ok()) << next.status();
   publish("..2026_11_30_11_00_00.2", *next);
   EXPECT_TRUE(CallsPresent(*server, next->serial))
@@ -440,7 +436,7 @@ TEST_F(IdentityWatchTest, AHalfWrittenPairIsRefusedAndTakenWhenTheKeyFollows) {
   auto server = ServeBooksPolledSlowly(ClientIdentity());
   ASSERT_NE(server, nullptr);
   auto next = pki_->Issue("client-next",
-                          Names({"URI:spiffe://mesh.test/ns/web/sa/web"}));
+                          WithSans({"URI:spiffe://mesh.test/ns/web/sa/web"}));
   ASSERT_TRUE(next.ok()) << next.status();
   testing::LogCapture log;
   testing::ReplaceTextFile(client_.cert_file, next->cert);
@@ -480,7 +476,7 @@ class IdentityRefusalTest : public IdentityTest {
 };
 
 TEST_F(IdentityRefusalTest, ExpiredReplacementIsRefusedAndTheOldKept) {
-  LeafOptions expired = Names({"URI:spiffe://mesh.test/ns/web/sa/web"});
+  LeafOptions expired = WithSans({"URI:spiffe://mesh.test/ns/web/sa/web"});
   expired.expired = true;
   auto next = pki_->Issue("client-expired", expired);
   ASSERT_TRUE(next.ok()) << next.status();
@@ -525,7 +521,7 @@ TEST_F(IdentityTest, InvalidIdentityFailsMeshCreateNamingTheProblem) {
 
 TEST_F(IdentityTest, CertificateFactsAreReadFromTheLeaf) {
   LeafOptions leaf =
-      Names({"DNS:a.mesh.test", "URI:spiffe://mesh.test/x", "IP:127.0.0.1"});
+      WithSans({"DNS:a.mesh.test", "URI:spiffe://mesh.test/x", "IP:127.0.0.1"});
   leaf.cn = "leaf-cn";
   auto pair = pki_->Issue("facts", leaf);
   ASSERT_TRUE(pair.ok());
@@ -561,8 +557,8 @@ TEST_F(IdentityTest, AServerCertificateFromAnotherCaIsRefused) {
   // The right name, signed by a CA the client does not trust.
   auto other_ca = TestPki::Create("other-ca");
   ASSERT_TRUE(other_ca.ok()) << other_ca.status();
-  auto cert = (*other_ca)->Issue("books",
-                                 Names({std::string("DNS:") + kBooksIdentity}));
+  auto cert = (*other_ca)->Issue(
+      "books", WithSans({std::string("DNS:") + kBooksIdentity}));
   ASSERT_TRUE(cert.ok()) << cert.status();
   EchoServerTls tls;
   tls.cert_chain = cert->cert;
@@ -618,7 +614,7 @@ class ChainRefusalTest : public IdentityTest {
 };
 
 TEST_F(ChainRefusalTest, AnExpiredServerCertificateIsNamedAsExpired) {
-  LeafOptions leaf = Names({std::string("DNS:") + kBooksIdentity});
+  LeafOptions leaf = WithSans({std::string("DNS:") + kBooksIdentity});
   leaf.expired = true;
   auto cert = pki_->Issue("books-expired", leaf);
   ASSERT_TRUE(cert.ok()) << cert.status();
@@ -628,7 +624,7 @@ TEST_F(ChainRefusalTest, AnExpiredServerCertificateIsNamedAsExpired) {
 }
 
 TEST_F(ChainRefusalTest, ASelfSignedServerCertificateIsNamedAsSelfSigned) {
-  LeafOptions leaf = Names({std::string("DNS:") + kBooksIdentity});
+  LeafOptions leaf = WithSans({std::string("DNS:") + kBooksIdentity});
   leaf.self_signed = true;
   auto cert = pki_->Issue("books-self", leaf);
   ASSERT_TRUE(cert.ok()) << cert.status();
@@ -640,8 +636,8 @@ TEST_F(ChainRefusalTest, ASelfSignedServerCertificateIsNamedAsSelfSigned) {
 TEST_F(ChainRefusalTest, AServerOfAnotherCaIsNamedAsOfAnUnknownIssuer) {
   auto other_ca = TestPki::Create("other-ca");
   ASSERT_TRUE(other_ca.ok()) << other_ca.status();
-  auto cert = (*other_ca)->Issue("books",
-                                 Names({std::string("DNS:") + kBooksIdentity}));
+  auto cert = (*other_ca)->Issue(
+      "books", WithSans({std::string("DNS:") + kBooksIdentity}));
   ASSERT_TRUE(cert.ok()) << cert.status();
   std::string address;
   grpc::Status status = CallServerPresenting(*cert, &address);
@@ -652,7 +648,7 @@ TEST_F(ChainRefusalTest, AServerOfAnotherCaIsNamedAsOfAnUnknownIssuer) {
 // The same check for an EndpointTls without a client certificate (xDS
 // clusters, mesh-call --tls-ca alone).
 TEST_F(ChainRefusalTest, AnEndpointTlsServerIsRefusedNamingTheVerifyResult) {
-  LeafOptions leaf = Names({std::string("URI:") + kSpiffe});
+  LeafOptions leaf = WithSans({std::string("URI:") + kSpiffe});
   leaf.expired = true;
   auto cert = pki_->Issue("books-expired", leaf);
   ASSERT_TRUE(cert.ok()) << cert.status();
@@ -983,7 +979,7 @@ TEST_F(EndpointTlsTest, ASanPrefixFromCodeServesTheRightServerOnly) {
 // An EndpointTls with trust roots and no certificate presents none: a
 // server that requires one refuses, the same server not asking serves.
 TEST_F(EndpointTlsTest, WithoutACertificateOnlyAServerNotAskingForOneServes) {
-  auto cert = pki_->Issue("books", Names({std::string("URI:") + kSpiffe}));
+  auto cert = pki_->Issue("books", WithSans({std::string("URI:") + kSpiffe}));
   ASSERT_TRUE(cert.ok()) << cert.status();
   EchoServerTls open_tls;
   open_tls.cert_chain = cert->cert;
@@ -1065,7 +1061,7 @@ TEST_F(EndpointTlsTest, AnApplicationsTransportDoesNotGetTlsEndpoints) {
 class LinkerdOverTlsTest : public IdentityTest {
  protected:
   void StartControlPlane(std::vector<std::string> server_names) {
-    StartControlPlaneWith(Names(std::move(server_names)));
+    StartControlPlaneWith(WithSans(std::move(server_names)));
   }
   // The same, its certificate made as `leaf` says.
   void StartControlPlaneWith(const LeafOptions& leaf) {
@@ -1153,7 +1149,7 @@ TEST_F(LinkerdOverTlsTest, AnImpostorControlPlaneIsRefusedAndNamed) {
 TEST_F(LinkerdOverTlsTest, AnExpiredControlPlaneCertificateIsNamedAsExpired) {
   constexpr char kDestination[] =
       "linkerd-destination.linkerd.serviceaccount.identity.mesh.test";
-  LeafOptions leaf = Names({std::string("DNS:") + kDestination});
+  LeafOptions leaf = WithSans({std::string("DNS:") + kDestination});
   leaf.expired = true;
   StartControlPlaneWith(leaf);
   Connect(kDestination);

@@ -57,6 +57,7 @@ using testing::LeafOptions;
 using ::testing::SizeIs;
 using testing::TestEchoServer;
 using testing::TestPki;
+using testing::WithSans;
 
 constexpr char kDnsIdentity[] = "books.ns.serviceaccount.identity.mesh.test";
 constexpr char kSpiffe[] = "spiffe://mesh.test/ns/books/sa/books";
@@ -121,24 +122,18 @@ std::string FileWatcher(const KeyPair& pair, const TestPki& pki) {
       JsonString(pki.ca_file().string()), R"(, "refresh_interval": "1s"}})");
 }
 
-LeafOptions Names(std::vector<std::string> sans) {
-  LeafOptions leaf;
-  leaf.sans = std::move(sans);
-  return leaf;
-}
-
 class XdsTlsInteropTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     auto pki = TestPki::Create();
     ASSERT_TRUE(pki.ok()) << pki.status();
     pki_ = pki->release();
-    auto client = pki_->Issue("client", Names({"URI:spiffe://mesh.test/ns/"
-                                               "web/sa/web"}));
+    auto client = pki_->Issue("client", WithSans({"URI:spiffe://mesh.test/ns/"
+                                                  "web/sa/web"}));
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = new KeyPair(*std::move(client));
-    auto other = pki_->Issue("client-other", Names({"URI:spiffe://mesh.test/"
-                                                    "ns/web/sa/other"}));
+    auto other = pki_->Issue("client-other", WithSans({"URI:spiffe://mesh.test/"
+                                                       "ns/web/sa/other"}));
     ASSERT_TRUE(other.ok()) << other.status();
     other_client_ = new KeyPair(*std::move(other));
 
@@ -206,7 +201,7 @@ class XdsTlsInteropTest : public ::testing::Test {
   // CA, requiring client certificates from it and recording their serials.
   static std::unique_ptr<TestEchoServer> TlsServer(
       const std::string& name, std::vector<std::string> sans) {
-    auto cert = pki_->Issue(name, Names(std::move(sans)));
+    auto cert = pki_->Issue(name, WithSans(std::move(sans)));
     EXPECT_TRUE(cert.ok()) << cert.status();
     if (!cert.ok()) return nullptr;
     EchoServerTls tls;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,6 +47,13 @@ struct LeafOptions {
   // no trust root vouches for.
   bool self_signed = false;
 };
+
+// LeafOptions with these subjectAltName entries and nothing else.
+inline LeafOptions WithSans(std::vector<std::string> sans) {
+  LeafOptions leaf;
+  leaf.sans = std::move(sans);
+  return leaf;
+}
 
 class TestPki {
  public:
