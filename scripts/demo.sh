@@ -130,21 +130,22 @@ echo "demo: backends A=${backends[0]} B=${backends[1]} C=${backends[2]}; the con
   --deadline 1000 --metrics --tap 127.0.0.1:0 --admin 127.0.0.1:0 \
   2>"$work/call.err" &
 call=$!
+# What sed script $1 prints from mesh-call's log, once it prints
+# something (5 s at most; empty if it never does).
+from_call_log() {
+  local found=""
+  for _ in $(seq 50); do
+    found=$(sed -n "$1" "$work/call.err")
+    [ -n "$found" ] && break
+    sleep 0.1
+  done
+  echo "$found"
+}
 # mesh-call serves Linkerd's tap API while it runs: watch three requests.
-tap_port=""
-for _ in $(seq 50); do
-  tap_port=$(sed -n 's/.*tap (Observe) on .*, port \([0-9]*\).*/\1/p' "$work/call.err")
-  [ -n "$tap_port" ] && break
-  sleep 0.1
-done
+tap_port=$(from_call_log 's/.*tap (Observe) on .*, port \([0-9]*\).*/\1/p')
 # And its admin page (docs/admin.md): a browser opened on it while the
 # run lasts shows the endpoints, routes and live tap.
-admin_url=""
-for _ in $(seq 50); do
-  admin_url=$(sed -n 's/.*admin page on \(http:[^ ]*\).*/\1/p' "$work/call.err")
-  [ -n "$admin_url" ] && break
-  sleep 0.1
-done
+admin_url=$(from_call_log 's/.*admin page on \(http:[^ ]*\).*/\1/p')
 if [ -n "$admin_url" ]; then
   echo "demo: mesh-call's admin page: $admin_url (docs/admin.md); its /healthz says:" \
     "$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "healthz", timeout=5).read().decode().strip())' "$admin_url")"
