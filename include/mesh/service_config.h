@@ -169,6 +169,29 @@ struct MESH_EXPORT RetryPolicy {
   uint32_t max_request_bytes = 0;
 };
 
+// Hedging (gRFC A6): when a request is sometimes slow wherever it goes, the
+// same request is sent again, after `delay`, to an endpoint not yet tried,
+// up to max_attempts in all; the first answer that is OK (or not a
+// non-fatal failure) is the call's, and the other attempts are cancelled
+// (their servers see the cancellation). Every hedge is a withdrawal from
+// the destination's retry budget: with the budget empty none is sent. A
+// server's grpc-retry-pushback-ms delays the next hedge by its value, or
+// (negative, or not a number) stops hedging. Each attempt carries
+// grpc-previous-rpc-attempts. Unary calls only, and only with a request no
+// larger than RetryPolicy::max_request_bytes (else sent once); a route
+// hedges or retries, not both (a hedged route must not be retryable).
+struct MESH_EXPORT HedgePolicy {
+  // Attempts in all, the first included: 2..5.
+  uint32_t max_attempts = 2;
+  // Between one attempt and the next, while no answer has come: finite and
+  // >= 0; zero sends all of them at once.
+  absl::Duration delay = absl::ZeroDuration();
+  // An attempt ending with one of these codes sends the next hedge at once
+  // (if attempts are left); with any other code (or OK), the call ends with
+  // that answer. Not OK.
+  std::vector<absl::StatusCode> non_fatal_codes;
+};
+
 // Beyond Linkerd (xDS's fault filter): calls of a route delayed or failed on
 // purpose, to test how callers cope. A delay comes first, then the abort.
 struct MESH_EXPORT FaultInjection {
@@ -267,6 +290,10 @@ struct MESH_EXPORT Route {
   bool is_retryable = false;
   // Attempts and backoff of a retryable route.
   RetryPolicy retry_policy;
+  // Hedged attempts (see HedgePolicy), in place of retries: a route with
+  // one must not be retryable. A per-try timeout in retry_policy does not
+  // cancel a hedged route's attempts. Default: none.
+  std::optional<HedgePolicy> hedge_policy;
   // Bounds the whole call including retries. Infinite: none.
   absl::Duration timeout = absl::InfiniteDuration();
   // Each attempt's time limit, never retried (Linkerd's response timeout;
@@ -329,6 +356,7 @@ class MESH_EXPORT RouteBuilder {
   RouteBuilder& When(RequestMatch condition);
   RouteBuilder& Timeout(absl::Duration timeout);
   RouteBuilder& Retryable(RetryPolicy policy = {});
+  RouteBuilder& Hedged(HedgePolicy policy);
   // Appends a response class: responses matching `condition` are failures
   // (or successes) whatever their gRPC status.
   RouteBuilder& Classify(ResponseMatch condition, bool is_failure);

@@ -149,6 +149,11 @@ struct MESH_EXPORT TapEvent {
   std::string scheme;  // "http"
   std::string authority;
   std::string path;
+  // Which attempt of its call the request is: 1 the first, more for a
+  // retry or a hedge (`hedge`: sent beside the earlier attempts, by the
+  // route's hedging policy).
+  uint32_t attempt = 1;
+  bool hedge = false;
   Metadata headers;  // request headers (kRequestInit), response headers
                      // (kResponseInit), pseudo-headers first; empty unless
                      // extract_headers

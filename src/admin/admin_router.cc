@@ -162,7 +162,9 @@ std::string TapEventJson(const TapEvent& e) {
       absl::StrAppend(&out, ",\"method\":", JsonString(e.method),
                       ",\"scheme\":", JsonString(e.scheme),
                       ",\"authority\":", JsonString(e.authority),
-                      ",\"path\":", JsonString(e.path));
+                      ",\"path\":", JsonString(e.path),
+                      ",\"attempt\":", e.attempt,
+                      ",\"hedge\":", e.hedge ? "true" : "false");
       AppendHeaders(&out, "headers", e.headers);
       break;
     case TapEvent::Kind::kResponseInit:

@@ -437,7 +437,10 @@ const char kAdminJs[] = R"js('use strict';
       cells.authority.textContent = ev.authority;
       cells.path.textContent = ev.path;
       cells.destination.textContent = ev.destination;
-      cells.route.textContent = ev.route || '';
+      // A retry or hedge says so beside its route.
+      const again = ev.attempt > 1
+          ? ' (' + (ev.hedge ? 'hedge' : 'retry') + ', attempt ' + ev.attempt + ')' : '';
+      cells.route.textContent = (ev.route || '') + again;
       tr.dataset.id = ev.id;
       rows.set(ev.id, cells);
       body.prepend(tr);

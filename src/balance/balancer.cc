@@ -1,10 +1,29 @@
 #include "src/balance/balancer.h"
 
+#include <algorithm>
+
 #include "src/balance/p2c_balancer.h"
 #include "src/balance/ring_hash_balancer.h"
 #include "src/balance/round_robin_balancer.h"
 
 namespace mesh::internal {
+
+bool WasTried(const std::vector<std::string>& tried,
+              const std::string& address) {
+  return std::find(tried.begin(), tried.end(), address) != tried.end();
+}
+
+absl::StatusOr<CallHandle> Balancer::PickExcept(
+    const std::vector<std::string>& tried) {
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<CallHandle> picked = Pick();
+    if (!picked.ok()) return picked;
+    if (!WasTried(tried, picked->endpoint().address)) return picked;
+    // Never sent: no verdict on the endpoint.
+    picked->Complete(CallOutcome::kCancelled);
+  }
+  return absl::UnavailableError("every endpoint offered was tried already");
+}
 
 bool SameIntervalEjection(const std::optional<IntervalEjection>& a,
                           const std::optional<IntervalEjection>& b) {

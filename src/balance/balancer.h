@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -59,9 +60,19 @@ class Balancer {
     return Pick();
   }
 
+  // One endpoint whose address is not among `tried` (a hedge's: the
+  // endpoints its call's attempts went to), or UNAVAILABLE when every
+  // endpoint has been tried. The default asks Pick() a few times.
+  virtual absl::StatusOr<CallHandle> PickExcept(
+      const std::vector<std::string>& tried);
+
   // Statistics of the current endpoints, sorted by address.
   virtual std::vector<EndpointStats> Stats() const = 0;
 };
+
+// Whether `address` is one of `tried`.
+bool WasTried(const std::vector<std::string>& tried,
+              const std::string& address);
 
 // Whether `a` and `b` make the same balancer (every field equal).
 bool SameBalancerOptions(const BalancerOptions& a, const BalancerOptions& b);

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/random/distributions.h"
 
 namespace mesh::internal {
 
@@ -45,6 +49,34 @@ absl::StatusOr<CallHandle> P2cBalancer::Pick() {
   if (a_out != b_out) return Take(loads[a_out ? b : a], now);
   // Ties go to the first draw, which was drawn by weight.
   return Take(Cheaper(*loads[b], *loads[a]) ? loads[b] : loads[a], now);
+}
+
+absl::StatusOr<CallHandle> P2cBalancer::PickExcept(
+    const std::vector<std::string>& tried) {
+  auto snap = snapshot_.Read();
+  const auto& loads = snap->loads;
+  // A hedge's call has tried at most a few endpoints: its candidates are
+  // the others, listed once per pick (hedges are rare beside picks).
+  std::vector<size_t> open;
+  open.reserve(loads.size());
+  for (size_t i = 0; i < loads.size(); ++i) {
+    if (!WasTried(tried, loads[i]->endpoint->address)) open.push_back(i);
+  }
+  if (open.empty()) {
+    return absl::UnavailableError(
+        loads.empty() ? "no endpoints" : "every endpoint was tried already");
+  }
+  const int64_t now = clock_->NowNanos();
+  if (open.size() == 1) return Take(loads[open[0]], now);
+  const size_t x = absl::Uniform<size_t>(Gen(), 0, open.size());
+  size_t y = absl::Uniform<size_t>(Gen(), 0, open.size() - 1);
+  if (y >= x) ++y;
+  const auto& a = loads[open[x]];
+  const auto& b = loads[open[y]];
+  const bool a_out = a->Ejected(now);
+  const bool b_out = b->Ejected(now);
+  if (a_out != b_out) return Take(a_out ? b : a, now);
+  return Take(Cheaper(*b, *a) ? b : a, now);
 }
 
 }  // namespace mesh::internal

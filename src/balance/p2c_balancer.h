@@ -15,6 +15,10 @@ class P2cBalancer final : public BalancerBase {
  public:
   using BalancerBase::BalancerBase;
   absl::StatusOr<CallHandle> Pick() override;
+  // The power of two choices among the endpoints not tried (drawn
+  // uniformly: a hedge wants another endpoint more than a weighted one).
+  absl::StatusOr<CallHandle> PickExcept(
+      const std::vector<std::string>& tried) override;
 
   // Whether b costs less than a, the cost of an endpoint being
   // rtt_estimate × (pending + 1) at now, computed with one exp() instead of

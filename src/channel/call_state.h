@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
@@ -58,6 +59,10 @@ struct ChannelCore::Call {
   std::shared_ptr<const ChannelPicker> picker;
   const CompiledRoute* route = nullptr;
   RouteMetrics* metrics = nullptr;
+  // The route's hedging (null: the call is not hedged), and the endpoints
+  // its attempts went to: a hedge goes to another.
+  const HedgePolicy* hedge = nullptr;
+  std::vector<std::string> hedge_tried;
   bool replayable = false;
   uint32_t attempts = 0;
   uint32_t connect_retries = 0;  // retries after attempts never sent

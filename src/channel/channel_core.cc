@@ -223,11 +223,18 @@ void ChannelCore::RouteCall(std::unique_ptr<Call> call) {
       std::min(call->deadline, call->start + options_.fail_fast_timeout);
   call->fail_fast = options_.fail_fast_timeout;
   const uint32_t max_replay = call->retry->max_request_bytes;
-  call->replayable =
-      (call->external == nullptr || call->external_replayable) &&
-      (call->retryable || options_.retry_connect_failures) &&
-      call->retry->max_attempts != 1 &&
+  const bool fits =
       call->body.size() <= (max_replay != 0 ? max_replay : kMaxReplayBytes);
+  call->replayable = (call->external == nullptr || call->external_replayable) &&
+                     (call->retryable || options_.retry_connect_failures) &&
+                     call->retry->max_attempts != 1 && fits;
+  // Hedged: a unary gRPC call on a hedged route whose request can be kept
+  // (and that its l5d-* headers did not make retryable).
+  if (route.hedge && !call->retryable && call->stream == nullptr &&
+      call->external == nullptr && fits) {
+    call->hedge = &*route.hedge;
+    call->replayable = true;
+  }
   routes.budget->Deposit();
   if (!call->route->hash_policies.empty()) {
     call->hash = RequestHash(*call->route, &call->metadata, channel_id_);
@@ -382,6 +389,11 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
       // Consistent hashing decides (a ring walks past ejected endpoints
       // itself); other balancers ignore the hash.
       return leg->balancer->PickHashed(*call.hash);
+    }
+    // A hedge goes to an endpoint no attempt of its call has tried (the
+    // balancer is told which).
+    if (!call.hedge_tried.empty()) {
+      return leg->balancer->PickExcept(call.hedge_tried);
     }
     absl::StatusOr<CallHandle> picked = leg->balancer->Pick();
     // A retry prefers an endpoint other than the one that just failed.
@@ -550,30 +562,10 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     }
     return;
   }
-  // The backend's filters' failure injector, then its policy: drops, then
-  // its circuit breaker. Such a call never reaches an endpoint, so it is
-  // not retried.
-  Destination& backend = *picked->leg->destination;
-  BackendPolicyState& policy = backend.backend_policy();
-  absl::Status refused;
-  bool counted = false;
-  const WeightedBackend* filters = picked->backend;
-  thread_local absl::InsecureBitGen abort_gen;
-  if (filters != nullptr && filters->abort_per_million > 0 &&
-      filters->abort_code != absl::StatusCode::kOk &&
-      (filters->abort_per_million >= 1'000'000 ||
-       absl::Uniform<uint32_t>(abort_gen, 0, 1'000'000) <
-           filters->abort_per_million)) {
-    refused = absl::Status(filters->abort_code, filters->abort_message);
-  } else if (std::optional<std::string> category = policy.DrawDrop()) {
-    refused = absl::UnavailableError(
-        absl::StrCat("dropped by '", backend.target(),
-                     "' (drop_overloads category '", *category, "')"));
-  } else if (!policy.TryStartRequest(&counted)) {
-    refused = policy.CircuitBreakerStatus();
-  }
-  if (!refused.ok()) {
-    picked->handle.Complete(CallOutcome::kCancelled);
+  std::optional<Attempt> made;
+  TransportRequest req;
+  if (absl::Status refused = MakeAttempt(*call, *picked, now, &made, &req);
+      !refused.ok()) {
     CallResult result;
     result.status = std::move(refused);
     Finish(*call, std::move(result));
@@ -582,52 +574,8 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
     }
     return;
   }
-  ++call->attempts;
   call->metrics->RecordAttempt(/*is_retry=*/call->attempts > 1);
-  Attempt attempt{std::move(picked->leg), std::move(picked->handle), nullptr,
-                  counted, call->deadline};
-  {
-    // The attempt's own limits, the soonest deciding. A unary call is idle
-    // from its request to its response; a stream watches its idleness
-    // itself (StreamCall).
-    const CompiledRoute& route = *call->route;
-    const bool unary = call->stream == nullptr;
-    auto limit = [&](absl::Duration d, Attempt::Limit which) {
-      if (d == absl::InfiniteDuration() || now + d >= attempt.deadline) return;
-      attempt.deadline = now + d;
-      attempt.limit = which;
-    };
-    if (unary) limit(call->retry->per_try_timeout, Attempt::Limit::kPerTry);
-    limit(call->response_timeout, Attempt::Limit::kResponse);
-    if (unary) limit(route.idle_timeout, Attempt::Limit::kIdle);
-  }
-  attempt.backend = picked->backend;
-  attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
-      attempt.handle.endpoint().address);
-  if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
-  TransportRequest req;
-  // An external call's client sends its own URL and body: its attempts
-  // carry the method, headers, deadline and cancellation alone.
-  if (call->external != nullptr) {
-    req.method = call->http_method;
-  } else {
-    req.authority = attempt.leg->destination->authority().empty()
-                        ? authority_
-                        : attempt.leg->destination->authority();
-    req.path = call->method;
-  }
-  // Only a call that may be retried keeps copies for the next attempt.
-  req.headers = call->replayable ? call->metadata : std::move(call->metadata);
-  if (!call->route->request_headers.empty()) {
-    ApplyHeaderModifier(call->route->request_headers, &req.headers);
-  }
-  if (attempt.backend != nullptr && !attempt.backend->request_headers.empty()) {
-    ApplyHeaderModifier(attempt.backend->request_headers, &req.headers);
-  }
-  req.body = call->replayable ? call->body : std::move(call->body);
-  req.deadline = attempt.deadline;
-  req.cancel = call->cancel;
-  req.route_labels = &call->route->labels;
+  Attempt& attempt = *made;
   // The endpoint lives in the load record the handle shares, so moving the
   // handle into the callback leaves the reference valid.
   const Endpoint& endpoint = attempt.handle.endpoint();
@@ -653,6 +601,12 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
                  transport, endpoint, std::move(req));
     return;
   }
+  if (call->hedge != nullptr) {
+    // Its attempts run side by side (hedged_call.cc), never on the
+    // caller's thread.
+    StartHedging(std::move(call), std::move(attempt), std::move(req));
+    return;
+  }
   if (call->blocking_thread == std::this_thread::get_id()) {
     // A synchronous call on its caller's thread: sent and awaited here.
     TransportResponse response =
@@ -667,6 +621,96 @@ void ChannelCore::StartAttempt(std::unique_ptr<Call> call) {
                    // releases it off gRPC's threads.
                    self->OnAttemptDone(call, attempt, std::move(response));
                  });
+}
+
+absl::Status ChannelCore::MakeAttempt(Call& call, Picked& picked,
+                                      absl::Time now,
+                                      std::optional<Attempt>* out,
+                                      TransportRequest* out_req) {
+  // The backend's filters' failure injector, then its policy: drops, then
+  // its circuit breaker. Such a call never reaches an endpoint, so it is
+  // not retried.
+  Destination& backend = *picked.leg->destination;
+  BackendPolicyState& policy = backend.backend_policy();
+  absl::Status refused;
+  bool counted = false;
+  const WeightedBackend* filters = picked.backend;
+  thread_local absl::InsecureBitGen abort_gen;
+  if (filters != nullptr && filters->abort_per_million > 0 &&
+      filters->abort_code != absl::StatusCode::kOk &&
+      (filters->abort_per_million >= 1'000'000 ||
+       absl::Uniform<uint32_t>(abort_gen, 0, 1'000'000) <
+           filters->abort_per_million)) {
+    refused = absl::Status(filters->abort_code, filters->abort_message);
+  } else if (std::optional<std::string> category = policy.DrawDrop()) {
+    refused = absl::UnavailableError(
+        absl::StrCat("dropped by '", backend.target(),
+                     "' (drop_overloads category '", *category, "')"));
+  } else if (!policy.TryStartRequest(&counted)) {
+    refused = policy.CircuitBreakerStatus();
+  }
+  if (!refused.ok()) {
+    picked.handle.Complete(CallOutcome::kCancelled);
+    return refused;
+  }
+  ++call.attempts;
+  out->emplace(Attempt{std::move(picked.leg), std::move(picked.handle), nullptr,
+                       counted, call.deadline});
+  Attempt& attempt = **out;
+  {
+    // The attempt's own limits, the soonest deciding. A unary call is idle
+    // from its request to its response; a stream watches its idleness
+    // itself (StreamCall). A hedged call's attempts have no per-try
+    // timeout: its hedges answer slowness.
+    const CompiledRoute& route = *call.route;
+    const bool unary = call.stream == nullptr;
+    auto limit = [&](absl::Duration d, Attempt::Limit which) {
+      if (d == absl::InfiniteDuration() || now + d >= attempt.deadline) return;
+      attempt.deadline = now + d;
+      attempt.limit = which;
+    };
+    if (unary && call.hedge == nullptr) {
+      limit(call.retry->per_try_timeout, Attempt::Limit::kPerTry);
+    }
+    limit(call.response_timeout, Attempt::Limit::kResponse);
+    if (unary) limit(route.idle_timeout, Attempt::Limit::kIdle);
+  }
+  attempt.backend = picked.backend;
+  attempt.endpoint_metrics = attempt.leg->destination->EndpointMetricsFor(
+      attempt.handle.endpoint().address);
+  if (attempt.endpoint_metrics) attempt.endpoint_metrics->RecordAttempt();
+  TransportRequest& req = *out_req;
+  // An external call's client sends its own URL and body: its attempts
+  // carry the method, headers, deadline and cancellation alone.
+  if (call.external != nullptr) {
+    req.method = call.http_method;
+  } else {
+    req.authority = attempt.leg->destination->authority().empty()
+                        ? authority_
+                        : attempt.leg->destination->authority();
+    req.path = call.method;
+  }
+  // Only a call that may be retried or hedged keeps copies for the next
+  // attempt.
+  req.headers = call.replayable ? call.metadata : std::move(call.metadata);
+  if (call.attempts > 1 && call.external == nullptr) {
+    // gRFC A6: a retry or hedge says how many attempts came before it.
+    req.headers.emplace_back("grpc-previous-rpc-attempts",
+                             absl::StrCat(call.attempts - 1));
+  }
+  if (!call.route->request_headers.empty()) {
+    ApplyHeaderModifier(call.route->request_headers, &req.headers);
+  }
+  if (attempt.backend != nullptr && !attempt.backend->request_headers.empty()) {
+    ApplyHeaderModifier(attempt.backend->request_headers, &req.headers);
+  }
+  req.body = call.replayable ? call.body : std::move(call.body);
+  req.deadline = attempt.deadline;
+  req.cancel = call.cancel;
+  req.route_labels = &call.route->labels;
+  req.attempt = call.attempts;
+  req.hedge = call.hedge != nullptr && call.attempts > 1;
+  return absl::OkStatus();
 }
 
 bool ChannelCore::Wait(

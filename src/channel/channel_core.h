@@ -10,6 +10,7 @@
 #define MESH_SRC_CHANNEL_CHANNEL_CORE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -125,6 +126,42 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   absl::StatusOr<Picked> Pick(
       const Call& call, const ChannelPicker& picker,
       std::vector<std::shared_ptr<Destination>>* wait_on);
+  // Admits an attempt of `call` to `picked` (the backend's failure
+  // injector, drops and circuit breaker) and builds it: `attempt` and
+  // `req`, the call's attempts counted. Not OK: refused, the pick given
+  // back and nothing to send.
+  absl::Status MakeAttempt(Call& call, Picked& picked, absl::Time now,
+                           std::optional<Attempt>* attempt,
+                           TransportRequest* req);
+  // Hedging (hedged_call.cc): sends the call's first attempt, and its
+  // hedges after the policy's delay, each to an endpoint not yet tried;
+  // the first OK or fatal answer completes the call, the others are
+  // cancelled.
+  struct Hedge;
+  void StartHedging(std::unique_ptr<Call> call, Attempt attempt,
+                    TransportRequest req);
+  // Sends the next hedge if the call is still open and `generation` is
+  // the hedge's current timer (an older timer does nothing), or is
+  // kHedgeNow. When none can be sent (attempts, budget, deadline, no
+  // endpoint left untried) and none is in flight, ends the call with the
+  // last answer.
+  void SendHedge(const std::shared_ptr<Hedge>& hedge, uint64_t generation);
+  // Arms the next hedge's timer `wait` from now, as a new generation.
+  // Under the hedge's lock (`generation` is the new one).
+  void ArmHedgeTimer(const std::shared_ptr<Hedge>& hedge, uint64_t generation,
+                     absl::Duration wait);
+  void SendHedgeAttempt(const std::shared_ptr<Hedge>& hedge, Attempt attempt,
+                        TransportRequest req);
+  // One attempt's answer: the call's (cancelling the others) if OK or
+  // fatal; else the next hedge at once (or after the server's pushback).
+  void OnHedgeDone(const std::shared_ptr<Hedge>& hedge, Attempt& attempt,
+                   TransportResponse response);
+  // Completes a hedged call with `response` (`attempt`'s, `failure` as
+  // classified) and cancels its other attempts.
+  void FinishHedge(const std::shared_ptr<Hedge>& hedge,
+                   std::unique_ptr<Call> call, TransportResponse response,
+                   const std::string& address, bool failure,
+                   const WeightedBackend* backend);
   // The current picker; one built before the first config is built anew
   // once the config has come.
   std::shared_ptr<const ChannelPicker> PickerForCall();

@@ -212,6 +212,14 @@ std::string MetricsRegistry::RenderPrometheus(
   write_route_counter("route_actual_request_total",
                       "Attempts sent on the route, retries included.",
                       &RouteMetrics::actual_requests);
+  // Sorted by name, as every family.
+  write_route_counter("route_hedge_skipped_total",
+                      "Hedges the route's policy asked for that the retry "
+                      "budget refused.",
+                      &RouteMetrics::hedges_skipped_budget);
+  write_route_counter("route_hedge_total",
+                      "Hedged attempts sent on the route (after the first).",
+                      &RouteMetrics::hedges);
   WriteFamily(out, "route_http_response_total", "counter",
               "Plain HTTP calls on the route (mesh::curl) answered, by "
               "classification and HTTP status class.");

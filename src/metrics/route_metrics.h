@@ -41,6 +41,13 @@ struct RouteMetrics {
     Increment(actual_requests);
     if (is_retry) Increment(retries);
   }
+  // A hedged attempt sent (after the first): an attempt, and a hedge.
+  void RecordHedge() {
+    Increment(actual_requests);
+    Increment(hedges);
+  }
+  // A hedge the policy asked for that the retry budget refused.
+  void RecordHedgeSkipped() { Increment(hedges_skipped_budget); }
   void RecordRetrySkipped(RetrySkipReason reason) {
     Increment(reason == RetrySkipReason::kBudget
                   ? retries_skipped_budget
@@ -60,6 +67,8 @@ struct RouteMetrics {
   std::atomic<uint64_t> retries{0};
   std::atomic<uint64_t> retries_skipped_budget{0};
   std::atomic<uint64_t> retries_skipped_max_attempts{0};
+  std::atomic<uint64_t> hedges{0};
+  std::atomic<uint64_t> hedges_skipped_budget{0};
   std::atomic<uint64_t> timeouts{0};  // calls ending DEADLINE_EXCEEDED
   ResponseCounters responses;         // one per logical call
   // A plain HTTP call's final answer (mesh::curl), besides `responses`.

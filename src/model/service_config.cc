@@ -150,6 +150,11 @@ RouteBuilder& RouteBuilder::Retryable(RetryPolicy policy) {
   return *this;
 }
 
+RouteBuilder& RouteBuilder::Hedged(HedgePolicy policy) {
+  route_.hedge_policy = std::move(policy);
+  return *this;
+}
+
 RouteBuilder& RouteBuilder::Classify(ResponseMatch condition, bool is_failure) {
   route_.response_classes.push_back(
       ResponseClass{std::move(condition), is_failure});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/random/distributions.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace mesh::internal {
@@ -40,6 +41,49 @@ absl::Status ValidateRetryPolicy(const RetryPolicy& policy) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status ValidateHedgePolicy(const HedgePolicy& policy, bool retryable) {
+  if (policy.max_attempts < 2 || policy.max_attempts > kMaxHedgedAttempts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hedge_policy.max_attempts ", policy.max_attempts,
+                     " is not within 2..", kMaxHedgedAttempts));
+  }
+  if (policy.delay < absl::ZeroDuration() ||
+      policy.delay == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hedge_policy.delay ", absl::FormatDuration(policy.delay),
+                     " must be finite and >= 0"));
+  }
+  for (absl::StatusCode code : policy.non_fatal_codes) {
+    const int n = static_cast<int>(code);
+    if (code == absl::StatusCode::kOk || n < 0 || n > 16) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hedge_policy.non_fatal_codes: ", n,
+                       " is not a gRPC status code other than OK (1..16)"));
+    }
+  }
+  if (retryable) {
+    return absl::InvalidArgumentError(
+        "hedge_policy on a retryable route: a route hedges or retries, not "
+        "both (gRFC A6)");
+  }
+  return absl::OkStatus();
+}
+
+Pushback ReadPushback(const Metadata& trailers) {
+  Pushback out;
+  for (const auto& [key, value] : trailers) {
+    if (key != "grpc-retry-pushback-ms") continue;
+    out.present = true;
+    int64_t ms = 0;
+    // A6: a value that is not a non-negative integer stops the attempts.
+    if (absl::SimpleAtoi(value, &ms) && ms >= 0) {
+      out.wait = absl::Milliseconds(ms);
+    }
+    return out;
+  }
+  return out;
 }
 
 absl::Duration RetryBackoff(const RetryPolicy& policy, int retry,

@@ -350,6 +350,15 @@ std::shared_ptr<const RouteTable> RouteTable::Build(
       dropped->push_back(absl::StrCat(label, ": ", s.message(),
                                       "; retrying without backoff or limit"));
     }
+    if (r.hedge_policy) {
+      if (absl::Status s = ValidateHedgePolicy(*r.hedge_policy, r.is_retryable);
+          s.ok()) {
+        entry.route.hedge = r.hedge_policy;
+      } else if (dropped != nullptr) {
+        dropped->push_back(
+            absl::StrCat(label, ": ", s.message(), "; not hedged"));
+      }
+    }
     for (size_t c = 0; c < r.response_classes.size(); ++c) {
       std::string class_error;
       if (ValidResponseMatch(r.response_classes[c].condition, &class_error)) {

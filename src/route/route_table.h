@@ -59,6 +59,8 @@ struct CompiledRoute {
   bool is_retryable = false;
   bool allow_l5d_request_headers = false;
   RetryPolicy retry_policy;
+  // Route::hedge_policy, valid (else none).
+  std::optional<HedgePolicy> hedge;
   std::vector<ResponseClass> response_classes;
   std::map<std::string, std::string> metrics_labels;
   // The "route" label of its metrics: the name, else metrics_labels'

@@ -393,6 +393,13 @@ wire::TapEvent TapEventToProto(const TapEvent& event) {
       event.destination_labels.begin(), event.destination_labels.end());
   out.mutable_route_meta()->mutable_labels()->insert(event.route_labels.begin(),
                                                      event.route_labels.end());
+  if (event.kind == TapEvent::Kind::kRequestInit && event.attempt > 1) {
+    // Linkerd's event has no field for it: a retry or hedge says so among
+    // its route's labels ("attempt", and "hedge" for a hedge).
+    auto& labels = *out.mutable_route_meta()->mutable_labels();
+    labels["attempt"] = absl::StrCat(event.attempt);
+    if (event.hedge) labels["hedge"] = "true";
+  }
   out.set_proxy_direction(wire::TapEvent::OUTBOUND);
 
   wire::TapEvent::Http* http = out.mutable_http();

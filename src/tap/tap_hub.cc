@@ -167,6 +167,8 @@ TapExchange TapHub::Start(const TapRequestHead& head, const Metadata& headers) {
   shared->scheme = std::string(head.scheme);
   shared->authority = std::string(head.authority);
   shared->path = std::string(head.path);
+  shared->attempt = head.attempt;
+  shared->hedge = head.hedge;
   for (const TapExchange::Claim& claim : ex.claims_) {
     if (claim.sub->extract_headers()) {
       shared->headers.reserve(headers.size());

@@ -42,6 +42,8 @@ struct TapRequestHead {
   absl::string_view path;  // may carry a query, which matches ignore
   const Endpoint* endpoint = nullptr;
   const std::map<std::string, std::string>* route_labels = nullptr;
+  uint32_t attempt = 1;  // as TransportRequest::attempt and hedge
+  bool hedge = false;
 };
 
 // One request head plus what evaluation derives from it once: the path

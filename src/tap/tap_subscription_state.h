@@ -37,6 +37,8 @@ struct TapExchangeHead {
   std::string scheme;
   std::string authority;
   std::string path;
+  uint32_t attempt = 1;
+  bool hedge = false;
   // The request's headers, redacted; empty unless a claiming subscription
   // extracts headers. The pseudo-headers are added by the reader.
   Metadata headers;
@@ -259,6 +261,8 @@ class TapSubscriptionState {
         e.scheme = head.scheme;
         e.authority = head.authority;
         e.path = head.path;
+        e.attempt = head.attempt;
+        e.hedge = head.hedge;
         if (extract_headers_) {
           e.headers.reserve(4 + head.headers.size());
           e.headers = {{":method", head.method},

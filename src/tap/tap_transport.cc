@@ -76,8 +76,9 @@ class TapTransport final : public Transport {
       const Endpoint& endpoint, TransportRequest request,
       TransportStreamObserver* observer) override {
     if (hub_->active()) {
-      TapRequestHead head{request.method, request.scheme, request.authority,
-                          request.path,   &endpoint,      request.route_labels};
+      TapRequestHead head{request.method,  request.scheme, request.authority,
+                          request.path,    &endpoint,      request.route_labels,
+                          request.attempt, request.hedge};
       TapExchange exchange = hub_->Start(head, request.headers);
       if (exchange.tapped()) {
         observer = new TappedStreamObserver(std::move(exchange), observer);
@@ -102,8 +103,9 @@ class TapTransport final : public Transport {
   ABSL_ATTRIBUTE_NOINLINE void SendMaybeTapped(const Endpoint& endpoint,
                                                TransportRequest&& request,
                                                Callback&& done) {
-    TapRequestHead head{request.method, request.scheme, request.authority,
-                        request.path,   &endpoint,      request.route_labels};
+    TapRequestHead head{request.method,  request.scheme, request.authority,
+                        request.path,    &endpoint,      request.route_labels,
+                        request.attempt, request.hedge};
     TapExchange exchange = hub_->Start(head, request.headers);
     if (!exchange.tapped()) {
       inner_->Send(endpoint, std::move(request), std::move(done));

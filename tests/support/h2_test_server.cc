@@ -209,11 +209,14 @@ struct H2TestServer::Connection {
       for (const auto& [n, v] : s.response.headers) add(n, v);
       const std::string length_name = "content-length";
       const std::string length = absl::StrCat(s.response.body.size());
-      if (s.response.content_length) add(length_name, length);
+      if (s.response.content_length && !s.response.headers_only) {
+        add(length_name, length);
+      }
       nghttp2_data_provider body;
       body.source.ptr = &s;
       body.read_callback = &ReadBody;
-      nghttp2_submit_response(session, id, nva.data(), nva.size(), &body);
+      nghttp2_submit_response(session, id, nva.data(), nva.size(),
+                              s.response.headers_only ? nullptr : &body);
     }
     return next;
   }

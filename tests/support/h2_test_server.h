@@ -54,6 +54,9 @@ class H2TestServer {
     // (Without it, curl 7.88 can miss the end of an answer whose last frame
     // fills its 16 KiB receive buffer, and wait for more.)
     bool content_length = true;
+    // End the stream with the headers, sending no DATA frame: a gRPC
+    // server's Trailers-Only answer (grpc-status among the headers).
+    bool headers_only = false;
   };
   using Handler = std::function<Response(const Request&)>;
 

@@ -406,7 +406,8 @@ TEST(MetricsRegistryTest, FamiliesAndSeriesAreSortedAndDescribed) {
       ElementsAre("endpoint_ejected", "endpoint_ejections_total",
                   "endpoint_pending", "endpoint_request_total",
                   "endpoint_response_total", "endpoint_rtt_estimate_ms",
-                  "route_actual_request_total", "route_http_response_total",
+                  "route_actual_request_total", "route_hedge_skipped_total",
+                  "route_hedge_total", "route_http_response_total",
                   "route_request_total", "route_response_latency_ms",
                   "route_response_total", "route_retry_skipped_total",
                   "route_retry_total", "route_timeout_total"));

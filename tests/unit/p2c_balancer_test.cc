@@ -82,6 +82,37 @@ TEST_F(P2cTest, OneEndpointIsAlwaysPicked) {
   }
 }
 
+TEST_F(P2cTest, PickExceptNeverOffersATriedEndpoint) {
+  auto b = Make();
+  b->SetEndpoints({Ep("10.0.0.1:80"), Ep("10.0.0.2:80"), Ep("10.0.0.3:80")});
+  // The untried endpoint is the most loaded and the slowest: a plain pick
+  // would avoid it, a hedge's must take it.
+  GiveSample(*b, "10.0.0.3:80", absl::Seconds(1));
+  std::vector<CallHandle> held;
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<CallHandle> h =
+        b->PickExcept({"10.0.0.1:80", "10.0.0.2:80"});
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(h->endpoint().address, "10.0.0.3:80");
+    held.push_back(*std::move(h));
+  }
+  // Of two untried, the cheaper wins, as in any pick.
+  std::set<std::string> seen;
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<CallHandle> h = b->PickExcept({"10.0.0.1:80"});
+    ASSERT_TRUE(h.ok());
+    EXPECT_NE(h->endpoint().address, "10.0.0.1:80");
+    seen.insert(h->endpoint().address);
+    h->Complete(CallOutcome::kCancelled);
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"10.0.0.2:80"}));
+  absl::StatusOr<CallHandle> none =
+      b->PickExcept({"10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(none.status().message()),
+              ::testing::HasSubstr("every endpoint was tried"));
+}
+
 TEST_F(P2cTest, InvalidOptionsNameTheField) {
   BalancerOptions o;
   o.default_rtt = absl::ZeroDuration();

@@ -3,6 +3,7 @@
 #include <grpcpp/alarm.h>
 #include <grpcpp/generic/async_generic_service.h>
 
+#include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -42,6 +43,12 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
         delay += owner_->jitter_ * absl::Uniform(gen, 0.0, 1.0);
       }
       code = owner_->status_;
+      if (owner_->stall_probability_ > 0) {
+        thread_local absl::InsecureBitGen gen;
+        if (absl::Bernoulli(gen, owner_->stall_probability_)) {
+          delay += owner_->stall_;
+        }
+      }
     }
     if (code != grpc::StatusCode::OK) {
       return Answer(grpc::Status(code, "backend configured to fail"));
@@ -65,6 +72,7 @@ class EchoBackend::Reactor final : public grpc::ServerGenericBidiReactor {
   }
 
   void OnCancel() override {
+    if (!answered_.load()) owner_->cancelled_.fetch_add(1);
     absl::MutexLock lock(&alarm_mu_);
     cancelled_ = true;
     if (alarm_set_) alarm_.Cancel();
@@ -141,6 +149,12 @@ std::string EchoBackend::address() const {
 void EchoBackend::set_delay(absl::Duration delay) {
   absl::MutexLock lock(&mu_);
   delay_ = delay;
+}
+
+void EchoBackend::set_stall(double probability, absl::Duration stall) {
+  absl::MutexLock lock(&mu_);
+  stall_probability_ = probability;
+  stall_ = stall;
 }
 
 absl::Duration EchoBackend::delay() const {

@@ -45,12 +45,17 @@ class EchoBackend {
   void set_status(grpc::StatusCode code);
   // Adds up to this much uniformly random extra delay per call (default 0).
   void set_jitter(absl::Duration jitter);
+  // Each call stalls `stall` more with this probability (0..1; default 0):
+  // a per-request slowness that no endpoint choice avoids.
+  void set_stall(double probability, absl::Duration stall);
 
   // Calls received (started), and calls answered.
   int64_t calls_received() const { return received_.load(); }
   int64_t calls_answered() const { return answered_.load(); }
   // Calls started and not yet answered.
   int64_t in_flight() const { return received_.load() - answered_.load(); }
+  // Calls the client cancelled before they were answered.
+  int64_t calls_cancelled() const { return cancelled_.load(); }
 
   // Stops listening and fails calls in flight, as a killed process would.
   // Idempotent.
@@ -69,6 +74,9 @@ class EchoBackend {
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Duration jitter_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   grpc::StatusCode status_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;
+  double stall_probability_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration stall_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  std::atomic<int64_t> cancelled_{0};
   std::atomic<int64_t> received_{0};
   std::atomic<int64_t> answered_{0};
   std::atomic<bool> killed_{false};

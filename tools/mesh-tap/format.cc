@@ -194,7 +194,14 @@ std::string FormatEventLine(const wire::TapEvent& event) {
       absl::StrAppend(&out, "req ", common,
                       " :method=", method.empty() ? "-" : Printable(method),
                       " :authority=", Printable(init.authority()),
-                      " :path=", Printable(init.path()), "\n");
+                      " :path=", Printable(init.path()));
+      // A retry or hedge (mesh's route labels "attempt" and "hedge").
+      const auto& route = event.route_meta().labels();
+      if (auto a = route.find("attempt"); a != route.end()) {
+        absl::StrAppend(&out, " attempt=", Printable(a->second));
+        if (route.count("hedge") > 0) absl::StrAppend(&out, " hedge");
+      }
+      absl::StrAppend(&out, "\n");
       AppendHeaderLines(init.headers(), &out);
       break;
     }

@@ -53,6 +53,11 @@ struct MESH_EXPORT TransportRequest {
   // labels), for the tap hook; null when the request has no route. Valid
   // until `done` has been called.
   const std::map<std::string, std::string>* route_labels = nullptr;
+  // Which attempt of its call this is: 1 the first, more for a retry or a
+  // hedge (`hedge`: sent beside the call's earlier attempts, not after
+  // them), for the tap hook.
+  uint32_t attempt = 1;
+  bool hedge = false;
 };
 
 struct MESH_EXPORT TransportResponse {

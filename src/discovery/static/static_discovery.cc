@@ -9,6 +9,7 @@
 #include "src/base/mutex.h"
 #include "src/model/address.h"
 #include "src/model/endpoint_set.h"
+#include "src/route/retry_policy.h"
 
 namespace mesh {
 
@@ -90,6 +91,16 @@ absl::Status StaticDiscovery::SetServiceConfig(const std::string& target,
                                                ServiceConfig config) {
   absl::Status valid = internal::ValidateDestination(target);
   if (!valid.ok()) return valid;
+  for (size_t i = 0; i < config.routes.size(); ++i) {
+    const Route& route = config.routes[i];
+    if (!route.hedge_policy) continue;
+    if (absl::Status s = internal::ValidateHedgePolicy(*route.hedge_policy,
+                                                       route.is_retryable);
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ServiceConfig.routes[", i, "].", s.message()));
+    }
+  }
   internal::MutexLock lock(&state_->mu);
   State::Target& t = state_->targets[target];
   t.config = std::move(config);
