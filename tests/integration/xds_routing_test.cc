@@ -4,7 +4,7 @@
 // routes decide where each call goes and how long it may take (docs/xds.md,
 // "What each resource does in mesh"): weighted clusters, the virtual host
 // chosen by domain, header, prefix, path and regex matches,
-// max_stream_duration, and actions mesh cannot carry out. The backend
+// max_stream_duration, hedging, and actions mesh cannot carry out. The backend
 // policies (circuit breakers, drops, faults, retries, endpoint updates) are
 // in xds_data_path_test.cc (the same fixture).
 //
@@ -171,6 +171,44 @@ TEST_F(XdsRoutingTest, RouteMaxStreamDurationIsTheCallsDeadline) {
   // The route's own 5 s, not the listener's 300 ms.
   CallResult own = Call("/test.Echo/Own");
   EXPECT_TRUE(own.status.ok()) << own.status;
+}
+
+TEST_F(XdsRoutingTest, HedgeOnPerTryTimeoutHedgesAndABadPolicyIsNacked) {
+  // One backend stalls every call past the calls' 5 s: only a hedge, sent
+  // when the 50 ms per-try timeout passes, can answer those in time.
+  Backends b = testing::StartBackends(2);
+  b[0]->set_delay(absl::Seconds(30));
+  const std::string hedged =
+      "retry_policy { retry_on: \"unavailable\" num_retries { value: 1 } "
+      "per_try_timeout { nanos: 50000000 } } "
+      "hedge_policy { hedge_on_per_try_timeout: true }";
+  ServeOneCluster(b, OneHost(RouteTo(kCluster, "", hedged)));
+  ASSERT_NO_FATAL_FAILURE(MakeMesh());
+  for (int i = 0; i < 10; ++i) {
+    CallResult r = Call();
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.endpoint, b[1]->address());
+  }
+  // Each call the slow one got was hedged, and cancelled when the hedge
+  // answered.
+  const int64_t slow = b[0]->calls_received();
+  EXPECT_TRUE(testing::WaitFor([&] { return b[0]->calls_cancelled() == slow; }));
+  EXPECT_THAT(mesh_->Metrics(),
+              HasSubstr(absl::StrCat("route_hedge_total{authority=\"xds:///",
+                                     kTarget, "\",route=\"#0\"} ", slow)));
+
+  // A policy out of range is NACKed naming the field; the last good stays.
+  std::string error;
+  responder_->AwaitNack(
+      Set(OneHost(RouteTo(kCluster, "",
+                          "hedge_policy { initial_requests { value: 9 } }"))),
+      &error);
+  EXPECT_THAT(error, HasSubstr("hedge_policy.initial_requests: 9 is not "
+                               "within 1..5"));
+  for (int i = 0; i < 5; ++i) {
+    CallResult r = Call();
+    ASSERT_TRUE(r.status.ok()) << r.status;
+  }
 }
 
 TEST_F(XdsRoutingTest, AnUnsupportedActionFailsItsCallsNamingIt) {

@@ -431,6 +431,96 @@ TEST(ConvertRouteConfiguration, VirtualHostRetryPolicyIsTheDefault) {
   EXPECT_FALSE(routes[2].route.is_retryable);
 }
 
+TEST(ConvertRouteConfiguration, PerTryTimeoutIsEachAttemptsLimit) {
+  RouteResource r = OneRoute(
+      "match { prefix: \"/\" } route { cluster: \"c\" retry_policy { "
+      "retry_on: \"unavailable\" per_try_timeout { nanos: 50000000 } } }");
+  EXPECT_EQ(r.route.retry_policy.per_try_timeout, absl::Milliseconds(50));
+  // Zero: none.
+  r = OneRoute(
+      "match { prefix: \"/\" } route { cluster: \"c\" retry_policy { "
+      "retry_on: \"unavailable\" per_try_timeout {} } }");
+  EXPECT_EQ(r.route.retry_policy.per_try_timeout, absl::InfiniteDuration());
+  EXPECT_THAT(RouteError("match { prefix: \"/\" } route { cluster: \"c\" "
+                         "retry_policy { retry_on: \"unavailable\" "
+                         "per_try_timeout { seconds: -1 } } }"),
+              HasSubstr("routes[0].route.retry_policy.per_try_timeout."
+                        "seconds: -1 is outside"));
+}
+
+TEST(ConvertRouteConfiguration, HedgeOnPerTryTimeoutHedgesInPlaceOfRetrying) {
+  RouteResource r = OneRoute(
+      "match { prefix: \"/\" } route { cluster: \"c\" retry_policy { "
+      "retry_on: \"unavailable,internal\" num_retries { value: 2 } "
+      "per_try_timeout { nanos: 80000000 } } "
+      "hedge_policy { hedge_on_per_try_timeout: true } }");
+  ASSERT_TRUE(r.route.hedge_policy.has_value());
+  EXPECT_FALSE(r.route.is_retryable);
+  EXPECT_EQ(r.route.hedge_policy->max_attempts, 3u);
+  EXPECT_EQ(r.route.hedge_policy->delay, absl::Milliseconds(80));
+  EXPECT_THAT(r.route.hedge_policy->non_fatal_codes,
+              ElementsAre(absl::StatusCode::kUnavailable,
+                          absl::StatusCode::kInternal));
+}
+
+TEST(ConvertRouteConfiguration, InitialRequestsAreSentAtOnce) {
+  RouteResource r = OneRoute(
+      "match { prefix: \"/\" } route { cluster: \"c\" "
+      "hedge_policy { initial_requests { value: 3 } } }");
+  ASSERT_TRUE(r.route.hedge_policy.has_value());
+  EXPECT_EQ(r.route.hedge_policy->max_attempts, 3u);
+  EXPECT_EQ(r.route.hedge_policy->delay, absl::ZeroDuration());
+  // One initial request and no per-try hedging: no hedging.
+  r = OneRoute(
+      "match { prefix: \"/\" } route { cluster: \"c\" "
+      "hedge_policy { initial_requests { value: 1 } } }");
+  EXPECT_FALSE(r.route.hedge_policy.has_value());
+}
+
+TEST(ConvertRouteConfiguration, VirtualHostHedgePolicyIsTheDefault) {
+  absl::StatusOr<RouteConfigResource> config =
+      ConvertRouteConfiguration(Parse<RouteConfiguration>(
+          "virtual_hosts { domains: \"*\" "
+          "  hedge_policy { initial_requests { value: 2 } } "
+          "  routes { match { prefix: \"/a\" } route { cluster: \"c\" } } "
+          "  routes { match { prefix: \"/b\" } route { cluster: \"c\" "
+          "    hedge_policy { initial_requests { value: 4 } } } } }"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::vector<RouteResource>& routes = config->virtual_hosts[0].routes;
+  ASSERT_EQ(routes.size(), 2u);
+  ASSERT_TRUE(routes[0].route.hedge_policy.has_value());
+  EXPECT_EQ(routes[0].route.hedge_policy->max_attempts, 2u);
+  ASSERT_TRUE(routes[1].route.hedge_policy.has_value());
+  EXPECT_EQ(routes[1].route.hedge_policy->max_attempts, 4u);
+}
+
+TEST(ConvertRouteConfiguration, HedgePolicyRefusals) {
+  const std::pair<absl::string_view, absl::string_view> cases[] = {
+      {"hedge_policy { initial_requests { value: 6 } }",
+       "routes[0].route.hedge_policy.initial_requests: 6 is not within 1..5"},
+      {"hedge_policy { initial_requests { value: 0 } }",
+       "routes[0].route.hedge_policy.initial_requests: 0 is not within 1..5"},
+      {"hedge_policy { hedge_on_per_try_timeout: true }",
+       "routes[0].route.hedge_policy.hedge_on_per_try_timeout: needs the "
+       "retry policy's per_try_timeout"},
+      {"hedge_policy { additional_request_chance { numerator: 10 } }",
+       "routes[0].route.hedge_policy.additional_request_chance: not "
+       "supported"},
+      {"retry_policy { retry_on: \"unavailable\" per_try_timeout { seconds: "
+       "1 } } hedge_policy { initial_requests { value: 2 } "
+       "hedge_on_per_try_timeout: true }",
+       "routes[0].route.hedge_policy.hedge_on_per_try_timeout: not supported "
+       "with initial_requests above 1"},
+  };
+  for (const auto& [policy, message] : cases) {
+    EXPECT_THAT(RouteError(absl::StrCat("match { prefix: \"/\" } route { "
+                                        "cluster: \"c\" ",
+                                        policy, " }")),
+                HasSubstr(message))
+        << policy;
+  }
+}
+
 TEST(ConvertRouteConfiguration, RetryPolicyRefusals) {
   const std::pair<absl::string_view, absl::string_view> cases[] = {
       {"num_retries { value: 0 }",

@@ -17,6 +17,7 @@
 #include "re2/re2.h"
 #include "src/base/utf8.h"
 #include "src/discovery/xds/xds_convert.h"
+#include "src/route/retry_policy.h"
 #include "src/route/route_table.h"
 
 namespace mesh::internal::xds {
@@ -146,6 +147,57 @@ absl::StatusOr<RetryPolicy> ConvertRetryPolicy(
   }
   out.backoff_base = std::max(base, kMinBackoff);
   out.backoff_max = std::max(max, kMinBackoff);
+  if (policy.has_per_try_timeout()) {
+    absl::StatusOr<absl::Duration> t = ConvertDuration(policy.per_try_timeout());
+    if (!t.ok()) return Within("per_try_timeout", t.status());
+    // Zero: none, as Envoy reads it.
+    if (*t > absl::ZeroDuration()) out.per_try_timeout = *t;
+  }
+  return out;
+}
+
+// HedgePolicy as mesh hedges: initial_requests above 1 sends that many at
+// once; hedge_on_per_try_timeout sends the next attempt when the retry
+// policy's per-try timeout passes, keeping the first (as Envoy does), up to
+// the retry policy's attempts, its retry_on codes sending the next at once.
+// nullopt when it asks for no hedging. gRPC 1.51's xDS client ignores it.
+absl::StatusOr<std::optional<HedgePolicy>> ConvertHedgePolicy(
+    const route_v3::HedgePolicy& hedge, const std::optional<RetryPolicy>& retry) {
+  if (hedge.has_additional_request_chance() &&
+      hedge.additional_request_chance().numerator() > 0) {
+    return FieldError("additional_request_chance",
+                      "not supported: mesh hedges after a delay "
+                      "(initial_requests, hedge_on_per_try_timeout)");
+  }
+  uint32_t initial = 1;
+  if (hedge.has_initial_requests()) {
+    initial = hedge.initial_requests().value();
+    if (initial < 1 || initial > kMaxHedgedAttempts) {
+      return FieldError("initial_requests",
+                        absl::StrCat(initial, " is not within 1..",
+                                     kMaxHedgedAttempts));
+    }
+  }
+  HedgePolicy out;
+  if (retry.has_value()) out.non_fatal_codes = retry->retry_on;
+  if (hedge.hedge_on_per_try_timeout()) {
+    if (initial > 1) {
+      return FieldError("hedge_on_per_try_timeout",
+                        "not supported with initial_requests above 1");
+    }
+    if (!retry.has_value() ||
+        retry->per_try_timeout == absl::InfiniteDuration()) {
+      return FieldError("hedge_on_per_try_timeout",
+                        "needs the retry policy's per_try_timeout");
+    }
+    out.max_attempts =
+        std::clamp<uint32_t>(retry->max_attempts, 2, kMaxHedgedAttempts);
+    out.delay = retry->per_try_timeout;
+    return out;
+  }
+  if (initial == 1) return std::nullopt;
+  out.max_attempts = initial;
+  out.delay = absl::ZeroDuration();
   return out;
 }
 
@@ -481,7 +533,8 @@ void ApplyRetryPolicy(const std::optional<RetryPolicy>& policy, Route* route) {
 // never matches) or a cluster specifier it does not support.
 absl::StatusOr<std::optional<RouteResource>> ConvertRoute(
     const route_v3::Route& route,
-    const std::optional<RetryPolicy>& vhost_retry) {
+    const std::optional<RetryPolicy>& vhost_retry,
+    const route_v3::HedgePolicy* vhost_hedge) {
   if (!route.has_match()) return FieldError("match", "missing");
   if (route.match().query_parameters_size() > 0) return std::nullopt;
   RouteResource out;
@@ -502,6 +555,22 @@ absl::StatusOr<std::optional<RouteResource>> ConvertRoute(
         retry = *std::move(own);
       }
       ApplyRetryPolicy(retry, &out.route);
+      const bool own_hedge = route.route().has_hedge_policy();
+      if (own_hedge || vhost_hedge != nullptr) {
+        const char* field =
+            own_hedge ? "route.hedge_policy" : "the virtual host's hedge_policy";
+        absl::StatusOr<std::optional<HedgePolicy>> hedge = ConvertHedgePolicy(
+            own_hedge ? route.route().hedge_policy() : *vhost_hedge, retry);
+        if (!hedge.ok()) return Within(field, hedge.status());
+        if (hedge->has_value()) {
+          // Hedges in place of retries (gRFC A6: one or the other).
+          if (absl::Status s = ValidateHedgePolicy(**hedge, false); !s.ok()) {
+            return FieldError(field, s.message());
+          }
+          out.route.hedge_policy = **hedge;
+          out.route.is_retryable = false;
+        }
+      }
       break;
     }
     case route_v3::Route::kRedirect:
@@ -592,7 +661,9 @@ absl::StatusOr<VirtualHostResource> ConvertVirtualHost(
   }
   for (int i = 0; i < vhost.routes_size(); ++i) {
     absl::StatusOr<std::optional<RouteResource>> route =
-        ConvertRoute(vhost.routes(i), retry);
+        ConvertRoute(vhost.routes(i), retry,
+                     vhost.has_hedge_policy() ? &vhost.hedge_policy()
+                                              : nullptr);
     if (!route.ok()) {
       return Within(absl::StrCat("routes[", i, "]"), route.status());
     }
