@@ -12,7 +12,7 @@
 #
 # Raw results go to results/ (git-ignored): micro.json (Google Benchmark),
 # NAME.csv and NAME.md per program (tail_latency, overhead, memory, churn,
-# tap_load, stub, tls),
+# tap_load, stub, tls, hedge_tail),
 # NAME_goals.md (goal rows), the plots, machine.md. Installs its Debian
 # packages first (idempotent), builds Release in build/bench
 # (MESH_BENCH_JOBS sets -j, default nproc). Every step has a time limit.
@@ -43,7 +43,7 @@ cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DMESH_BUILD_TESTS=OFF \
 timeout 600 cmake --build build/bench -j"$jobs" --target mesh_micro_bench \
   mesh_tail_latency_bench mesh_overhead_bench mesh_memory_bench \
   mesh_churn_bench mesh_tap_load_bench mesh_stub_bench mesh_tls_bench \
-  mesh_curl_bench mesh_admin_bench
+  mesh_curl_bench mesh_admin_bench mesh_hedge_bench
 
 if [[ $quick == 1 ]]; then
   micro=(--benchmark_min_time=0.01 --benchmark_repetitions=2)
@@ -56,6 +56,7 @@ if [[ $quick == 1 ]]; then
   tls=(--calls 300 --rounds 1 --warmup 100 --connects 3)
   http=(--requests 300 --rounds 2)
   admin=(--calls 300 --rounds 1 --warmup 100)
+  hedge=(--duration 1.5 --warmup 0.3)
 else
   micro=(--benchmark_repetitions=3)
   tail=()
@@ -67,6 +68,7 @@ else
   tls=()
   http=()
   admin=()
+  hedge=()
 fi
 
 step "machine facts"
@@ -105,6 +107,9 @@ timeout 240 "$bin/mesh_curl_bench" --out "$out" "${http[@]}"
 
 step "the admin page: none, served idle, open in one browser with a live tap"
 timeout 240 "$bin/mesh_admin_bench" --out "$out" "${admin[@]}"
+
+step "hedged requests when 5 % of requests stall on any backend"
+timeout 240 "$bin/mesh_hedge_bench" --out "$out" "${hedge[@]}"
 
 cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 mhz="$(awk '/^cpu MHz/ {printf "%.0f MHz", $4; exit}' /proc/cpuinfo)"

@@ -1,6 +1,7 @@
 # The plots of docs/benchmarks.md, from the CSV files of a results folder:
 #   gnuplot -e "dir='results'" scripts/bench/plots.gp
-# writes dir/tail_latency.png, dir/overhead.png and dir/churn.png.
+# writes dir/tail_latency.png, dir/overhead.png, dir/churn.png and
+# dir/hedge_tail.png.
 # Latency-by-percentile curves put 1/(1-p) on a log x axis, so that the
 # tail spreads out as in Buoyant's "Beyond Round Robin" plots.
 set terminal pngcairo size 1000,560 noenhanced font ",11"
@@ -17,6 +18,11 @@ set ylabel "latency (ms, log scale)"
 set title "Tail latency with one slow backend, per balancer (open loop)"
 ncols = int(system("head -1 '".dir."/tail_latency_curve.csv' | awk -F, '{print NF}'"))
 plot for [i=3:ncols] dir."/tail_latency_curve.csv" using 2:i with lines lw 2
+
+set output dir."/hedge_tail.png"
+set title "Hedged requests: 5 % of requests stall 100 ms on any backend (open loop)"
+ncols = int(system("head -1 '".dir."/hedge_tail_curve.csv' | awk -F, '{print NF}'"))
+plot for [i=3:ncols] dir."/hedge_tail_curve.csv" using 2:i with lines lw 2
 
 set output dir."/churn.png"
 set ylabel "call latency (µs, log scale)"

@@ -21,14 +21,15 @@ jq -r --arg part goals -f "$here/micro.jq" "$results/micro.json" \
 {
   echo "| goal | measured | verdict |"
   echo "|---|---|---|"
-  for part in micro tail_latency overhead memory churn tap_load stub tls; do
+  for part in micro tail_latency overhead memory churn tap_load stub tls \
+    hedge_tail; do
     tail -n +3 "$results/${part}_goals.md"
   done
 } >"$results/goals.md"
 
 gnuplot -e "dir='$results'" "$here/plots.gp"
 mkdir -p "$images"
-for plot in tail_latency overhead churn; do
+for plot in tail_latency overhead churn hedge_tail; do
   cp "$results/$plot.png" "$images/$plot.png"
 done
 
@@ -40,7 +41,8 @@ for name in "${wanted[@]}"; do
   grep -qx "<!-- bench:$name end -->" "$doc" ||
     { echo "report: $doc has no '<!-- bench:$name end -->'" >&2; exit 1; }
 done
-for name in machine goals micro tail_latency overhead memory churn tap_load stub tls; do
+for name in machine goals micro tail_latency overhead memory churn tap_load \
+  stub tls hedge_tail; do
   printf '%s\n' "${wanted[@]}" | grep -qx "$name" ||
     { echo "report: $doc has no '<!-- bench:$name begin -->'" >&2; exit 1; }
 done

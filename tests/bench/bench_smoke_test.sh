@@ -68,6 +68,13 @@ timeout 60 "$bin/mesh_admin_bench" --out "$out" --calls 40 --rounds 1 \
 for variant in "none (no admin page)" "idle (page served" "open (one browser"; do
   grep -qF "| $variant" "$out/admin.md" || fail "admin.md has no row '$variant'"
 done
+# Hedging: the four runs, each a row.
+timeout 60 "$bin/mesh_hedge_bench" --out "$out" --rate 200 --duration 0.6 \
+  --warmup 0.1 >/dev/null || fail "mesh_hedge_bench failed"
+for run in "no stalls, no hedging | 120 |" "stalls, no hedging | 120 |" \
+  "stalls, hedged after " "stalls, hedged, budget empty | 120 |"; do
+  grep -qF "| $run" "$out/hedge_tail.md" || fail "hedge_tail.md has no row '$run'"
+done
 # Big configurations, small: every step is ACKed (a NACK or a missing ACK
 # ends the program non-zero) and printed.
 timeout 60 "$bin/mesh_big_config_bench" --vhosts 3 --routes 2 --endpoints 10 \
@@ -137,14 +144,15 @@ cp "$src/docs/benchmarks.md" "$tmp/doc.md"
 "$src/scripts/bench/report.sh" "$out" "$tmp/doc.md" "$tmp/img" >/dev/null
 # Goal rows: 10 micro, 2 tail latency, 3 per overhead concurrency, 2 memory
 # (static, xDS), 4 per churn mode (churn, reset), 1 tap load, 2 per stub
-# API and concurrency and 1 bidi, 1 per TLS concurrency; each with a
-# verdict.
+# API and concurrency and 1 bidi, 1 per TLS concurrency, 4 hedging; each
+# with a verdict.
 rows=$(tail -n +3 "$out/goals.md" | wc -l)
-[[ $rows -eq 40 ]] || fail "goals.md has $rows rows, not 40"
+[[ $rows -eq 44 ]] || fail "goals.md has $rows rows, not 44"
 bad=$(tail -n +3 "$out/goals.md" |
   grep -cvE '\| (met|\*\*missed\*\* by -?[0-9.]+(×| points)|\*\*missed\*\*: [^|]+) \|$' || true)
 [[ $bad -eq 0 ]] || fail "goals.md has $bad rows without a verdict"
-for name in machine goals micro tail_latency overhead memory churn tap_load stub tls; do
+for name in machine goals micro tail_latency overhead memory churn tap_load stub tls \
+  hedge_tail; do
   section=$(sed -n "/^<!-- bench:$name begin -->\$/,/^<!-- bench:$name end -->\$/p" "$tmp/doc.md")
   [[ $(printf '%s\n' "$section" | wc -l) -gt 3 ]] || fail "section $name left empty"
   printf '%s\n' "$section" | grep -qF -- "$(head -1 "$out/$name.md")" ||
@@ -153,7 +161,7 @@ done
 outside() { sed '/^<!-- bench:[a-z_]* begin -->$/,/^<!-- bench:[a-z_]* end -->$/d' "$1"; }
 diff <(outside "$src/docs/benchmarks.md") <(outside "$tmp/doc.md") >/dev/null ||
   fail "the report changed text outside the generated sections"
-for plot in tail_latency overhead churn; do
+for plot in tail_latency overhead churn hedge_tail; do
   [[ $(head -c 4 "$tmp/img/$plot.png" | od -An -tx1 | tr -d ' ') == 89504e47 ]] ||
     fail "$plot.png is not a PNG"
 done
@@ -172,4 +180,4 @@ fi
 grep -q "bench:churn end" "$tmp/err" || fail "the refusal does not name the marker: $(cat "$tmp/err")"
 cmp -s "$tmp/broken.md" "$tmp/broken_before.md" || fail "a refused report changed the document"
 
-echo "bench smoke: 7 programs, report and plots OK"
+echo "bench smoke: the programs, report and plots OK"

@@ -347,10 +347,9 @@ TEST_F(HedgingTest, ASlowEndpointIsHedgedAroundAndItsCallsCancelled) {
 }
 
 TEST_F(HedgingTest, AnEmptyBudgetSendsNoHedge) {
-  // Each hedge costs 1/0.001 = 1,000 calls' deposits, and nothing is
-  // granted per second: no call here can afford one.
+  // Calls deposit nothing, and nothing is granted per second.
   RetryBudget budget;
-  budget.retry_ratio = 0.001;
+  budget.retry_ratio = 0;
   budget.min_retries_per_second = 0;
   StartEcho(2, Policy(2, absl::Milliseconds(20)), budget);
   for (const auto& b : backends_) b->set_delay(absl::Milliseconds(100));

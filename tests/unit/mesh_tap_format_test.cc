@@ -89,6 +89,17 @@ TEST(FormatEventLine, Request) {
                                         " :path=/books.Library/GetBook\n");
 }
 
+TEST(FormatEventLine, ARetryOrHedgeSaysWhichAttemptItIs) {
+  wire::TapEvent e = Req();
+  auto& labels = *e.mutable_route_meta()->mutable_labels();
+  labels["attempt"] = "2";
+  EXPECT_THAT(FormatEventLine(e),
+              HasSubstr(" :path=/books.Library/GetBook attempt=2\n"));
+  labels["hedge"] = "true";
+  EXPECT_THAT(FormatEventLine(e),
+              HasSubstr(" :path=/books.Library/GetBook attempt=2 hedge\n"));
+}
+
 TEST(FormatEventLine, Response) {
   EXPECT_EQ(FormatEventLine(Rsp()), std::string("rsp ") + kCommon +
                                         " :status=200 latency=1234\xc2\xb5s\n");

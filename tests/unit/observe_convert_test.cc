@@ -404,6 +404,28 @@ wire::TapEvent ThroughBytes(const wire::TapEvent& event) {
   return parsed;
 }
 
+TEST(TapEventToProto, AHedgeSaysSoInItsRouteLabels) {
+  TapEvent e = Base(TapEvent::Kind::kRequestInit);
+  e.path = "/books.Library/GetBook";
+  e.attempt = 3;
+  e.hedge = true;
+  wire::TapEvent w = ThroughBytes(TapEventToProto(e));
+  EXPECT_THAT(
+      w.route_meta().labels(),
+      UnorderedElementsAre(Pair("route", "GetBook"), Pair("attempt", "3"),
+                           Pair("hedge", "true")));
+  // A retry: its number, no hedge label; a first attempt: neither.
+  e.hedge = false;
+  w = ThroughBytes(TapEventToProto(e));
+  EXPECT_THAT(
+      w.route_meta().labels(),
+      UnorderedElementsAre(Pair("route", "GetBook"), Pair("attempt", "3")));
+  e.attempt = 1;
+  w = ThroughBytes(TapEventToProto(e));
+  EXPECT_THAT(w.route_meta().labels(),
+              UnorderedElementsAre(Pair("route", "GetBook")));
+}
+
 TEST(TapEventToProto, RequestInit) {
   TapEvent e = Base(TapEvent::Kind::kRequestInit);
   e.method = "POST";
