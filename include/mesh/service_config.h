@@ -292,7 +292,8 @@ struct MESH_EXPORT Route {
   RetryPolicy retry_policy;
   // Hedged attempts (see HedgePolicy), in place of retries: a route with
   // one must not be retryable. A per-try timeout in retry_policy does not
-  // cancel a hedged route's attempts. Default: none.
+  // cancel a hedged route's attempts: shorter than the policy's delay, it
+  // is the delay. Default: none.
   std::optional<HedgePolicy> hedge_policy;
   // Bounds the whole call including retries. Infinite: none.
   absl::Duration timeout = absl::InfiniteDuration();

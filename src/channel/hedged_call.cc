@@ -74,6 +74,11 @@ void ChannelCore::StartHedging(std::unique_ptr<Call> call, Attempt attempt,
   hedge->routes = call->routes;
   hedge->route = call->route;
   hedge->policy = *call->hedge;
+  // A per-try timeout on a hedged route is a hedging delay: when it passes
+  // the next attempt goes, and the first is kept (Envoy's
+  // hedge_on_per_try_timeout).
+  hedge->policy.delay =
+      std::min(hedge->policy.delay, call->retry->per_try_timeout);
   call->hedge_tried.push_back(attempt.handle.endpoint().address);
   auto cancel = std::make_shared<Cancellation>();
   req.cancel = cancel;

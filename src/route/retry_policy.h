@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "mesh/metadata.h"
 #include "mesh/service_config.h"
+#include "src/base/internal_export.h"
 
 namespace mesh::internal {
 
@@ -28,7 +29,8 @@ inline constexpr uint32_t kMaxHedgedAttempts = 5;
 // is not within 2..5"): attempts out of range, a negative or infinite
 // delay, OK or a code that is not a gRPC status among the non-fatal codes,
 // or a route that is also retryable (`retryable`).
-absl::Status ValidateHedgePolicy(const HedgePolicy& policy, bool retryable);
+MESH_INTERNAL_EXPORT absl::Status ValidateHedgePolicy(const HedgePolicy& policy,
+                                                      bool retryable);
 
 // Whether `trailers` (or headers) hold grpc-retry-pushback-ms, and what
 // it says: the wait before the next attempt, or nullopt when it stops them

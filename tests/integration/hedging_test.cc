@@ -96,12 +96,16 @@ class HedgingTest : public ::testing::Test {
                  std::optional<RetryPolicy> retry) {
     discovery_ = StaticDiscovery::Create();
     ASSERT_TRUE(discovery_->SetEndpoints(kTarget, endpoints_).ok());
-    RouteBuilder route("GetBook");
-    route.Path(kMethod);
-    if (policy) route.Hedged(*policy);
-    if (retry) route.Retryable(*retry);
+    RouteBuilder builder("GetBook");
+    builder.Path(kMethod);
+    if (policy) builder.Hedged(*policy);
+    // With a hedging policy, the retry policy's per-try timeout only (the
+    // route is not retryable).
+    if (retry && !policy) builder.Retryable(*retry);
+    Route route = builder.Build();
+    if (retry && policy) route.retry_policy = *retry;
     ServiceConfig config;
-    config.routes.push_back(route.Build());
+    config.routes.push_back(route);
     config.retry_budget = budget_;
     ASSERT_TRUE(discovery_->SetServiceConfig(kTarget, config).ok());
     MeshOptions options;
@@ -416,6 +420,20 @@ TEST_F(HedgingTest, APolicyOutOfRangeIsRefusedNamingTheFieldAndTheLastKept) {
   CallResult r = Call();
   EXPECT_EQ(r.status.message(), "request 2") << r.status;
   EXPECT_EQ(Metric("route_hedge_total"), 1);
+}
+
+TEST_F(HedgingTest, APerTryTimeoutOnAHedgedRouteIsTheDelayAndKeepsTheFirst) {
+  // The policy's own delay is past the call's timeout: only the per-try
+  // timeout can send the hedge in time.
+  RetryPolicy retry;
+  retry.per_try_timeout = absl::Milliseconds(50);
+  StartScripted(2, StallTheFirst, Policy(2, absl::Seconds(30)), retry);
+  CallResult r = Call();
+  EXPECT_EQ(r.status.message(), "request 2") << r.status;
+  EXPECT_EQ(Metric("route_hedge_total"), 1);
+  EXPECT_EQ(Metric("route_retry_total"), 0);
+  // The first was kept until the hedge answered, then cancelled.
+  EXPECT_TRUE(testing::WaitFor([&] { return ScriptedCancelled() == 1; }));
 }
 
 TEST_F(HedgingTest, APerTryTimeoutCancelsTheAttemptAndRetriesElsewhere) {
