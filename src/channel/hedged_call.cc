@@ -197,19 +197,12 @@ void ChannelCore::OnHedgeDone(const std::shared_ptr<Hedge>& hedge,
   std::string address = attempt.handle.endpoint().address;
   std::unique_ptr<Call> won;
   bool send_now = false;
+  bool lost = false;
   {
     MutexLock lock(&hedge->mu);
     --hedge->in_flight;
     Call* call = hedge->call.get();
-    if (call == nullptr) {
-      // The call has its answer. An attempt cancelled for it gives its
-      // endpoint no verdict and no latency sample; one that answered
-      // before the cancellation reached it counts as it went.
-      attempt.handle.Complete(code == absl::StatusCode::kCancelled
-                                  ? CallOutcome::kCancelled
-                                  : OutcomeOf(response.status, failure));
-      return;
-    }
+    lost = call == nullptr;  // the call has its answer already
     const std::vector<absl::StatusCode>& non_fatal =
         hedge->policy.non_fatal_codes;
     // A connection that was never made is tried elsewhere, as any call's.
@@ -217,7 +210,9 @@ void ChannelCore::OnHedgeDone(const std::shared_ptr<Hedge>& hedge,
         response.never_sent || (code != absl::StatusCode::kOk &&
                                 std::find(non_fatal.begin(), non_fatal.end(),
                                           code) != non_fatal.end());
-    if (!is_non_fatal || call->cancelled() || mesh_->shut_down()) {
+    if (lost) {
+      // Below, outside the lock.
+    } else if (!is_non_fatal || call->cancelled() || mesh_->shut_down()) {
       won = std::move(hedge->call);
     } else {
       Pushback pushback = ReadPushback(response.trailers);
@@ -239,6 +234,18 @@ void ChannelCore::OnHedgeDone(const std::shared_ptr<Hedge>& hedge,
         send_now = true;
       }
     }
+  }
+  if (lost) {
+    // An attempt cancelled for the winner gives its endpoint no verdict
+    // and no latency sample; one that answered before the cancellation
+    // reached it counts as it went.
+    attempt.handle.Complete(code == absl::StatusCode::kCancelled
+                                ? CallOutcome::kCancelled
+                                : OutcomeOf(response.status, failure));
+    if (attempt.endpoint_metrics) {
+      attempt.endpoint_metrics->RecordResponse(failure, static_cast<int>(code));
+    }
+    return;
   }
   if (won != nullptr) {
     attempt.handle.Complete(OutcomeOf(response.status, failure));
