@@ -262,8 +262,10 @@ const char kAdminJs[] = R"js('use strict';
       rows.push([route, requests, pct(responses > 0 ? ok / responses : null),
                  fmt(quantile(bs, 0.5), 2), fmt(quantile(bs, 0.99), 2),
                  sum(samples, 'route_retry_total', m),
+                 sum(samples, 'route_hedge_total', m),
                  sum(samples, 'route_retry_skipped_total',
-                     Object.assign({reason: 'budget'}, m)),
+                     Object.assign({reason: 'budget'}, m)) +
+                     sum(samples, 'route_hedge_skipped_total', m),
                  sum(samples, 'route_timeout_total', m)]);
       const key = d.target + '|' + route;
       let canvas = latencyPlots.get(key);
@@ -277,8 +279,8 @@ const char kAdminJs[] = R"js('use strict';
           el('figcaption', {text: route + ': latency histogram'})]));
     }
     return [table(['route', 'requests', 'success', 'p50 ms', 'p99 ms', 'retries',
-                   'retries refused by budget', 'timeouts'], rows,
-                  [false, true, true, true, true, true, true, true]),
+                   'hedges', 'refused by budget', 'timeouts'], rows,
+                  [false, true, true, true, true, true, true, true, true]),
             el('div', {class: 'plots'}, plots)];
   }
   function configSection(d) {
