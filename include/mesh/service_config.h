@@ -176,10 +176,11 @@ struct MESH_EXPORT RetryPolicy {
 // (their servers see the cancellation). Every hedge is a withdrawal from
 // the destination's retry budget: with the budget empty none is sent. A
 // server's grpc-retry-pushback-ms delays the next hedge by its value, or
-// (negative, or not a number) stops hedging. Each attempt carries
-// grpc-previous-rpc-attempts. Unary calls only, and only with a request no
-// larger than RetryPolicy::max_request_bytes (else sent once); a route
-// hedges or retries, not both (a hedged route must not be retryable).
+// (negative, or not a number) stops hedging. Each attempt after the first
+// carries grpc-previous-rpc-attempts in the request mesh builds (gRPC
+// 1.51's transport does not send it on). Unary calls only, and only with a
+// request no larger than RetryPolicy::max_request_bytes (else sent once); a
+// route hedges or retries, not both (a hedged route must not be retryable).
 struct MESH_EXPORT HedgePolicy {
   // Attempts in all, the first included: 2..5.
   uint32_t max_attempts = 2;

@@ -385,15 +385,15 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
     std::vector<std::shared_ptr<Destination>>* wait_on) {
   auto pick_in =
       [&call](const std::shared_ptr<Leg>& leg) -> absl::StatusOr<CallHandle> {
+    // A hedge goes to an endpoint no attempt of its call has tried (the
+    // balancer is told which), whatever the call's hash.
+    if (!call.hedge_tried.empty()) {
+      return leg->balancer->PickExcept(call.hedge_tried);
+    }
     if (call.hash) {
       // Consistent hashing decides (a ring walks past ejected endpoints
       // itself); other balancers ignore the hash.
       return leg->balancer->PickHashed(*call.hash);
-    }
-    // A hedge goes to an endpoint no attempt of its call has tried (the
-    // balancer is told which).
-    if (!call.hedge_tried.empty()) {
-      return leg->balancer->PickExcept(call.hedge_tried);
     }
     absl::StatusOr<CallHandle> picked = leg->balancer->Pick();
     // A retry prefers an endpoint other than the one that just failed.
@@ -420,8 +420,12 @@ absl::StatusOr<ChannelCore::Picked> ChannelCore::Pick(
         picker.direct != nullptr && *picker.routes->direct == *routes.direct
             ? picker.direct
             : pickers_->DirectLeg(routes.direct);
+    // A hedge does not go back to the one endpoint once it was tried.
     absl::StatusOr<CallHandle> picked =
-        leg ? leg->balancer->Pick() : absl::UnavailableError("");
+        leg == nullptr ? absl::UnavailableError("")
+        : call.hedge_tried.empty()
+            ? leg->balancer->Pick()
+            : leg->balancer->PickExcept(call.hedge_tried);
     if (!picked.ok()) return apex_.NoEndpointsStatus();
     return Picked{std::move(leg), *std::move(picked)};
   }

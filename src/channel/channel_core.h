@@ -148,7 +148,8 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void SendHedge(const std::shared_ptr<Hedge>& hedge, uint64_t generation);
   // Arms the next hedge's timer `wait` from now, as a new generation.
   // Under the hedge's lock (`generation` is the new one).
-  void ArmHedgeTimer(const std::shared_ptr<Hedge>& hedge, uint64_t generation,
+  // False when the timer refuses it (the Mesh is shut down).
+  bool ArmHedgeTimer(const std::shared_ptr<Hedge>& hedge, uint64_t generation,
                      absl::Duration wait);
   void SendHedgeAttempt(const std::shared_ptr<Hedge>& hedge, Attempt attempt,
                         TransportRequest req);

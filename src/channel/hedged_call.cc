@@ -45,6 +45,8 @@ struct ChannelCore::Hedge {
   bool stopped ABSL_GUARDED_BY(mu) = false;
   // The armed timer's generation; a timer of an older one does nothing.
   uint64_t generation ABSL_GUARDED_BY(mu) = 0;
+  // Until when a server's pushback holds the next hedge back.
+  absl::Time held_until ABSL_GUARDED_BY(mu) = absl::InfinitePast();
   // One per attempt sent: cancelling it cancels that attempt alone.
   std::vector<std::shared_ptr<Cancellation>> cancels ABSL_GUARDED_BY(mu);
   uint64_t caller_watch ABSL_GUARDED_BY(mu) = 0;
@@ -88,17 +90,28 @@ void ChannelCore::StartHedging(std::unique_ptr<Call> call, Attempt attempt,
     hedge->cancels.push_back(std::move(cancel));
     hedge->in_flight = 1;
     hedge->call = std::move(call);
+  }
+  if (caller != nullptr) {
+    // Watched before anything can end the call (no attempt is sent and no
+    // timer armed yet), so that the end always finds the watch to drop.
+    // Cancelling ends every attempt in flight, and a call waiting out a
+    // pushback with none in flight ends at once. Already cancelled: runs
+    // now, and the first attempt ends as soon as it is sent.
+    const uint64_t id = caller->Watch(
+        [self = shared_from_this(), weak = std::weak_ptr<Hedge>(hedge)] {
+          std::shared_ptr<Hedge> h = weak.lock();
+          if (h == nullptr) return;
+          h->CancelAll();
+          self->SendHedge(h, kHedgeNow);
+        });
+    MutexLock lock(&hedge->mu);
+    hedge->caller_watch = id;
+  }
+  {
+    MutexLock lock(&hedge->mu);
     if (hedge->policy.delay > absl::ZeroDuration()) {
       ArmHedgeTimer(hedge, ++hedge->generation, hedge->policy.delay);
     }
-  }
-  if (caller != nullptr) {
-    // Already cancelled: runs now, and the attempt ends at once.
-    const uint64_t id = caller->Watch([weak = std::weak_ptr<Hedge>(hedge)] {
-      if (std::shared_ptr<Hedge> h = weak.lock()) h->CancelAll();
-    });
-    MutexLock lock(&hedge->mu);
-    hedge->caller_watch = id;
   }
   SendHedgeAttempt(hedge, std::move(attempt), std::move(req));
   if (hedge->policy.delay == absl::ZeroDuration()) {
@@ -109,14 +122,14 @@ void ChannelCore::StartHedging(std::unique_ptr<Call> call, Attempt attempt,
   }
 }
 
-void ChannelCore::ArmHedgeTimer(const std::shared_ptr<Hedge>& hedge,
+bool ChannelCore::ArmHedgeTimer(const std::shared_ptr<Hedge>& hedge,
                                 uint64_t generation, absl::Duration wait) {
   absl::AnyInvocable<void()> task = [self = shared_from_this(), hedge,
                                      generation] {
     self->SendHedge(hedge, generation);
   };
-  // Refused after the Mesh's shutdown: the attempts in flight end the call.
-  (void)mesh_->RunLater(wait, task);
+  // Refused once the Mesh is shut down (the task is left here, not run).
+  return mesh_->RunLater(wait, task);
 }
 
 void ChannelCore::SendHedge(const std::shared_ptr<Hedge>& hedge,
@@ -225,13 +238,17 @@ void ChannelCore::OnHedgeDone(const std::shared_ptr<Hedge>& hedge,
       } else if (pushback.present) {
         // The next hedge waits as long as the server asks; the policy's
         // own timer is replaced. No later than the deadline, so that a call
-        // with nothing in flight ends then.
-        ArmHedgeTimer(
-            hedge, ++hedge->generation,
-            std::min(*pushback.wait, std::max(absl::ZeroDuration(),
-                                              call->deadline - absl::Now())));
+        // with nothing in flight ends then. (Refused at shutdown: at once,
+        // to end the call.)
+        const absl::Time now = absl::Now();
+        const absl::Duration wait =
+            std::min(*pushback.wait,
+                     std::max(absl::ZeroDuration(), call->deadline - now));
+        hedge->held_until = now + wait;
+        send_now = !ArmHedgeTimer(hedge, ++hedge->generation, wait);
       } else {
-        send_now = true;
+        // At once, unless a server's pushback holds the next hedge back.
+        send_now = absl::Now() >= hedge->held_until;
       }
     }
   }

@@ -7,7 +7,7 @@
 //   ...  // the call finishes with `status`
 //   TransportResponse response = ResponseOf(context, status, tls_address);
 //
-// Pure functions, thread-safe; SetFinishingCall is per thread.
+// Pure functions, thread-safe; the finishing calls are per thread.
 #ifndef MESH_SRC_TRANSPORT_GRPC_CALL_PARTS_H_
 #define MESH_SRC_TRANSPORT_GRPC_CALL_PARTS_H_
 
@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "mesh/endpoint.h"
@@ -40,10 +41,15 @@ TransportResponse NotSent(absl::Status error);
 void Prepare(grpc::ClientContext& context, const Endpoint& endpoint,
              const TransportRequest& request);
 
-// Marks the call whose callback this thread is about to run (null: none
-// now): GrpcTransport::Shutdown called from inside that callback (say, by
-// destroying the Mesh) must not wait for the very call it runs in.
-void SetFinishingCall(const void* call);
+// Marks the call whose callback this thread is about to run, until the
+// matching End: GrpcTransport::Shutdown called from inside that callback
+// (say, by destroying the Mesh) must not wait for the very call it runs in,
+// nor for one further out whose callback led to it (a hedged call's
+// winner cancels its losers, which may finish inline, nested).
+void BeginFinishingCall(const void* call);
+void EndFinishingCall();
+// The calls whose callbacks this thread is running, innermost last.
+const std::vector<const void*>& FinishingCalls();
 
 }  // namespace mesh::internal
 

@@ -125,9 +125,9 @@ class GrpcTransport::Stream final
       watch = cancel_watch_;
     }
     if (cancel != nullptr) cancel->Unwatch(watch);
-    SetFinishingCall(this);
+    BeginFinishingCall(this);
     observer_->OnClose(ResponseOf(context_, status, tls_address_));
-    SetFinishingCall(nullptr);
+    EndFinishingCall();
     transport_->StreamEnded(this);
   }
 

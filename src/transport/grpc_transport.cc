@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/base/destroy_later.h"
@@ -16,17 +17,22 @@
 namespace mesh::internal {
 namespace {
 
-// The call whose callback this thread is running, if any: Shutdown() called
-// from inside that callback (say, by destroying the Mesh) must not wait for
-// the very call it runs in.
-thread_local const void* finishing_call = nullptr;
-// The call this thread is cancelling (TryCancel holds its context's lock;
-// gRPC may finish the call inline, and the context must then outlive it).
+// The calls whose callbacks this thread is running, innermost last:
+// Shutdown() called from inside one (say, by destroying the Mesh) must not
+// wait for them. Nested when a callback cancels another call that gRPC
+// finishes inline (a hedged call's winner cancelling its losers).
+thread_local std::vector<const void*> finishing_calls;
+// The call this thread is cancelling, innermost (TryCancel holds its
+// context's lock; gRPC may finish the call inline, and the context must
+// then outlive it). Saved and put back around each cancel, as cancels nest
+// too.
 thread_local const void* cancelling_call = nullptr;
 
 }  // namespace
 
-void SetFinishingCall(const void* call) { finishing_call = call; }
+void BeginFinishingCall(const void* call) { finishing_calls.push_back(call); }
+void EndFinishingCall() { finishing_calls.pop_back(); }
+const std::vector<const void*>& FinishingCalls() { return finishing_calls; }
 
 struct GrpcTransport::Call {
   // Declared first, so destroyed last: the context holds the channel too,
@@ -178,9 +184,10 @@ void GrpcTransport::Begin(Call* call, const Endpoint& endpoint,
     // Before the call starts: a cancel now makes gRPC fail it at its start.
     call->cancel = std::move(request.cancel);
     call->cancel_watch = call->cancel->Watch([call] {
+      const void* outer = cancelling_call;
       cancelling_call = call;
       call->context.TryCancel();
-      cancelling_call = nullptr;
+      cancelling_call = outer;
     });
   }
 }
@@ -268,9 +275,9 @@ void GrpcTransport::Finish(Call* call, const grpc::Status& status) {
       ResponseOf(call->context, status, call->tls_address);
   if (status.ok()) response.body = BytesOf(call->response);
   Callback done = std::move(call->done);
-  finishing_call = call;
+  BeginFinishingCall(call);
   done(std::move(response));
-  finishing_call = nullptr;
+  EndFinishingCall();
   std::shared_ptr<Call> owned;
   {
     MutexLock lock(&mu_);
@@ -329,16 +336,20 @@ void GrpcTransport::Shutdown() {
   for (const auto& call : calls) call->context.TryCancel();
   for (const auto& stream : streams) CancelStream(*stream);
   DestroyLater([calls = std::move(calls), streams = std::move(streams)] {});
-  // The call or stream this thread is finishing, if any, cannot end while
-  // we wait.
-  const void* own = finishing_call;
+  // The calls and streams this thread is finishing, if any, cannot end
+  // while we wait.
+  const std::vector<const void*> own = finishing_calls;
   MutexLock lock(&mu_);
   // (Finish's and StreamEnded's Unlock wake this wait.)
   auto drained = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    size_t own_calls =
-        in_flight_.contains(static_cast<Call*>(const_cast<void*>(own))) ? 1 : 0;
-    size_t own_streams =
-        streams_.contains(static_cast<Stream*>(const_cast<void*>(own))) ? 1 : 0;
+    size_t own_calls = 0;
+    size_t own_streams = 0;
+    for (const void* p : own) {
+      own_calls +=
+          in_flight_.contains(static_cast<Call*>(const_cast<void*>(p))) ? 1 : 0;
+      own_streams +=
+          streams_.contains(static_cast<Stream*>(const_cast<void*>(p))) ? 1 : 0;
+    }
     return in_flight_.size() == own_calls && streams_.size() == own_streams;
   };
   mu_.Await(absl::Condition(&drained));

@@ -334,6 +334,66 @@ TEST_F(HedgingTest, ANegativePushbackStopsTheHedges) {
   EXPECT_EQ(ScriptedRequests(), 1);
 }
 
+TEST_F(HedgingTest, CancellingACallThatWaitsOutAPushbackEndsItAtOnce) {
+  // The first attempt fails non-fatally asking for 30 s; nothing is in
+  // flight while the call waits. The caller's cancellation must end it.
+  StartScripted(
+      2, [](int p) { return FailFirstWithPushback(p, "30000"); },
+      Policy(2, absl::Seconds(30), {absl::StatusCode::kUnavailable}));
+  auto subscription = TapEverything();
+  auto cancel = std::make_shared<Cancellation>();
+  CallOptions options;
+  options.cancel = cancel;
+  options.timeout = absl::Seconds(60);
+  absl::Notification done;
+  CallResult result;
+  channel_->CallRawAsync(kMethod, "x", options, [&](CallResult r) {
+    result = std::move(r);
+    done.Notify();
+  });
+  // The first attempt's answer has come when the tap sees its end.
+  bool answered = false;
+  const absl::Time until = absl::Now() + absl::Seconds(5);
+  while (!answered && absl::Now() < until) {
+    std::optional<TapEvent> e = (*subscription)->Next(absl::Milliseconds(100));
+    answered = e && e->kind == TapEvent::Kind::kResponseEnd;
+  }
+  ASSERT_TRUE(answered);
+  EXPECT_FALSE(done.HasBeenNotified());  // waiting out the pushback
+  cancel->Cancel();
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kCancelled) << result.status;
+  EXPECT_EQ(ScriptedRequests(), 1);
+}
+
+TEST_F(HedgingTest, AHashedRoutesHedgeStillGoesElsewhere) {
+  // Every call hashes alike (the channel's id), so every first attempt
+  // goes to one endpoint; the hedge must not follow the hash there.
+  StartScripted(2, StallTheFirst, std::nullopt);
+  ServiceConfig config;
+  Route route = RouteBuilder("GetBook")
+                    .Path(kMethod)
+                    .Hedged(Policy(2, absl::Milliseconds(50)))
+                    .Build();
+  RequestHashPolicy by_channel;
+  by_channel.kind = RequestHashPolicy::Kind::kChannel;
+  route.hash_policies = {by_channel};
+  config.routes.push_back(route);
+  ASSERT_TRUE(discovery_->SetServiceConfig(kTarget, config).ok());
+  // Consistent hashing: the same hash picks the same endpoint.
+  ChannelOptions ring;
+  ring.balancer.kind = BalancerKind::kRingHash;
+  auto channel = mesh_->NewChannel(kTarget, ring);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_TRUE((*channel)->WaitForEndpoints(absl::Seconds(10)).ok());
+  CallOptions options;
+  options.timeout = absl::Seconds(5);
+  CallResult r = (*channel)->CallRaw(kMethod, "x", options);
+  EXPECT_EQ(r.status.message(), "request 2") << r.status;
+  EXPECT_EQ(servers_[0]->requests(), 1);
+  EXPECT_EQ(servers_[1]->requests(), 1);
+}
+
 TEST_F(HedgingTest, ASlowEndpointIsHedgedAroundAndItsCallsCancelled) {
   // Real gRPC servers: one stalls every call past the calls' timeout.
   StartEcho(2, Policy(2, absl::Milliseconds(50)));
