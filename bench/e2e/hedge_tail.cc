@@ -182,19 +182,8 @@ int Main(int argc, char** argv) {
     config.retry_budget = budget;
     if (s.ok()) s = discovery->SetServiceConfig(target, config);
     if (!s.ok()) Die(s.ToString());
-    absl::StatusOr<std::unique_ptr<Channel>> channel =
-        (*mesh)->NewChannel(target);
-    if (!channel.ok()) Die(channel.status().ToString());
-    s = (*channel)->WaitForEndpoints(absl::Seconds(5));
-    if (!s.ok()) Die(absl::StrCat(target, ": ", s.ToString()));
-    std::shared_ptr<Channel> shared = *std::move(channel);
-    CallOptions call_options;
-    call_options.timeout = absl::Milliseconds(flags.timeout_ms);
-    StartCall start = [shared, call_options](std::function<void(bool)> done) {
-      shared->CallRawAsync(
-          kBenchMethod, std::string(64, 'x'), call_options,
-          [done = std::move(done)](CallResult r) { done(r.status.ok()); });
-    };
+    StartCall start = MeshChannelCaller(**mesh, target, ChannelOptions(),
+                                        absl::Milliseconds(flags.timeout_ms));
     auto no_phase = [](double) {};
     if (flags.warmup_s > 0) {
       RunOpenLoop(name + " warm-up", start, flags.rate, flags.warmup_s,

@@ -7,8 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "bench/e2e/bench_cli.h"
+#include "bench/e2e/grpc_caller.h"
 
 namespace mesh::bench {
 namespace {
@@ -73,6 +76,24 @@ LatencyStats RunOpenLoop(const std::string& name, const StartCall& start,
     for (char ok : state->ok) succeeded += ok;
   }
   return LatencyStats::From(name, std::move(latencies), succeeded);
+}
+
+StartCall MeshChannelCaller(Mesh& mesh, const std::string& target,
+                            const ChannelOptions& options,
+                            absl::Duration timeout) {
+  absl::StatusOr<std::unique_ptr<Channel>> channel =
+      mesh.NewChannel(target, options);
+  if (!channel.ok()) Die(channel.status().ToString());
+  absl::Status s = (*channel)->WaitForEndpoints(absl::Seconds(5));
+  if (!s.ok()) Die(absl::StrCat(target, ": ", s.ToString()));
+  std::shared_ptr<Channel> shared = *std::move(channel);
+  CallOptions call_options;
+  call_options.timeout = timeout;
+  return [shared, call_options](std::function<void(bool)> done) {
+    shared->CallRawAsync(
+        kBenchMethod, std::string(64, 'x'), call_options,
+        [done = std::move(done)](CallResult r) { done(r.status.ok()); });
+  };
 }
 
 }  // namespace mesh::bench

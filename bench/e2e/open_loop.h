@@ -13,12 +13,21 @@
 #include <functional>
 #include <string>
 
+#include "absl/time/time.h"
 #include "bench/e2e/latency_stats.h"
+#include "mesh/mesh.h"
 
 namespace mesh::bench {
 
 // Starts one call; `done(ok)` runs once, on any thread, and must not block.
 using StartCall = std::function<void(std::function<void(bool)> done)>;
+
+// Calls over a new channel of `mesh` to `target`, once it has endpoints (5 s
+// at most; exits naming the fault otherwise): each one 64-byte call of
+// kBenchMethod with `timeout`, done(ok) when it ends.
+StartCall MeshChannelCaller(Mesh& mesh, const std::string& target,
+                            const ChannelOptions& options,
+                            absl::Duration timeout);
 
 // Starts calls at `rate` per second for `duration_s`, each at its scheduled
 // time (or at once if the loop is behind), and waits for them up to the

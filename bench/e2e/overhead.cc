@@ -63,6 +63,7 @@
 #include "bench/e2e/child_server.h"
 #include "bench/e2e/grpc_caller.h"
 #include "bench/e2e/latency_stats.h"
+#include "bench/e2e/open_loop.h"
 #include "bench/e2e/overhead_report.h"
 #include "mesh/mesh.h"
 #include "tools/common/echo_backend.h"
@@ -100,9 +101,6 @@ Flags ParseFlags(int argc, char** argv) {
   }
   return f;
 }
-
-// Starts one call; `done(ok)` runs once, on any thread, and must not block.
-using StartCall = std::function<void(std::function<void(bool)> done)>;
 
 // Runs `calls` calls with `concurrency` closed-loop workers, appending to
 // `samples` (if not null).
@@ -190,19 +188,8 @@ int Main(int argc, char** argv) {
                          std::vector<Endpoint> endpoints) {
     absl::Status s = discovery->SetEndpoints(target, std::move(endpoints));
     if (!s.ok()) Die(s.ToString());
-    absl::StatusOr<std::unique_ptr<Channel>> channel =
-        (*mesh)->NewChannel(target);
-    if (!channel.ok()) Die(channel.status().ToString());
-    s = (*channel)->WaitForEndpoints(absl::Seconds(5));
-    if (!s.ok()) Die(absl::StrCat(target, ": ", s.ToString()));
-    std::shared_ptr<Channel> shared = *std::move(channel);
-    CallOptions call_options;
-    call_options.timeout = absl::Milliseconds(flags.timeout_ms);
-    return StartCall([shared, call_options](std::function<void(bool)> done) {
-      shared->CallRawAsync(
-          kBenchMethod, std::string(64, 'x'), call_options,
-          [done = std::move(done)](CallResult r) { done(r.status.ok()); });
-    });
+    return MeshChannelCaller(**mesh, target, ChannelOptions(),
+                             absl::Milliseconds(flags.timeout_ms));
   };
   auto grpc_caller = [&](const std::string& target, const std::string& policy) {
     auto g = std::make_shared<GrpcCaller>(target, policy,

@@ -167,19 +167,8 @@ int Main(int argc, char** argv) {
     if (!s.ok()) Die(s.ToString());
     ChannelOptions options;
     options.balancer.kind = kind;
-    absl::StatusOr<std::unique_ptr<Channel>> channel =
-        (*mesh)->NewChannel(target, options);
-    if (!channel.ok()) Die(channel.status().ToString());
-    s = (*channel)->WaitForEndpoints(absl::Seconds(5));
-    if (!s.ok()) Die(absl::StrCat(target, ": ", s.ToString()));
-    std::shared_ptr<Channel> shared = *std::move(channel);
-    CallOptions call_options;
-    call_options.timeout = absl::Milliseconds(flags.timeout_ms);
-    return StartCall([shared, call_options](std::function<void(bool)> done) {
-      shared->CallRawAsync(
-          kBenchMethod, std::string(64, 'x'), call_options,
-          [done = std::move(done)](CallResult r) { done(r.status.ok()); });
-    });
+    return MeshChannelCaller(**mesh, target, options,
+                             absl::Milliseconds(flags.timeout_ms));
   };
   auto grpc_caller = [&](const std::string& policy) {
     auto g = std::make_shared<GrpcCaller>(

@@ -180,6 +180,15 @@ class HedgingTest : public ::testing::Test {
   std::unique_ptr<Channel> channel_;
 };
 
+// The first request ends with `code` at once; any later one answers.
+Script FailFirstWith(absl::StatusCode code) {
+  return [code](int arrival) {
+    Answer a;
+    if (arrival == 0) a.code = code;
+    return a;
+  };
+}
+
 // The first request stalls past the call's timeout; any later one answers.
 Answer StallTheFirst(int arrival) {
   Answer a;
@@ -251,14 +260,8 @@ TEST_F(HedgingTest, DelayZeroSendsEveryAttemptAtOnceToDistinctEndpoints) {
 TEST_F(HedgingTest, ANonFatalCodeSendsTheNextHedgeAtOnce) {
   // A delay past the call's timeout: only the non-fatal answer can send
   // the hedge in time.
-  StartScripted(
-      2,
-      [](int arrival) {
-        Answer a;
-        if (arrival == 0) a.code = absl::StatusCode::kUnavailable;
-        return a;
-      },
-      Policy(2, absl::Seconds(30), {absl::StatusCode::kUnavailable}));
+  StartScripted(2, FailFirstWith(absl::StatusCode::kUnavailable),
+                Policy(2, absl::Seconds(30), {absl::StatusCode::kUnavailable}));
   CallResult r = Call();
   EXPECT_EQ(r.status.code(), absl::StatusCode::kNotFound) << r.status;
   EXPECT_EQ(ScriptedRequests(), 2);
@@ -266,14 +269,8 @@ TEST_F(HedgingTest, ANonFatalCodeSendsTheNextHedgeAtOnce) {
 }
 
 TEST_F(HedgingTest, AFatalCodeEndsTheCall) {
-  StartScripted(
-      2,
-      [](int arrival) {
-        Answer a;
-        if (arrival == 0) a.code = absl::StatusCode::kInvalidArgument;
-        return a;
-      },
-      Policy(2, absl::Seconds(30), {absl::StatusCode::kUnavailable}));
+  StartScripted(2, FailFirstWith(absl::StatusCode::kInvalidArgument),
+                Policy(2, absl::Seconds(30), {absl::StatusCode::kUnavailable}));
   CallResult r = Call();
   EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument) << r.status;
   EXPECT_EQ(ScriptedRequests(), 1);
@@ -362,7 +359,8 @@ TEST_F(HedgingTest, CancellingACallThatWaitsOutAPushbackEndsItAtOnce) {
   EXPECT_FALSE(done.HasBeenNotified());  // waiting out the pushback
   cancel->Cancel();
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
-  EXPECT_EQ(result.status.code(), absl::StatusCode::kCancelled) << result.status;
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kCancelled)
+      << result.status;
   EXPECT_EQ(ScriptedRequests(), 1);
 }
 
