@@ -192,7 +192,8 @@ TEST_F(XdsRoutingTest, HedgeOnPerTryTimeoutHedgesAndABadPolicyIsNacked) {
   // Each call the slow one got was hedged, and cancelled when the hedge
   // answered.
   const int64_t slow = b[0]->calls_received();
-  EXPECT_TRUE(testing::WaitFor([&] { return b[0]->calls_cancelled() == slow; }));
+  EXPECT_TRUE(
+      testing::WaitFor([&] { return b[0]->calls_cancelled() == slow; }));
   EXPECT_THAT(mesh_->Metrics(),
               HasSubstr(absl::StrCat("route_hedge_total{authority=\"xds:///",
                                      kTarget, "\",route=\"#0\"} ", slow)));

@@ -458,9 +458,9 @@ TEST(ConvertRouteConfiguration, HedgeOnPerTryTimeoutHedgesInPlaceOfRetrying) {
   EXPECT_FALSE(r.route.is_retryable);
   EXPECT_EQ(r.route.hedge_policy->max_attempts, 3u);
   EXPECT_EQ(r.route.hedge_policy->delay, absl::Milliseconds(80));
-  EXPECT_THAT(r.route.hedge_policy->non_fatal_codes,
-              ElementsAre(absl::StatusCode::kUnavailable,
-                          absl::StatusCode::kInternal));
+  EXPECT_THAT(
+      r.route.hedge_policy->non_fatal_codes,
+      ElementsAre(absl::StatusCode::kUnavailable, absl::StatusCode::kInternal));
 }
 
 TEST(ConvertRouteConfiguration, InitialRequestsAreSentAtOnce) {

@@ -148,7 +148,8 @@ absl::StatusOr<RetryPolicy> ConvertRetryPolicy(
   out.backoff_base = std::max(base, kMinBackoff);
   out.backoff_max = std::max(max, kMinBackoff);
   if (policy.has_per_try_timeout()) {
-    absl::StatusOr<absl::Duration> t = ConvertDuration(policy.per_try_timeout());
+    absl::StatusOr<absl::Duration> t =
+        ConvertDuration(policy.per_try_timeout());
     if (!t.ok()) return Within("per_try_timeout", t.status());
     // Zero: none, as Envoy reads it.
     if (*t > absl::ZeroDuration()) out.per_try_timeout = *t;
@@ -162,7 +163,8 @@ absl::StatusOr<RetryPolicy> ConvertRetryPolicy(
 // the retry policy's attempts, its retry_on codes sending the next at once.
 // nullopt when it asks for no hedging. gRPC 1.51's xDS client ignores it.
 absl::StatusOr<std::optional<HedgePolicy>> ConvertHedgePolicy(
-    const route_v3::HedgePolicy& hedge, const std::optional<RetryPolicy>& retry) {
+    const route_v3::HedgePolicy& hedge,
+    const std::optional<RetryPolicy>& retry) {
   if (hedge.has_additional_request_chance() &&
       hedge.additional_request_chance().numerator() > 0) {
     return FieldError("additional_request_chance",
@@ -173,9 +175,9 @@ absl::StatusOr<std::optional<HedgePolicy>> ConvertHedgePolicy(
   if (hedge.has_initial_requests()) {
     initial = hedge.initial_requests().value();
     if (initial < 1 || initial > kMaxHedgedAttempts) {
-      return FieldError("initial_requests",
-                        absl::StrCat(initial, " is not within 1..",
-                                     kMaxHedgedAttempts));
+      return FieldError(
+          "initial_requests",
+          absl::StrCat(initial, " is not within 1..", kMaxHedgedAttempts));
     }
   }
   HedgePolicy out;
@@ -532,8 +534,7 @@ void ApplyRetryPolicy(const std::optional<RetryPolicy>& policy, Route* route) {
 // The route, or nullopt where gRPC leaves it out: query_parameters (it
 // never matches) or a cluster specifier it does not support.
 absl::StatusOr<std::optional<RouteResource>> ConvertRoute(
-    const route_v3::Route& route,
-    const std::optional<RetryPolicy>& vhost_retry,
+    const route_v3::Route& route, const std::optional<RetryPolicy>& vhost_retry,
     const route_v3::HedgePolicy* vhost_hedge) {
   if (!route.has_match()) return FieldError("match", "missing");
   if (route.match().query_parameters_size() > 0) return std::nullopt;
@@ -557,8 +558,8 @@ absl::StatusOr<std::optional<RouteResource>> ConvertRoute(
       ApplyRetryPolicy(retry, &out.route);
       const bool own_hedge = route.route().has_hedge_policy();
       if (own_hedge || vhost_hedge != nullptr) {
-        const char* field =
-            own_hedge ? "route.hedge_policy" : "the virtual host's hedge_policy";
+        const char* field = own_hedge ? "route.hedge_policy"
+                                      : "the virtual host's hedge_policy";
         absl::StatusOr<std::optional<HedgePolicy>> hedge = ConvertHedgePolicy(
             own_hedge ? route.route().hedge_policy() : *vhost_hedge, retry);
         if (!hedge.ok()) return Within(field, hedge.status());
@@ -660,10 +661,9 @@ absl::StatusOr<VirtualHostResource> ConvertVirtualHost(
     return s;
   }
   for (int i = 0; i < vhost.routes_size(); ++i) {
-    absl::StatusOr<std::optional<RouteResource>> route =
-        ConvertRoute(vhost.routes(i), retry,
-                     vhost.has_hedge_policy() ? &vhost.hedge_policy()
-                                              : nullptr);
+    absl::StatusOr<std::optional<RouteResource>> route = ConvertRoute(
+        vhost.routes(i), retry,
+        vhost.has_hedge_policy() ? &vhost.hedge_policy() : nullptr);
     if (!route.ok()) {
       return Within(absl::StrCat("routes[", i, "]"), route.status());
     }
