@@ -36,7 +36,9 @@ struct ChannelCore::Hedge {
   // The call's route, for the attempts that answer after the call ended.
   std::shared_ptr<const Destination::Routes> routes;
   const CompiledRoute* route = nullptr;
-  HedgePolicy policy;
+  // The route's policy (`routes` keeps it), and its delay for this call.
+  const HedgePolicy* policy = nullptr;
+  absl::Duration delay = absl::ZeroDuration();
 
   Mutex mu;
   std::unique_ptr<Call> call ABSL_GUARDED_BY(mu);  // null once answered
@@ -75,12 +77,11 @@ void ChannelCore::StartHedging(std::unique_ptr<Call> call, Attempt attempt,
   auto hedge = std::make_shared<Hedge>();
   hedge->routes = call->routes;
   hedge->route = call->route;
-  hedge->policy = *call->hedge;
+  hedge->policy = call->hedge;
   // A per-try timeout on a hedged route is a hedging delay: when it passes
   // the next attempt goes, and the first is kept (Envoy's
   // hedge_on_per_try_timeout).
-  hedge->policy.delay =
-      std::min(hedge->policy.delay, call->retry->per_try_timeout);
+  hedge->delay = std::min(call->hedge->delay, call->retry->per_try_timeout);
   call->hedge_tried.push_back(attempt.handle.endpoint().address);
   auto cancel = std::make_shared<Cancellation>();
   req.cancel = cancel;
@@ -109,14 +110,14 @@ void ChannelCore::StartHedging(std::unique_ptr<Call> call, Attempt attempt,
   }
   {
     MutexLock lock(&hedge->mu);
-    if (hedge->policy.delay > absl::ZeroDuration()) {
-      ArmHedgeTimer(hedge, ++hedge->generation, hedge->policy.delay);
+    if (hedge->delay > absl::ZeroDuration()) {
+      ArmHedgeTimer(hedge, ++hedge->generation, hedge->delay);
     }
   }
   SendHedgeAttempt(hedge, std::move(attempt), std::move(req));
-  if (hedge->policy.delay == absl::ZeroDuration()) {
+  if (hedge->delay == absl::ZeroDuration()) {
     // All at once.
-    for (uint32_t i = 1; i < hedge->policy.max_attempts; ++i) {
+    for (uint32_t i = 1; i < hedge->policy->max_attempts; ++i) {
       SendHedge(hedge, kHedgeNow);
     }
   }
@@ -145,7 +146,7 @@ void ChannelCore::SendHedge(const std::shared_ptr<Hedge>& hedge,
     if (call == nullptr) return;
     if (generation != kHedgeNow && generation != hedge->generation) return;
     const absl::Time now = absl::Now();
-    if (!hedge->stopped && call->attempts < hedge->policy.max_attempts &&
+    if (!hedge->stopped && call->attempts < hedge->policy->max_attempts &&
         !call->cancelled() && !mesh_->shut_down() && now < call->deadline) {
       std::vector<std::shared_ptr<Destination>> wait_on;
       std::shared_ptr<const ChannelPicker> picker = PickerForCall();
@@ -163,9 +164,9 @@ void ChannelCore::SendHedge(const std::shared_ptr<Hedge>& hedge,
         hedge->cancels.push_back(std::move(cancel));
         ++hedge->in_flight;
         send = true;
-        if (call->attempts < hedge->policy.max_attempts &&
-            hedge->policy.delay > absl::ZeroDuration()) {
-          ArmHedgeTimer(hedge, ++hedge->generation, hedge->policy.delay);
+        if (call->attempts < hedge->policy->max_attempts &&
+            hedge->delay > absl::ZeroDuration()) {
+          ArmHedgeTimer(hedge, ++hedge->generation, hedge->delay);
         }
       }
     }
@@ -217,7 +218,7 @@ void ChannelCore::OnHedgeDone(const std::shared_ptr<Hedge>& hedge,
     Call* call = hedge->call.get();
     lost = call == nullptr;  // the call has its answer already
     const std::vector<absl::StatusCode>& non_fatal =
-        hedge->policy.non_fatal_codes;
+        hedge->policy->non_fatal_codes;
     // A connection that was never made is tried elsewhere, as any call's.
     const bool is_non_fatal =
         response.never_sent || (code != absl::StatusCode::kOk &&
